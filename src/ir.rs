@@ -1,0 +1,939 @@
+//! The IR data model (SPEC §2): a [`Module`] of tensors, loop variables,
+//! instructions and loops, all held in flat vectors and referred to by typed
+//! indices ([`TensorId`], [`VarId`], [`InstId`], [`LoopId`]).
+//!
+//! Control structure is a tree of [`Stmt`] lists (block bodies and loop bodies)
+//! whose leaves are indices into the instruction arena, in the manner of
+//! Cranelift's layout over its instruction arena. Source positions are kept out
+//! of the model (see [`crate::text::SourceMap`]) so that two modules compare
+//! equal exactly when they mean the same program.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Defines a `u32` index newtype with `index()`/`new()` helpers.
+macro_rules! entity {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub u32);
+
+        impl $name {
+            /// The index as a `usize`, for indexing the owning vector.
+            #[inline]
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+            /// Builds the id for position `i` of the owning vector.
+            #[inline]
+            pub fn new(i: usize) -> Self {
+                Self(u32::try_from(i).expect("entity index overflows u32"))
+            }
+        }
+    };
+}
+pub(crate) use entity;
+
+entity!(
+    /// A tensor declaration: index into [`Module::tensors`].
+    TensorId
+);
+entity!(
+    /// A loop variable: index into [`Module::vars`].
+    VarId
+);
+entity!(
+    /// An instruction: index into [`Module::insts`].
+    InstId
+);
+entity!(
+    /// A counted loop: index into [`Module::loops`].
+    LoopId
+);
+
+/// Memory a tensor lives in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mem {
+    /// The matmul accumulator, allocated in whole 2 KiB banks.
+    Psum,
+    /// The state buffer (on-chip SRAM).
+    Sbuf,
+    /// Device DRAM.
+    Dram,
+}
+
+impl Mem {
+    /// The keyword used in the text format.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Mem::Psum => "psum",
+            Mem::Sbuf => "sbuf",
+            Mem::Dram => "dram",
+        }
+    }
+}
+
+impl fmt::Display for Mem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.keyword())
+    }
+}
+
+/// Element type of a tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DType {
+    /// 32-bit float, 4 bytes (the default).
+    #[default]
+    F32,
+    /// bfloat16, 2 bytes.
+    Bf16,
+    /// 8-bit float, 1 byte.
+    Fp8,
+}
+
+impl DType {
+    /// Size of one element in bytes.
+    pub fn size(self) -> u32 {
+        match self {
+            DType::F32 => 4,
+            DType::Bf16 => 2,
+            DType::Fp8 => 1,
+        }
+    }
+    /// The keyword used in the text format.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::Bf16 => "bf16",
+            DType::Fp8 => "fp8",
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.keyword())
+    }
+}
+
+/// A tensor declaration (`MEM NAME [PARTITIONS, BYTES] [DTYPE] [ATTR=VALUE ...]`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tensor {
+    /// Unique name.
+    pub name: String,
+    /// Memory it lives in.
+    pub mem: Mem,
+    /// Number of partitions.
+    pub partitions: u32,
+    /// Bytes per partition (a multiple of `dtype.size()`).
+    pub bytes: u32,
+    /// Element type.
+    pub dtype: DType,
+    /// PSUM base bank, once allocated (`bank=N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank: Option<u32>,
+    /// SBUF byte offset (`addr=N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addr: Option<u64>,
+}
+
+impl Tensor {
+    /// Elements per partition.
+    pub fn elems(&self) -> u32 {
+        self.bytes / self.dtype.size()
+    }
+}
+
+/// A loop variable's declaration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Var {
+    /// The name as written (`k`); names may repeat across sibling loops.
+    pub name: String,
+}
+
+/// An integer affine expression `c + Σ coef·var` over loop variables.
+///
+/// Canonical form: terms sorted by [`VarId`], no zero coefficients, no
+/// repeated variables. Construct through [`Affine::constant`] and the
+/// arithmetic helpers to keep it canonical.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct Affine {
+    /// Variable terms `(var, coefficient)`, sorted by var, coefficients non-zero.
+    pub terms: Vec<(VarId, i64)>,
+    /// The constant term.
+    pub constant: i64,
+}
+
+impl Affine {
+    /// The constant expression `c`.
+    pub fn constant(c: i64) -> Self {
+        Affine {
+            terms: Vec::new(),
+            constant: c,
+        }
+    }
+
+    /// The expression `coef·var`.
+    pub fn var(var: VarId, coef: i64) -> Self {
+        let mut a = Affine::constant(0);
+        a.add_term(var, coef);
+        a
+    }
+
+    /// Adds `coef·var`, keeping the form canonical.
+    pub fn add_term(&mut self, var: VarId, coef: i64) {
+        match self.terms.binary_search_by_key(&var, |t| t.0) {
+            Ok(i) => {
+                self.terms[i].1 += coef;
+                if self.terms[i].1 == 0 {
+                    self.terms.remove(i);
+                }
+            }
+            Err(i) => {
+                if coef != 0 {
+                    self.terms.insert(i, (var, coef));
+                }
+            }
+        }
+    }
+
+    /// Adds `sign·other` to `self`.
+    pub fn add_scaled(&mut self, other: &Affine, sign: i64) {
+        self.constant += sign * other.constant;
+        for &(v, c) in &other.terms {
+            self.add_term(v, sign * c);
+        }
+    }
+
+    /// The constant value, when the expression has no variable terms.
+    pub fn as_const(&self) -> Option<i64> {
+        self.terms.is_empty().then_some(self.constant)
+    }
+
+    /// Evaluates with `value(var)` giving each variable's current value.
+    pub fn eval(&self, value: impl Fn(VarId) -> i64) -> i64 {
+        self.terms
+            .iter()
+            .fold(self.constant, |acc, &(v, c)| acc + c * value(v))
+    }
+
+    /// Replaces `var` by the constant `val`.
+    pub fn substitute(&self, var: VarId, val: i64) -> Affine {
+        let mut out = Affine::constant(self.constant);
+        for &(v, c) in &self.terms {
+            if v == var {
+                out.constant += c * val;
+            } else {
+                out.add_term(v, c);
+            }
+        }
+        out
+    }
+
+    /// Prints in canonical text syntax (`k*1024+256`), naming variables via `vars`.
+    pub fn display<'a>(&'a self, vars: &'a [Var]) -> impl fmt::Display + 'a {
+        AffineDisplay { a: self, vars }
+    }
+}
+
+struct AffineDisplay<'a> {
+    a: &'a Affine,
+    vars: &'a [Var],
+}
+
+impl fmt::Display for AffineDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for &(v, c) in &self.a.terms {
+            let name = &self.vars[v.index()].name;
+            let mag = c.unsigned_abs();
+            if c < 0 {
+                f.write_str("-")?;
+            } else if !first {
+                f.write_str("+")?;
+            }
+            if mag == 1 {
+                write!(f, "{name}")?;
+            } else {
+                write!(f, "{name}*{mag}")?;
+            }
+            first = false;
+        }
+        let c = self.a.constant;
+        if first {
+            write!(f, "{c}")
+        } else if c > 0 {
+            write!(f, "+{c}")
+        } else if c < 0 {
+            write!(f, "-{}", c.unsigned_abs())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// An access pattern `NAME[p0:p1, b0:b1]`: partitions `[p0, p1)` and bytes
+/// `[b0, b1)` within each partition, relative to the tensor.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Access {
+    /// The tensor accessed.
+    pub tensor: TensorId,
+    /// First partition.
+    pub p0: Affine,
+    /// One past the last partition.
+    pub p1: Affine,
+    /// First byte within each partition.
+    pub b0: Affine,
+    /// One past the last byte within each partition.
+    pub b1: Affine,
+}
+
+impl Access {
+    /// The access covering the whole of `t` (printed as the bare name).
+    pub fn whole(id: TensorId, t: &Tensor) -> Self {
+        Access {
+            tensor: id,
+            p0: Affine::constant(0),
+            p1: Affine::constant(t.partitions as i64),
+            b0: Affine::constant(0),
+            b1: Affine::constant(t.bytes as i64),
+        }
+    }
+
+    /// A constant access `[p0:p1, b0:b1]` of tensor `id`.
+    pub fn rect(id: TensorId, p0: i64, p1: i64, b0: i64, b1: i64) -> Self {
+        Access {
+            tensor: id,
+            p0: Affine::constant(p0),
+            p1: Affine::constant(p1),
+            b0: Affine::constant(b0),
+            b1: Affine::constant(b1),
+        }
+    }
+
+    /// True when the access is constant and covers all of `t`.
+    pub fn is_whole(&self, t: &Tensor) -> bool {
+        self.p0.as_const() == Some(0)
+            && self.p1.as_const() == Some(t.partitions as i64)
+            && self.b0.as_const() == Some(0)
+            && self.b1.as_const() == Some(t.bytes as i64)
+    }
+
+    /// Partition extent `p1 − p0` (constant for valid programs; evaluated at all-zero vars).
+    pub fn part_extent(&self) -> i64 {
+        self.p1.eval(|_| 0) - self.p0.eval(|_| 0)
+    }
+
+    /// Byte extent `b1 − b0` (constant for valid programs; evaluated at all-zero vars).
+    pub fn byte_extent(&self) -> i64 {
+        self.b1.eval(|_| 0) - self.b0.eval(|_| 0)
+    }
+
+    /// Evaluates all four bounds for the current variable values.
+    pub fn region(&self, value: impl Fn(VarId) -> i64) -> Region {
+        Region {
+            p0: self.p0.eval(&value),
+            p1: self.p1.eval(&value),
+            b0: self.b0.eval(&value),
+            b1: self.b1.eval(&value),
+        }
+    }
+
+    /// Whether any bound mentions a loop variable.
+    pub fn is_affine(&self) -> bool {
+        [&self.p0, &self.p1, &self.b0, &self.b1]
+            .iter()
+            .any(|a| !a.terms.is_empty())
+    }
+}
+
+/// A concrete (evaluated) access region: partitions `[p0, p1)`, bytes `[b0, b1)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Region {
+    /// First partition.
+    pub p0: i64,
+    /// One past the last partition.
+    pub p1: i64,
+    /// First byte.
+    pub b0: i64,
+    /// One past the last byte.
+    pub b1: i64,
+}
+
+impl Region {
+    /// Whether the two regions share at least one cell.
+    pub fn overlaps(&self, o: &Region) -> bool {
+        self.p0 < o.p1 && o.p0 < self.p1 && self.b0 < o.b1 && o.b0 < self.b1
+    }
+    /// Whether `self` contains every cell of `o`.
+    pub fn contains(&self, o: &Region) -> bool {
+        self.p0 <= o.p0 && o.p1 <= self.p1 && self.b0 <= o.b0 && o.b1 <= self.b1
+    }
+}
+
+/// The PE-family matmul kinds (SPEC §2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MatmulKind {
+    /// `matmul`, reference opcode 8.
+    Plain,
+    /// `matmul.sparse`, opcode 9.
+    Sparse,
+    /// `matmul.mx`, opcode 95.
+    Mx,
+    /// `matmul.t` (PE transpose), opcode 7.
+    Transpose,
+}
+
+impl MatmulKind {
+    /// The mnemonic used in the text format.
+    pub fn mnemonic(self) -> &'static str {
+        match self {
+            MatmulKind::Plain => "matmul",
+            MatmulKind::Sparse => "matmul.sparse",
+            MatmulKind::Mx => "matmul.mx",
+            MatmulKind::Transpose => "matmul.t",
+        }
+    }
+    /// The reference compiler's opcode number.
+    pub fn opcode(self) -> u32 {
+        match self {
+            MatmulKind::Plain => 8,
+            MatmulKind::Sparse => 9,
+            MatmulKind::Mx => 95,
+            MatmulKind::Transpose => 7,
+        }
+    }
+}
+
+/// Accumulation flags of a matmul (SPEC §2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Flags {
+    /// The compiler decides (legalization derives them).
+    #[default]
+    Auto,
+    /// An explicit set (possibly empty: `flags=none`).
+    Set(FlagSet),
+}
+
+/// An explicit set of `start`, `acc`, `stop` flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct FlagSet {
+    /// Zero the destination banks before accumulating.
+    pub start: bool,
+    /// Accumulate (gen4 `use_memset` groups).
+    pub acc: bool,
+    /// Last matmul of the accumulation group.
+    pub stop: bool,
+}
+
+impl FlagSet {
+    /// The empty set (`flags=none`).
+    pub const NONE: FlagSet = FlagSet {
+        start: false,
+        acc: false,
+        stop: false,
+    };
+
+    /// The codegen's accumulate byte: bit0 start, bit1 stop, bit2 acc (SPEC §6).
+    pub fn isa_byte(self) -> u8 {
+        u8::from(self.start) | (u8::from(self.stop) << 1) | (u8::from(self.acc) << 2)
+    }
+}
+
+impl fmt::Display for FlagSet {
+    /// `start|acc|stop` order, `none` when empty.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = [(self.start, "start"), (self.acc, "acc"), (self.stop, "stop")];
+        let mut first = true;
+        for (on, name) in names {
+            if on {
+                if !first {
+                    f.write_str("|")?;
+                }
+                f.write_str(name)?;
+                first = false;
+            }
+        }
+        if first {
+            f.write_str("none")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Flags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Flags::Auto => f.write_str("auto"),
+            Flags::Set(s) => s.fmt(f),
+        }
+    }
+}
+
+/// A matmul-family instruction's operands and attributes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Matmul {
+    /// Which PE-family kind.
+    pub kind: MatmulKind,
+    /// Destination, a PSUM access `[M partitions, N elements]`.
+    pub dst: Access,
+    /// Stationary operand `[K partitions, M elements]`.
+    pub stationary: Access,
+    /// Moving operand `[K partitions, N elements]`.
+    pub moving: Access,
+    /// Position `(row, col)` of the tile in the PE array.
+    pub pos: (u32, u32),
+    /// Accumulation flags.
+    pub flags: Flags,
+    /// Zero-region width byte (`zr=N`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zr: Option<u32>,
+}
+
+/// What an instruction does (SPEC §2.3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InstKind {
+    /// A PE-family matmul.
+    Matmul(Matmul),
+    /// `copy D <- S`: TensorCopy between any memories.
+    Copy {
+        /// Destination.
+        dst: Access,
+        /// Source.
+        src: Access,
+    },
+    /// `memset D = VALUE`.
+    Memset {
+        /// Destination.
+        dst: Access,
+        /// Fill value.
+        value: f64,
+    },
+    /// `act D <- S1, S2, …`: elementwise sum.
+    Act {
+        /// Destination.
+        dst: Access,
+        /// Sources (at least one).
+        srcs: Vec<Access>,
+    },
+    /// `dma D <- S`: DMA copy.
+    Dma {
+        /// Destination.
+        dst: Access,
+        /// Source.
+        src: Access,
+    },
+}
+
+impl InstKind {
+    /// The destination access (every instruction writes exactly one).
+    pub fn dst(&self) -> &Access {
+        match self {
+            InstKind::Matmul(m) => &m.dst,
+            InstKind::Copy { dst, .. }
+            | InstKind::Memset { dst, .. }
+            | InstKind::Act { dst, .. }
+            | InstKind::Dma { dst, .. } => dst,
+        }
+    }
+
+    /// Mutable destination access.
+    pub fn dst_mut(&mut self) -> &mut Access {
+        match self {
+            InstKind::Matmul(m) => &mut m.dst,
+            InstKind::Copy { dst, .. }
+            | InstKind::Memset { dst, .. }
+            | InstKind::Act { dst, .. }
+            | InstKind::Dma { dst, .. } => dst,
+        }
+    }
+
+    /// The source accesses, in operand order.
+    pub fn srcs(&self) -> Vec<&Access> {
+        match self {
+            InstKind::Matmul(m) => vec![&m.stationary, &m.moving],
+            InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => vec![src],
+            InstKind::Memset { .. } => Vec::new(),
+            InstKind::Act { srcs, .. } => srcs.iter().collect(),
+        }
+    }
+
+    /// Mutable source accesses, in operand order.
+    pub fn srcs_mut(&mut self) -> Vec<&mut Access> {
+        match self {
+            InstKind::Matmul(m) => vec![&mut m.stationary, &mut m.moving],
+            InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => vec![src],
+            InstKind::Memset { .. } => Vec::new(),
+            InstKind::Act { srcs, .. } => srcs.iter_mut().collect(),
+        }
+    }
+
+    /// The matmul payload, if this is a matmul-family instruction.
+    pub fn as_matmul(&self) -> Option<&Matmul> {
+        match self {
+            InstKind::Matmul(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The mnemonic used in the text format.
+    pub fn mnemonic(&self) -> &'static str {
+        match self {
+            InstKind::Matmul(m) => m.kind.mnemonic(),
+            InstKind::Copy { .. } => "copy",
+            InstKind::Memset { .. } => "memset",
+            InstKind::Act { .. } => "act",
+            InstKind::Dma { .. } => "dma",
+        }
+    }
+}
+
+/// One instruction: an optional label, what it does, and an optional
+/// ordering edge (`after=%L`, SPEC §4.2).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Inst {
+    /// The label without `%` (`a.0.1`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The operation.
+    pub kind: InstKind,
+    /// Label of an instruction this one must be ordered after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
+/// A counted loop `loop VAR LO..HI { … }`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Loop {
+    /// The induction variable.
+    pub var: VarId,
+    /// First value.
+    pub lo: i64,
+    /// One past the last value.
+    pub hi: i64,
+    /// The body.
+    pub body: Vec<Stmt>,
+}
+
+impl Loop {
+    /// Number of iterations (`hi − lo`, 0 if empty).
+    pub fn trip_count(&self) -> u64 {
+        (self.hi - self.lo).max(0) as u64
+    }
+}
+
+/// An element of a block or loop body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stmt {
+    /// An instruction.
+    Inst(InstId),
+    /// A nested loop.
+    Loop(LoopId),
+}
+
+/// A named block; blocks run in order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Block {
+    /// The block's name.
+    pub name: String,
+    /// Its statements in program order.
+    pub body: Vec<Stmt>,
+}
+
+/// A whole program: one `arch` line, declarations, and blocks.
+///
+/// Arena order carries no meaning; program order is given by the block and
+/// loop bodies. Equality ([`Module::same_program`]) compares programs, not
+/// arena layouts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Module {
+    /// The architecture codename as written (`trn1`).
+    pub arch: String,
+    /// Tensor declarations in order.
+    pub tensors: Vec<Tensor>,
+    /// Loop variables (one per loop).
+    pub vars: Vec<Var>,
+    /// Instruction arena.
+    pub insts: Vec<Inst>,
+    /// Loop arena.
+    pub loops: Vec<Loop>,
+    /// Blocks in execution order.
+    pub blocks: Vec<Block>,
+}
+
+impl Module {
+    /// An empty module for `arch`.
+    pub fn new(arch: impl Into<String>) -> Self {
+        Module {
+            arch: arch.into(),
+            ..Default::default()
+        }
+    }
+
+    /// The tensor record for `id`.
+    pub fn tensor(&self, id: TensorId) -> &Tensor {
+        &self.tensors[id.index()]
+    }
+
+    /// The instruction for `id`.
+    pub fn inst(&self, id: InstId) -> &Inst {
+        &self.insts[id.index()]
+    }
+
+    /// The loop for `id`.
+    pub fn loop_(&self, id: LoopId) -> &Loop {
+        &self.loops[id.index()]
+    }
+
+    /// Looks a tensor up by name (linear scan).
+    pub fn tensor_by_name(&self, name: &str) -> Option<TensorId> {
+        self.tensors
+            .iter()
+            .position(|t| t.name == name)
+            .map(TensorId::new)
+    }
+
+    /// Declares a tensor and returns its id.
+    pub fn add_tensor(&mut self, t: Tensor) -> TensorId {
+        self.tensors.push(t);
+        TensorId::new(self.tensors.len() - 1)
+    }
+
+    /// Adds a loop variable and returns its id.
+    pub fn add_var(&mut self, name: impl Into<String>) -> VarId {
+        self.vars.push(Var { name: name.into() });
+        VarId::new(self.vars.len() - 1)
+    }
+
+    /// Adds an instruction to the arena (not yet placed in any body).
+    pub fn add_inst(&mut self, inst: Inst) -> InstId {
+        self.insts.push(inst);
+        InstId::new(self.insts.len() - 1)
+    }
+
+    /// Adds a loop to the arena (not yet placed in any body).
+    pub fn add_loop(&mut self, l: Loop) -> LoopId {
+        self.loops.push(l);
+        LoopId::new(self.loops.len() - 1)
+    }
+
+    /// Visits every statement in program order with its loop nest
+    /// (outermost first). `f` sees loops on entry ([`Visit::Enter`]) and exit
+    /// ([`Visit::Exit`]) and each instruction ([`Visit::Inst`]).
+    pub fn walk(&self, mut f: impl FnMut(Visit, &[LoopId])) {
+        let mut nest = Vec::new();
+        for (bi, b) in self.blocks.iter().enumerate() {
+            f(Visit::BlockStart(bi), &nest);
+            self.walk_body(&b.body, &mut nest, &mut f);
+        }
+    }
+
+    fn walk_body(
+        &self,
+        body: &[Stmt],
+        nest: &mut Vec<LoopId>,
+        f: &mut impl FnMut(Visit, &[LoopId]),
+    ) {
+        for s in body {
+            match *s {
+                Stmt::Inst(i) => f(Visit::Inst(i), nest),
+                Stmt::Loop(l) => {
+                    f(Visit::Enter(l), nest);
+                    nest.push(l);
+                    self.walk_body(&self.loops[l.index()].body, nest, f);
+                    nest.pop();
+                    f(Visit::Exit(l), nest);
+                }
+            }
+        }
+    }
+
+    /// Instructions in program order (each loop body once).
+    pub fn insts_in_order(&self) -> Vec<InstId> {
+        let mut out = Vec::new();
+        self.walk(|v, _| {
+            if let Visit::Inst(i) = v {
+                out.push(i);
+            }
+        });
+        out
+    }
+
+    /// Whether the program has any loop.
+    pub fn has_loops(&self) -> bool {
+        self.blocks
+            .iter()
+            .any(|b| b.body.iter().any(|s| matches!(s, Stmt::Loop(_))))
+    }
+
+    /// Rebuilds the arenas in program order, dropping unreachable entries.
+    /// Two modules that print the same compare equal after compaction.
+    pub fn compacted(&self) -> Module {
+        let mut out = Module {
+            arch: self.arch.clone(),
+            tensors: self.tensors.clone(),
+            ..Default::default()
+        };
+        let mut var_map = vec![None; self.vars.len()];
+        let blocks = self
+            .blocks
+            .iter()
+            .map(|b| Block {
+                name: b.name.clone(),
+                body: self.compact_body(&b.body, &mut out, &mut var_map),
+            })
+            .collect();
+        out.blocks = blocks;
+        out
+    }
+
+    fn compact_body(
+        &self,
+        body: &[Stmt],
+        out: &mut Module,
+        var_map: &mut Vec<Option<VarId>>,
+    ) -> Vec<Stmt> {
+        body.iter()
+            .map(|s| match *s {
+                Stmt::Inst(i) => {
+                    let mut inst = self.insts[i.index()].clone();
+                    remap_inst_vars(&mut inst, var_map);
+                    Stmt::Inst(out.add_inst(inst))
+                }
+                Stmt::Loop(l) => {
+                    let lp = &self.loops[l.index()];
+                    let nv = out.add_var(self.vars[lp.var.index()].name.clone());
+                    var_map[lp.var.index()] = Some(nv);
+                    let id = out.add_loop(Loop {
+                        var: nv,
+                        lo: lp.lo,
+                        hi: lp.hi,
+                        body: Vec::new(),
+                    });
+                    let b = self.compact_body(&lp.body, out, var_map);
+                    out.loops[id.index()].body = b;
+                    Stmt::Loop(id)
+                }
+            })
+            .collect()
+    }
+
+    /// Program equality: same arch, declarations and statements in program
+    /// order, regardless of arena layout.
+    pub fn same_program(&self, other: &Module) -> bool {
+        self.compacted() == other.compacted()
+    }
+}
+
+fn remap_inst_vars(inst: &mut Inst, var_map: &[Option<VarId>]) {
+    let remap = |a: &mut Affine| {
+        let terms = std::mem::take(&mut a.terms);
+        for (v, c) in terms {
+            a.add_term(var_map[v.index()].unwrap_or(v), c);
+        }
+    };
+    let remap_access = |acc: &mut Access| {
+        for a in [&mut acc.p0, &mut acc.p1, &mut acc.b0, &mut acc.b1] {
+            remap(a);
+        }
+    };
+    remap_access(inst.kind.dst_mut());
+    for s in inst.kind.srcs_mut() {
+        remap_access(s);
+    }
+}
+
+/// One step of [`Module::walk`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Visit {
+    /// Start of block `n` (blocks run in order).
+    BlockStart(usize),
+    /// Entering a loop (its header).
+    Enter(LoopId),
+    /// An instruction.
+    Inst(InstId),
+    /// Leaving a loop (its end).
+    Exit(LoopId),
+}
+
+impl fmt::Display for TensorId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t{}", self.0)
+    }
+}
+
+impl fmt::Display for InstId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "%{}", self.0)
+    }
+}
+
+impl fmt::Display for LoopId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "loop{}", self.0)
+    }
+}
+
+impl fmt::Display for VarId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "v{}", self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affine_canonical_and_display() {
+        let vars = vec![
+            Var { name: "k".into() },
+            Var { name: "j".into() },
+        ];
+        let mut a = Affine::constant(256);
+        a.add_term(VarId(0), 1024);
+        assert_eq!(a.display(&vars).to_string(), "k*1024+256");
+        a.add_term(VarId(1), -1);
+        assert_eq!(a.display(&vars).to_string(), "k*1024-j+256");
+        a.add_term(VarId(0), -1024);
+        assert_eq!(a.terms, vec![(VarId(1), -1)]);
+        assert_eq!(Affine::constant(-3).display(&vars).to_string(), "-3");
+        assert_eq!(Affine::var(VarId(0), 1).display(&vars).to_string(), "k");
+        assert_eq!(a.eval(|_| 5), 251);
+        assert_eq!(a.substitute(VarId(1), 6).as_const(), Some(250));
+    }
+
+    #[test]
+    fn flagset_display_and_isa_byte() {
+        let s = FlagSet {
+            start: true,
+            acc: true,
+            stop: true,
+        };
+        assert_eq!(s.to_string(), "start|acc|stop");
+        assert_eq!(s.isa_byte(), 7);
+        assert_eq!(FlagSet::NONE.to_string(), "none");
+        let stop = FlagSet {
+            stop: true,
+            ..FlagSet::NONE
+        };
+        assert_eq!(stop.isa_byte(), 2);
+    }
+
+    #[test]
+    fn region_overlap_contains() {
+        let a = Region { p0: 0, p1: 64, b0: 0, b1: 2048 };
+        let b = Region { p0: 64, p1: 128, b0: 0, b1: 2048 };
+        assert!(!a.overlaps(&b));
+        let c = Region { p0: 0, p1: 128, b0: 0, b1: 2048 };
+        assert!(c.contains(&a) && c.contains(&b) && !a.contains(&c));
+        assert!(c.overlaps(&a));
+    }
+}

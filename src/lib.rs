@@ -1,0 +1,9 @@
+//! psum: PSUM bank allocation, spill, and matmul accumulation-group
+//! legalization for Trainium-class accelerators, with an independent checker.
+//!
+//! The pipeline (SPEC §6 `compile`) is a list of named passes over an
+//! [`ir::Module`]: validate → alloc → unroll → order → legalize → verify.
+//! This crate is the library; the `psum` binary is a thin shell over it.
+
+pub mod arch;
+pub mod ir;
