@@ -33,6 +33,7 @@ macro_rules! entity {
         }
     };
 }
+#[allow(unused_imports)]
 pub(crate) use entity;
 
 entity!(

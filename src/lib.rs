@@ -7,4 +7,6 @@
 
 pub mod arch;
 pub mod ir;
+pub mod source;
 pub mod text;
+pub mod validate;

@@ -379,20 +379,21 @@ impl<'a> Parser<'a> {
         while matches!(self.tok, Tok::Ident(_)) && self.peek2()? == Tok::Eq {
             let (attr, aspan) = self.name("an attribute")?;
             self.bump()?;
-            let key =
-                match attr {
-                    "after" => Attr::After,
-                    "tile" => Attr::Tile,
-                    "pos" => Attr::Pos,
-                    "flags" => Attr::Flags,
-                    "zr" => Attr::Zr,
-                    _ => return Self::invalid(
+            let key = match attr {
+                "after" => Attr::After,
+                "tile" => Attr::Tile,
+                "pos" => Attr::Pos,
+                "flags" => Attr::Flags,
+                "zr" => Attr::Zr,
+                _ => {
+                    return Self::invalid(
                         aspan,
                         format!(
                             "unknown attribute '{attr}' (expected tile, pos, flags, zr or after)"
                         ),
-                    ),
-                };
+                    )
+                }
+            };
             if key != Attr::After && matmul_kind.is_none() {
                 return Self::invalid(
                     aspan,
