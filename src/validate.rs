@@ -953,8 +953,9 @@ impl<'m> Cx<'m> {
         reach
             .into_iter()
             .enumerate()
-            .find(|(r, w)| w.is_some() && *r as i64 + extent > bank)
-            .and_then(|(_, w)| w)
+            .filter(|(r, _)| *r as i64 + extent > bank)
+            .filter_map(|(_, w)| w)
+            .min_by(|a, b| a.iter().map(|p| p.1).cmp(b.iter().map(|p| p.1)))
     }
 
     /// SPEC §2.4: a PSUM tensor read at a program point with no write to it

@@ -412,7 +412,13 @@ impl<'a> Parser<'a> {
                     }
                     _ => return self.unexpected("a label ('%NAME')"),
                 },
-                Attr::Tile => tile = Some(self.tile()?),
+                Attr::Tile => {
+                    let t = self.tile()?;
+                    tile = Some(Tile {
+                        span: aspan.to(t.span),
+                        ..t
+                    });
+                }
                 Attr::Pos => {
                     let (r, _) = self.u32_("PE row")?;
                     self.expect(Tok::Comma)?;
