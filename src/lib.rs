@@ -8,4 +8,7 @@
 pub mod arch;
 pub mod gen;
 pub mod ir;
+pub mod source;
+pub mod text;
+pub mod validate;
 pub mod verify;
