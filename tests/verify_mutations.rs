@@ -24,7 +24,13 @@ const C04: &str = include_str!("verify_fixtures/04_compiled.psum");
 const O05: &str = include_str!("verify_fixtures/05_memset.psum");
 const C05: &str = include_str!("verify_fixtures/05_compiled.psum");
 
-const ALL: [(&str, &str); 5] = [(EX01, C01), (EX02, C02), (EX03, C03), (EX04, C04), (O05, C05)];
+const ALL: [(&str, &str); 5] = [
+    (EX01, C01),
+    (EX02, C02),
+    (EX03, C03),
+    (EX04, C04),
+    (O05, C05),
+];
 
 /// The first error `verify` reports (static checks, checker, simulator),
 /// running the simulator only when the cheaper checks pass.
@@ -44,7 +50,10 @@ fn caught(original: &str, mutant: &Module, what: &str, want: &[&str]) {
         panic!("{what}: not caught\n{}", psum::text::print(mutant));
     };
     for w in want {
-        assert!(err.contains(w), "{what}: error {err:?} does not mention {w:?}");
+        assert!(
+            err.contains(w),
+            "{what}: error {err:?} does not mention {w:?}"
+        );
     }
 }
 
@@ -97,12 +106,22 @@ fn interfering_tensors_given_one_bank() {
     let a = m.tensor_by_name("a").unwrap();
     let b = m.tensor_by_name("b").unwrap();
     m.tensors[b.index()].bank = m.tensors[a.index()].bank;
-    caught(EX01, &m, "b on a's bank", &["checker", "reads a at bank 3", "found b written by %1"]);
+    caught(
+        EX01,
+        &m,
+        "b on a's bank",
+        &["checker", "reads a at bank 3", "found b written by %1"],
+    );
     // Example 02: t1 moved onto t0's bank while t0 is live (before its save).
     let mut m = module(C02);
     let t1 = m.tensor_by_name("t1").unwrap();
     m.tensors[t1.index()].bank = Some(0);
-    caught(EX02, &m, "t1 on bank 0", &["checker", "reads t1 at bank 0", "found t8 written by %9"]);
+    caught(
+        EX02,
+        &m,
+        "t1 on bank 0",
+        &["checker", "reads t1 at bank 0", "found t8 written by %9"],
+    );
 }
 
 #[test]
@@ -118,7 +137,11 @@ fn reload_removed() {
         EX02,
         &m,
         "reload removed",
-        &["checker", "reads t0_ReloadTensorCopy1 (standing for t0)", "found t8 written by"],
+        &[
+            "checker",
+            "reads t0_ReloadTensorCopy1 (standing for t0)",
+            "found t8 written by",
+        ],
     );
 }
 
@@ -145,7 +168,16 @@ fn save_moved_after_clobbering_write() {
         .unwrap();
     move_after(&mut m, save, clobber);
     let who = name(&m, clobber);
-    caught(EX02, &m, "save moved", &["checker", "reads t0 at bank 0", &format!("found t8 written by {who}")]);
+    caught(
+        EX02,
+        &m,
+        "save moved",
+        &[
+            "checker",
+            "reads t0 at bank 0",
+            &format!("found t8 written by {who}"),
+        ],
+    );
 }
 
 #[test]
@@ -160,7 +192,12 @@ fn start_removed_from_every_group_head() {
             let mut m = base.clone();
             flags_mut(&mut m, id).start = false;
             let who = name(&m, id);
-            caught(orig, &m, &format!("start removed from {who}"), &[&who, "neither start nor an init"]);
+            caught(
+                orig,
+                &m,
+                &format!("start removed from {who}"),
+                &[&who, "neither start nor an init"],
+            );
             n += 1;
         }
     }
@@ -181,7 +218,12 @@ fn start_added_to_interior_matmuls() {
             }
             fs.start = true;
             let who = name(&m, id);
-            caught(orig, &m, &format!("start added to {who}"), &[&who, "start on a"]);
+            caught(
+                orig,
+                &m,
+                &format!("start added to {who}"),
+                &[&who, "start on a"],
+            );
             n += 1;
         }
     }
@@ -208,7 +250,12 @@ fn inserted_memset_removed() {
     assert_eq!(inserted.len(), 1);
     let mut m = base.clone();
     remove(&mut m, inserted[0]);
-    caught(O05, &m, "memset removed", &["%1", "neither start nor an init"]);
+    caught(
+        O05,
+        &m,
+        "memset removed",
+        &["%1", "neither start nor an init"],
+    );
     // The checker alone names the garbage under the head.
     let err = psum::verify::checker::check(&original, &m).unwrap_err();
     assert_eq!(
@@ -232,7 +279,12 @@ fn zr_changed_on_every_matmul() {
             let who = name(&m, id);
             let found = format!("zr={}", old ^ 1);
             let expected = format!("gives zr={old}");
-            caught(orig, &m, &format!("zr of {who}"), &[&who, &found, &expected]);
+            caught(
+                orig,
+                &m,
+                &format!("zr of {who}"),
+                &[&who, &found, &expected],
+            );
             n += 1;
         }
     }
@@ -250,7 +302,12 @@ fn bank_out_of_range_for_every_psum_tensor() {
             }
             let mut m = base.clone();
             m.tensors[i].bank = Some(8);
-            caught(orig, &m, &format!("bank of {}", t.name), &[&t.name, "at bank 8", "trn1 has 8"]);
+            caught(
+                orig,
+                &m,
+                &format!("bank of {}", t.name),
+                &[&t.name, "at bank 8", "trn1 has 8"],
+            );
             n += 1;
         }
     }
