@@ -153,3 +153,18 @@ fn checker_names_loop_iterations() {
         "%2 reads acc at bank 0, partition 0, byte 0: expected acc written by %0 (k=3), found clob written by %1"
     );
 }
+
+/// Violations point at the instruction or declaration to show.
+#[test]
+fn first_violation_has_a_location() {
+    use psum::ir::Loc;
+    let orig = module(EX01);
+    let mut res = module(include_str!("verify_fixtures/01_compiled.psum"));
+    res.tensors[1].bank = Some(9);
+    let r = verify(&orig, &res);
+    assert_eq!(r.first_loc(&res), Loc::Tensor(psum::ir::TensorId(1)));
+    let mut res = module(include_str!("verify_fixtures/01_compiled.psum"));
+    res.tensors[1].bank = Some(3);
+    let r = verify(&orig, &res);
+    assert_eq!(r.first_loc(&res), Loc::Inst(res.insts_in_order()[4]));
+}

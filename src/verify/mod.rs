@@ -24,7 +24,7 @@ pub use layout::PlaceError;
 pub use sim::SimError;
 pub use statics::StaticError;
 
-use crate::ir::{Module, TensorId};
+use crate::ir::{Loc, Module, TensorId};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
@@ -61,13 +61,19 @@ impl VerifyReport {
         s.or(c).or(v)
     }
 
-    /// The instruction the first violation points at, for a source line.
-    pub fn first_inst(&self) -> Option<crate::ir::InstId> {
-        match (&self.statics, &self.checker) {
-            (Err(e), _) => e.inst(),
-            (Ok(()), Err(e)) => e.inst(),
+    /// Where the first violation is in `result` (an instruction or a tensor
+    /// declaration), for a diagnostic with its source line.
+    pub fn first_loc(&self, result: &Module) -> Loc {
+        let inst = match (&self.statics, &self.checker) {
+            (Err(e), _) => e.inst().map(Loc::Inst).or_else(|| {
+                e.tensor()
+                    .and_then(|t| result.tensor_by_name(t))
+                    .map(Loc::Tensor)
+            }),
+            (Ok(()), Err(e)) => e.inst().map(Loc::Inst),
             _ => None,
-        }
+        };
+        inst.unwrap_or(Loc::Module)
     }
 }
 

@@ -136,6 +136,22 @@ impl StaticError {
             _ => None,
         }
     }
+
+    /// The result tensor the error is about, if any.
+    pub fn tensor(&self) -> Option<&str> {
+        match self {
+            StaticError::Place(
+                PlaceError::NoBank { tensor }
+                | PlaceError::BankOutOfRange { tensor, .. }
+                | PlaceError::TooManyPartitions { tensor, .. },
+            )
+            | StaticError::Misaligned { tensor, .. }
+            | StaticError::UnexpectedTensor { tensor }
+            | StaticError::SpillShape { tensor, .. }
+            | StaticError::DuplicateCounter { tensor, .. } => Some(tensor),
+            _ => None,
+        }
+    }
 }
 
 /// Runs the static checks of SPEC §5.3 on `result`, compiled from `original`.
