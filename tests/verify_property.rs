@@ -25,6 +25,7 @@ fn random_programs_compile_and_verify() {
             Err(e) => panic!("seed {seed}: {e}\n{}", random_program_text(seed, &cfg)),
         }
     }
+    eprintln!("{verified} programs verified, {refused} refused");
     assert!(
         verified >= 20,
         "only {verified} programs verified ({refused} refused)"

@@ -128,8 +128,11 @@ fn name_hash(seed: u64, name: &str) -> u64 {
 
 /// The seeded input value of element `idx` (row-major) of tensor `name`: an integer in −3..=3.
 pub fn input_value(seed: u64, name: &str, idx: usize) -> f64 {
-    let h = splitmix(name_hash(seed, name) ^ idx as u64);
-    (h % 7) as f64 - 3.0
+    value_at(name_hash(seed, name), idx)
+}
+
+fn value_at(name_hash: u64, idx: usize) -> f64 {
+    (splitmix(name_hash ^ idx as u64) % 7) as f64 - 3.0
 }
 
 /// The garbage physical PSUM cell `idx` starts with: non-zero, not an integer.
@@ -175,7 +178,8 @@ pub fn run(m: &Module, mode: Mode, seed: u64) -> Result<Memory, SimError> {
             }
             let n = t.partitions as usize * t.elems() as usize;
             if inputs[i] {
-                (0..n).map(|j| input_value(seed, &t.name, j)).collect()
+                let h = name_hash(seed, &t.name);
+                (0..n).map(|j| value_at(h, j)).collect()
             } else {
                 vec![0.0; n]
             }
