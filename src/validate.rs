@@ -34,8 +34,8 @@ pub const MAX_LOOP_BOUND: i64 = 1 << 24;
 pub struct ValidateError {
     /// The IR entity the error points at.
     pub loc: Loc,
-    /// What is wrong.
-    pub kind: ValidateErrorKind,
+    /// What is wrong (boxed: the variants carry rendered names).
+    pub kind: Box<ValidateErrorKind>,
 }
 
 /// The kinds of validation failure. `inst` fields name the instruction as
@@ -269,7 +269,10 @@ pub enum ValidateErrorKind {
 }
 
 fn err<T>(loc: Loc, kind: ValidateErrorKind) -> Result<T, ValidateError> {
-    Err(ValidateError { loc, kind })
+    Err(ValidateError {
+        loc,
+        kind: Box::new(kind),
+    })
 }
 
 fn malformed<T>(loc: Loc, msg: String) -> Result<T, ValidateError> {
