@@ -13,7 +13,8 @@
 
 use crate::arch::{self, Arch, PSUM_BANK_SIZE};
 use crate::ir::{
-    Access, Affine, Attr, Bound, DType, InstId, InstKind, Loc, LoopId, Mem, Module, Stmt, VarId,
+    Access, Affine, Attr, Bound, DType, InstId, InstKind, Loc, LoopId, Matmul, Mem, Module, Stmt,
+    VarId,
 };
 use crate::text::{access_to_string, SourceMap};
 use std::collections::HashMap;
@@ -684,7 +685,7 @@ impl<'m> Cx<'m> {
             self.access(id, k, a)?;
         }
         match kind {
-            InstKind::Matmul(_) => self.matmul(id),
+            InstKind::Matmul(mm) => self.matmul(id, mm),
             InstKind::Copy { dst, src } | InstKind::Dma { dst, src } => {
                 let (d, s) = (
                     Access::part_extent(dst) * self.elems(dst),
@@ -844,8 +845,7 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
-    fn matmul(&self, id: InstId) -> Result<(), ValidateError> {
-        let mm = self.m.inst(id).kind.as_matmul().expect("a matmul");
+    fn matmul(&self, id: InstId, mm: &Matmul) -> Result<(), ValidateError> {
         let inst = || self.inst_name(id);
         let dt = self.m.tensor(mm.dst.tensor);
         if dt.mem != Mem::Psum {

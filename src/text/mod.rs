@@ -65,7 +65,7 @@ pub struct InstSpans {
     pub operands: Vec<AccessSpans>,
     /// `tile=RxC`, if given.
     pub tile: Option<Tile>,
-    /// Spans of the other attributes, the label and a memset value.
+    /// Spans of the attributes (`NAME=VALUE`), the label and a memset value.
     pub attrs: Vec<(Attr, Span)>,
 }
 
@@ -129,11 +129,6 @@ impl SourceMap {
                     .or_else(|| a.map(|a| a.span))
                     .or_else(|| self.inst(i))
             }
-            Loc::Attr(i, Attr::Tile) => self
-                .insts
-                .get(i.index())
-                .and_then(|s| s.tile.map(|t| t.span))
-                .or_else(|| self.inst(i)),
             Loc::Attr(i, attr) => self
                 .insts
                 .get(i.index())
