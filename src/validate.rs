@@ -16,6 +16,7 @@ use crate::ir::{
     Access, Affine, Attr, Bound, DType, InstId, InstKind, Loc, LoopId, Matmul, Mem, Module, Stmt,
     VarId,
 };
+use crate::text::lexer::{is_label, is_name};
 use crate::text::{access_to_string, SourceMap};
 use std::collections::HashMap;
 
@@ -333,20 +334,6 @@ pub fn validate_source(module: &Module, source_map: &SourceMap) -> Result<(), Va
     Ok(())
 }
 
-fn valid_name(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.first()
-        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.')
-}
-
-fn valid_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
-}
-
 /// Structural soundness; returns the loop that binds each variable.
 fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
     struct S<'m> {
@@ -385,7 +372,7 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
                                 format!("loop variable {v} is out of range"),
                             );
                         };
-                        if !valid_name(&var.name) {
+                        if !is_name(&var.name) {
                             return malformed(
                                 Loc::Loop(l),
                                 format!("bad loop variable name {:?}", var.name),
@@ -442,7 +429,7 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
         fn inst(&self, i: InstId) -> Result<(), ValidateError> {
             let inst = &self.m.insts[i.index()];
             for l in inst.label.iter().chain(&inst.after) {
-                if !valid_label(l) {
+                if !is_label(l) {
                     return malformed(Loc::Inst(i), format!("bad label {l:?}"));
                 }
             }
@@ -494,7 +481,7 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
         }
     }
     for t in &m.tensors {
-        if !valid_name(&t.name) {
+        if !is_name(&t.name) {
             return malformed(Loc::Module, format!("bad tensor name {:?}", t.name));
         }
     }
@@ -509,7 +496,7 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
         scope: Vec::new(),
     };
     for b in &m.blocks {
-        if !valid_name(&b.name) {
+        if !is_name(&b.name) {
             return malformed(Loc::Module, format!("bad block name {:?}", b.name));
         }
         s.body(&b.body)?;

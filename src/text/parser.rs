@@ -432,46 +432,47 @@ impl<'a> Parser<'a> {
         while matches!(self.tok, Tok::Ident(_)) && self.peek2()? == Tok::Eq {
             let (name, name_span) = self.name("an attribute")?;
             self.bump()?;
-            let key =
-                match name {
-                    "after" => {
-                        let Tok::Label(l) = self.tok else {
-                            return self.unexpected("a label ('%NAME')");
-                        };
-                        at.after = Some(l.to_string());
-                        self.bump()?;
-                        Attr::After
-                    }
-                    "tile" => {
-                        let t = self.tile()?;
-                        at.tile = Some(Tile {
-                            span: name_span.to(t.span),
-                            ..t
-                        });
-                        Attr::Tile
-                    }
-                    "pos" => {
-                        let (r, _) = self.u32_("PE row")?;
-                        self.expect(Tok::Comma)?;
-                        let (c, _) = self.u32_("PE column")?;
-                        at.pos = Some((r, c));
-                        Attr::Pos
-                    }
-                    "flags" => {
-                        at.flags = Some(self.flags()?);
-                        Attr::Flags
-                    }
-                    "zr" => {
-                        at.zr = Some(self.u32_("zero-region width")?.0);
-                        Attr::Zr
-                    }
-                    _ => return Self::invalid(
+            let key = match name {
+                "after" => {
+                    let Tok::Label(l) = self.tok else {
+                        return self.unexpected("a label ('%NAME')");
+                    };
+                    at.after = Some(l.to_string());
+                    self.bump()?;
+                    Attr::After
+                }
+                "tile" => {
+                    let t = self.tile()?;
+                    at.tile = Some(Tile {
+                        span: name_span.to(t.span),
+                        ..t
+                    });
+                    Attr::Tile
+                }
+                "pos" => {
+                    let (r, _) = self.u32_("PE row")?;
+                    self.expect(Tok::Comma)?;
+                    let (c, _) = self.u32_("PE column")?;
+                    at.pos = Some((r, c));
+                    Attr::Pos
+                }
+                "flags" => {
+                    at.flags = Some(self.flags()?);
+                    Attr::Flags
+                }
+                "zr" => {
+                    at.zr = Some(self.u32_("zero-region width")?.0);
+                    Attr::Zr
+                }
+                _ => {
+                    return Self::invalid(
                         name_span,
                         format!(
                             "unknown attribute '{name}' (expected tile, pos, flags, zr or after)"
                         ),
-                    ),
-                };
+                    )
+                }
+            };
             if key != Attr::After && !is_matmul {
                 return Self::invalid(
                     name_span,
