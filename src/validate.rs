@@ -314,10 +314,7 @@ pub fn validate_source(module: &Module, source_map: &SourceMap) -> Result<(), Va
         let (Some(tile), Some(mm)) = (spans.tile, module.inst(id).kind.as_matmul()) else {
             continue;
         };
-        let (k, m) = (
-            Access::part_extent(&mm.stationary),
-            cx.elems(&mm.stationary),
-        );
+        let (k, m) = (mm.stationary.part_extent(), cx.elems(&mm.stationary));
         if (i64::from(tile.rows), i64::from(tile.cols)) != (k, m) {
             return err(
                 Loc::Attr(id, Attr::Tile),
@@ -675,8 +672,8 @@ impl<'m> Cx<'m> {
             InstKind::Matmul(mm) => self.matmul(id, mm),
             InstKind::Copy { dst, src } | InstKind::Dma { dst, src } => {
                 let (d, s) = (
-                    Access::part_extent(dst) * self.elems(dst),
-                    Access::part_extent(src) * self.elems(src),
+                    dst.part_extent() * self.elems(dst),
+                    src.part_extent() * self.elems(src),
                 );
                 if d != s {
                     return self.mismatch(
@@ -691,7 +688,7 @@ impl<'m> Cx<'m> {
                 Ok(())
             }
             InstKind::Act { dst, srcs } => {
-                let shape = |a: &Access| (Access::part_extent(a), self.elems(a));
+                let shape = |a: &Access| (a.part_extent(), self.elems(a));
                 let text = |(p, e): (i64, i64)| format!("shape [{p} partitions, {e} elements]");
                 for (k, s) in srcs.iter().enumerate() {
                     if shape(s) != shape(dst) {
@@ -856,12 +853,9 @@ impl<'m> Cx<'m> {
             );
         }
         let text = |a: &Access| access_to_string(self.m, a);
-        let (k, m) = (
-            Access::part_extent(&mm.stationary),
-            self.elems(&mm.stationary),
-        );
-        let (k2, n) = (Access::part_extent(&mm.moving), self.elems(&mm.moving));
-        let (dm, dn) = (Access::part_extent(&mm.dst), self.elems(&mm.dst));
+        let (k, m) = (mm.stationary.part_extent(), self.elems(&mm.stationary));
+        let (k2, n) = (mm.moving.part_extent(), self.elems(&mm.moving));
+        let (dm, dn) = (mm.dst.part_extent(), self.elems(&mm.dst));
         let shape = |operand, detail: String| {
             err(
                 Loc::Operand(id, operand),
