@@ -7,3 +7,5 @@
 
 pub mod arch;
 pub mod ir;
+pub mod matmul;
+pub mod unroll;
