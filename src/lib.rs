@@ -9,3 +9,6 @@ pub mod arch;
 pub mod ir;
 pub mod matmul;
 pub mod unroll;
+pub mod source;
+pub mod text;
+pub mod validate;
