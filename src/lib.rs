@@ -8,7 +8,7 @@
 pub mod arch;
 pub mod ir;
 pub mod matmul;
-pub mod unroll;
 pub mod source;
 pub mod text;
+pub mod unroll;
 pub mod validate;
