@@ -1,6 +1,8 @@
 //! Shared helpers for the matmul-pass tests: parse a fixture, validate it,
 //! unroll it, legalize it, and print its instructions.
 
+#![allow(dead_code)] // each test binary uses its own subset
+
 use psum::arch::{lookup, Arch};
 use psum::ir::Module;
 use psum::matmul::{legalize_program, MatmulError, MatmulReport};
