@@ -126,8 +126,8 @@ pub(crate) fn forward(
     }
     let mut last_needed = vec![None; heads.len()];
     let mut last_write_before_head = vec![None; heads.len()];
-    for ord in 0..trace.len() {
-        if let Some(g) = head_at[ord] {
+    for (ord, head) in head_at.iter().enumerate() {
+        if let Some(g) = *head {
             last_write_before_head[g] = grid
                 .cells(&heads[g].1)
                 .filter_map(|c| (latest[c] != NONE).then_some(latest[c] as usize))
