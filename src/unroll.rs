@@ -4,8 +4,9 @@
 //! Every loop is replaced by one copy of its body per iteration, in order.
 //! Access bounds are evaluated to constants. A labelled instruction's copies
 //! get one `.V` suffix per enclosing loop, V the loop variable's value
-//! (`%a` inside `loop i` and `loop j` becomes `%a.0.1`, …); unlabelled
-//! instructions stay unlabelled. The resulting instruction count is computed
+//! (`%a` inside `loop i` and `loop j` becomes `%a.0.1`, …; a negative value
+//! `-2` is written `n2`, as labels admit no `-`); unlabelled instructions
+//! stay unlabelled. The resulting instruction count is computed
 //! arithmetically first, so an over-large program is rejected before any
 //! memory is spent on it.
 
@@ -137,11 +138,15 @@ impl Unroller<'_> {
         Ok(())
     }
 
-    /// The `.V.W…` suffix for the first `depth` loops of the current nest.
+    /// The `.V.W…` suffix for the first `depth` loops of the current nest;
+    /// a negative value `-V` is written `nV`, since labels admit no `-`.
     fn suffix(&self, depth: usize) -> String {
         self.nest[..depth]
             .iter()
-            .map(|&l| format!(".{}", self.env[self.m.loop_(l).var.index()]))
+            .map(|&l| match self.env[self.m.loop_(l).var.index()] {
+                v if v < 0 => format!(".n{}", v.unsigned_abs()),
+                v => format!(".{v}"),
+            })
             .collect()
     }
 

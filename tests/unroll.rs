@@ -206,6 +206,28 @@ fn the_instruction_limit_is_checked_arithmetically() {
 }
 
 #[test]
+fn negative_loop_values_print_as_valid_labels() {
+    let m = parse(
+        "arch trn1
+
+sbuf y [128, 2048]
+
+block main {
+  loop k -2..0 {
+    %a: memset y[0:128, k*4+8:k*4+12] = 1
+  }
+}
+",
+    );
+    let u = unroll(&m).unwrap();
+    let printed = psum::text::print(&u);
+    assert!(
+        printed.contains("  %a.n2: memset y[0:128, 0:4] = 1\n  %a.n1: memset y[0:128, 4:8] = 1\n")
+    );
+    assert!(parse(&printed).same_program(&u));
+}
+
+#[test]
 fn loop_free_programs_are_unchanged() {
     let m = parse(include_str!("../examples/01_three_tensors.psum"));
     assert!(unroll(&m).unwrap().same_program(&m));
