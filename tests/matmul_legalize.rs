@@ -540,3 +540,94 @@ fn report_json_keys() {
         })
     );
 }
+
+#[test]
+fn start_that_would_wipe_a_value_still_to_be_read_becomes_a_memset() {
+    let src = format!(
+        "{SPLIT_DECLS}
+block main {{
+  %c: copy acc[0:128, 1024:2048] <- s
+  %a: matmul acc[0:128, 0:1024] <- w[0:128, 0:256], x[0:128, 0:512]
+  %r: act s <- acc[0:128, 1024:2048]
+  %y: act y[0:128, 0:1024] <- acc[0:128, 0:1024]
+}}
+"
+    );
+    let (out, r) = legalize(&src);
+    assert_eq!(
+        lines(&out),
+        [
+            "%c: copy acc[0:128, 1024:2048] <- s",
+            "%1: memset acc[0:128, 0:1024] = 0",
+            "%a: matmul acc[0:128, 0:1024] <- w[0:128, 0:256], x[0:128, 0:512] flags=stop zr=2",
+            "%r: act s <- acc[0:128, 1024:2048]",
+            "%y: act y[0:128, 0:1024] <- acc[0:128, 0:1024]",
+        ]
+    );
+    assert_eq!(r.memsets_inserted, 1);
+}
+
+const QUADRANT_DECLS: &str = "arch trn1
+
+psum acc [128, 2048] bank=0
+sbuf w [64, 512] bf16
+sbuf x [64, 2048] bf16
+sbuf y [128, 2048]
+";
+
+#[test]
+fn interleaved_groups_in_disjoint_quadrants_are_separate_clusters() {
+    let src = format!(
+        "{QUADRANT_DECLS}
+block main {{
+  %a0: matmul acc[0:64, 0:2048] <- w[0:64, 0:128], x[0:64, 0:1024]
+  %b0: matmul acc[64:128, 0:2048] <- w[0:64, 128:256], x[0:64, 0:1024]
+  %a1: matmul acc[0:64, 0:2048] <- w[0:64, 256:384], x[0:64, 1024:2048]
+  %b1: matmul acc[64:128, 0:2048] <- w[0:64, 384:512], x[0:64, 1024:2048]
+  act y <- acc
+}}
+"
+    );
+    let (out, r) = legalize(&src);
+    assert_eq!(
+        flags(&r),
+        pairs(&[
+            ("a0", "start"),
+            ("b0", "start"),
+            ("a1", "stop"),
+            ("b1", "stop")
+        ])
+    );
+    assert_eq!((r.groups, r.clusters, r.memsets_inserted), (2, 2, 0));
+    let an = analyze(&out, &arch(&out)).unwrap();
+    assert!(an.groups.iter().all(|g| g.mode == PartitionMode::Quadrant));
+    assert!(lines(&out)[0].ends_with("flags=start zr=1"));
+}
+
+#[test]
+fn group_sharing_a_quadrant_outside_the_heads_partitions_gets_a_memset() {
+    let src = format!(
+        "{QUADRANT_DECLS}
+block main {{
+  %a0: matmul acc[0:48, 0:2048] <- w[0:64, 0:96], x[0:64, 0:1024]
+  %b0: matmul acc[48:96, 0:2048] <- w[0:64, 96:192], x[0:64, 0:1024]
+  %a1: matmul acc[0:48, 0:2048] <- w[0:64, 192:288], x[0:64, 1024:2048]
+  %b1: matmul acc[48:96, 0:2048] <- w[0:64, 288:384], x[0:64, 1024:2048]
+  act y[0:96, 0:2048] <- acc[0:96, 0:2048]
+}}
+"
+    );
+    let (out, r) = legalize(&src);
+    assert_eq!(
+        lines(&out),
+        [
+            "%a0: matmul acc[0:48, 0:2048] <- w[0:64, 0:96], x[0:64, 0:1024] flags=start zr=2",
+            "%1: memset acc[48:96, 0:2048] = 0",
+            "%b0: matmul acc[48:96, 0:2048] <- w[0:64, 96:192], x[0:64, 0:1024] flags=none zr=0",
+            "%a1: matmul acc[0:48, 0:2048] <- w[0:64, 192:288], x[0:64, 1024:2048] flags=none zr=0",
+            "%b1: matmul acc[48:96, 0:2048] <- w[0:64, 288:384], x[0:64, 1024:2048] flags=stop zr=0",
+            "%5: act y[0:96, 0:2048] <- acc[0:96, 0:2048]",
+        ]
+    );
+    assert_eq!((r.groups, r.clusters, r.memsets_inserted), (2, 1, 1));
+}
