@@ -21,6 +21,7 @@ use crate::ir::{
     Access, Affine, Attr, Block, DType, FlagSet, Flags, Inst, InstKind, Loop, Matmul, MatmulKind,
     Mem, Module, Stmt, Tensor, TensorId, VarId,
 };
+use crate::validate::MAX_LOOP_DEPTH;
 use std::collections::HashMap;
 
 type PResult<T> = Result<T, ParseError>;
@@ -305,6 +306,9 @@ impl<'a> Parser<'a> {
 
     fn loop_(&mut self) -> PResult<Stmt> {
         let start = self.bump()?.1;
+        if self.scope.len() >= MAX_LOOP_DEPTH {
+            return Self::invalid(start, format!("loops nested deeper than {MAX_LOOP_DEPTH}"));
+        }
         let (name, name_span) = self.name("a loop variable name")?;
         if self.scope.iter().any(|(n, _)| *n == name) {
             return Err(ParseError::ShadowedVar {
