@@ -6,7 +6,9 @@
 //! get one `.V` suffix per enclosing loop, V the loop variable's value
 //! (`%a` inside `loop i` and `loop j` becomes `%a.0.1`, …; a negative value
 //! `-2` is written `n2`, as labels admit no `-`); unlabelled instructions
-//! stay unlabelled. The resulting instruction count is computed
+//! stay unlabelled. An `after=%L` is pointed at the copy of `L` in the
+//! current iteration of the loops it shares with the instruction and the
+//! last iteration of the others. The resulting instruction count is computed
 //! arithmetically first, so an over-large program is rejected before any
 //! memory is spent on it.
 
@@ -32,15 +34,6 @@ pub enum UnrollError {
     DuplicateLabel {
         /// The clashing label (without `%`).
         label: String,
-    },
-    /// An `after=%L` whose target lies in a loop that does not enclose the
-    /// instruction, so no single unrolled copy of the target is meant.
-    #[error("{inst} is ordered after %{target}, which is inside a loop that does not enclose it")]
-    AfterOutsideNest {
-        /// The ordered instruction (`%label` or `%N`, N its program position).
-        inst: String,
-        /// The target label.
-        target: String,
     },
 }
 
@@ -73,21 +66,17 @@ pub fn unroll(m: &Module) -> Result<Module, UnrollError> {
     let mut u = Unroller {
         m,
         label_nests: HashMap::new(),
-        position: HashMap::new(),
         env: vec![0; m.vars.len()],
         nest: Vec::new(),
         labels: HashSet::new(),
         out: Module::new(m.arch.clone()),
     };
     u.out.tensors = m.tensors.clone();
-    let mut pos = 0usize;
     m.walk(|v, nest| {
         if let Visit::Inst(i) = v {
             if let Some(l) = &m.inst(i).label {
                 u.label_nests.insert(l.as_str(), nest.to_vec());
             }
-            u.position.insert(i, pos);
-            pos += 1;
         }
     });
     for b in &m.blocks {
@@ -101,12 +90,20 @@ pub fn unroll(m: &Module) -> Result<Module, UnrollError> {
     Ok(u.out)
 }
 
+/// One `.V` label suffix; a negative value `-V` is written `.nV`, since
+/// labels admit no `-`.
+fn label_part(v: i64) -> String {
+    if v < 0 {
+        format!(".n{}", v.unsigned_abs())
+    } else {
+        format!(".{v}")
+    }
+}
+
 struct Unroller<'m> {
     m: &'m Module,
     /// Loop nest (outermost first) of each labelled instruction.
     label_nests: HashMap<&'m str, Vec<LoopId>>,
-    /// Static program position of each instruction, for naming unlabelled ones.
-    position: HashMap<InstId, usize>,
     /// Current value of every loop variable.
     env: Vec<i64>,
     /// Loops currently being expanded, outermost first.
@@ -138,14 +135,33 @@ impl Unroller<'_> {
         Ok(())
     }
 
-    /// The `.V.W…` suffix for the first `depth` loops of the current nest;
-    /// a negative value `-V` is written `nV`, since labels admit no `-`.
-    fn suffix(&self, depth: usize) -> String {
-        self.nest[..depth]
+    /// The `.V.W…` suffix of the current copy of an instruction in `nest`.
+    fn suffix(&self) -> String {
+        self.nest
             .iter()
-            .map(|&l| match self.env[self.m.loop_(l).var.index()] {
-                v if v < 0 => format!(".n{}", v.unsigned_abs()),
-                v => format!(".{v}"),
+            .map(|&l| label_part(self.env[self.m.loop_(l).var.index()]))
+            .collect()
+    }
+
+    /// The suffix naming the copy of an `after=` target in loops `tnest`:
+    /// the current iteration of the loops that enclose this instruction too,
+    /// the last iteration of the others.
+    fn target_suffix(&self, tnest: &[LoopId]) -> String {
+        let shared = tnest
+            .iter()
+            .zip(&self.nest)
+            .take_while(|(a, b)| a == b)
+            .count();
+        tnest
+            .iter()
+            .enumerate()
+            .map(|(depth, &l)| {
+                let lp = self.m.loop_(l);
+                label_part(if depth < shared {
+                    self.env[lp.var.index()]
+                } else {
+                    lp.hi - 1
+                })
             })
             .collect()
     }
@@ -164,7 +180,7 @@ impl Unroller<'_> {
             eval(s);
         }
         if let Some(l) = &src.label {
-            let label = format!("{l}{}", self.suffix(self.nest.len()));
+            let label = format!("{l}{}", self.suffix());
             if !self.labels.insert(label.clone()) {
                 return Err(UnrollError::DuplicateLabel { label });
             }
@@ -172,17 +188,7 @@ impl Unroller<'_> {
         }
         if let Some(target) = &src.after {
             if let Some(tnest) = self.label_nests.get(target.as_str()) {
-                if !self.nest.starts_with(tnest) {
-                    let inst = match &src.label {
-                        Some(l) => format!("%{l}"),
-                        None => format!("%{}", self.position[&id]),
-                    };
-                    return Err(UnrollError::AfterOutsideNest {
-                        inst,
-                        target: target.clone(),
-                    });
-                }
-                inst.after = Some(format!("{target}{}", self.suffix(tnest.len())));
+                inst.after = Some(format!("{target}{}", self.target_suffix(tnest)));
             }
         }
         Ok(inst)

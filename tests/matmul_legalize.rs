@@ -631,3 +631,24 @@ block main {{
     );
     assert_eq!((r.groups, r.clusters, r.memsets_inserted), (2, 1, 1));
 }
+
+#[test]
+fn positional_label_taken_by_another_instruction_gets_a_suffix() {
+    let src = format!(
+        "arch trn1\n{CHAIN_DECLS}
+block main {{
+  %1: matmul acc <- w[0:128, 0:256], x[0:128, 0:1024]
+  act y <- acc
+  %2.1: dma out <- y
+  dma out <- y
+}}
+"
+    );
+    let (out, _) = legalize(&src);
+    let labels: Vec<String> = out
+        .insts_in_order()
+        .into_iter()
+        .map(|i| out.inst(i).label.clone().unwrap())
+        .collect();
+    assert_eq!(labels, ["1", "1.1", "2.1", "3"]);
+}

@@ -267,7 +267,7 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
             })
             .collect();
     }
-    label_positions(m)?;
+    label_positions(m);
     let label = |m: &Module, i: InstId| m.inst(i).label.clone().unwrap_or_default();
     let mut ordered_edges = Vec::with_capacity(edges.len());
     for &(later, earlier) in &edges {
@@ -316,24 +316,27 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
 }
 
 /// Labels every unlabelled instruction with its program position (SPEC §4.3:
-/// unlabelled instructions print as `%N`).
-fn label_positions(m: &mut Module) -> Result<(), MatmulError> {
+/// unlabelled instructions print as `%N`). When another instruction already
+/// carries the label `N`, the first free `N.1`, `N.2`, … is used instead.
+fn label_positions(m: &mut Module) {
     let order = m.insts_in_order();
-    let taken: HashSet<String> = order
+    let mut taken: HashSet<String> = order
         .iter()
         .filter_map(|&i| m.inst(i).label.clone())
         .collect();
     for (position, i) in order.into_iter().enumerate() {
-        let inst = &mut m.insts[i.index()];
-        if inst.label.is_none() {
-            let l = position.to_string();
-            if taken.contains(&l) {
-                return Err(MatmulError::LabelClash { position });
-            }
-            inst.label = Some(l);
+        if m.inst(i).label.is_some() {
+            continue;
         }
+        let mut l = position.to_string();
+        let mut k = 0;
+        while taken.contains(&l) {
+            k += 1;
+            l = format!("{position}.{k}");
+        }
+        taken.insert(l.clone());
+        m.insts[i.index()].label = Some(l);
     }
-    Ok(())
 }
 
 #[cfg(test)]

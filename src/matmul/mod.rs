@@ -49,12 +49,6 @@ pub enum MatmulError {
         /// Last bank of the group.
         hi: i64,
     },
-    /// Positional labelling would give an instruction a label already in use.
-    #[error("cannot label instruction {position} as %{position}: the label is already used")]
-    LabelClash {
-        /// The program position (and wanted label).
-        position: usize,
-    },
 }
 
 /// A PSUM access of one instruction, evaluated and placed physically.
