@@ -13,8 +13,10 @@
 
 use crate::arch::{self, Arch, PSUM_BANK_SIZE};
 use crate::ir::{
-    Access, Affine, Attr, Bound, DType, InstId, InstKind, Loc, LoopId, Mem, Module, Stmt, VarId,
+    Access, Affine, Attr, Bound, DType, InstId, InstKind, Loc, LoopId, Matmul, Mem, Module, Stmt,
+    VarId,
 };
+use crate::text::lexer::{is_label, is_name};
 use crate::text::{access_to_string, SourceMap};
 use std::collections::HashMap;
 
@@ -34,8 +36,8 @@ pub const MAX_LOOP_BOUND: i64 = 1 << 24;
 pub struct ValidateError {
     /// The IR entity the error points at.
     pub loc: Loc,
-    /// What is wrong.
-    pub kind: ValidateErrorKind,
+    /// What is wrong (boxed: the variants carry rendered names).
+    pub kind: Box<ValidateErrorKind>,
 }
 
 /// The kinds of validation failure. `inst` fields name the instruction as
@@ -269,7 +271,10 @@ pub enum ValidateErrorKind {
 }
 
 fn err<T>(loc: Loc, kind: ValidateErrorKind) -> Result<T, ValidateError> {
-    Err(ValidateError { loc, kind })
+    Err(ValidateError {
+        loc,
+        kind: Box::new(kind),
+    })
 }
 
 fn malformed<T>(loc: Loc, msg: String) -> Result<T, ValidateError> {
@@ -329,20 +334,6 @@ pub fn validate_source(module: &Module, source_map: &SourceMap) -> Result<(), Va
     Ok(())
 }
 
-fn valid_name(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.first()
-        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.')
-}
-
-fn valid_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
-}
-
 /// Structural soundness; returns the loop that binds each variable.
 fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
     struct S<'m> {
@@ -381,7 +372,7 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
                                 format!("loop variable {v} is out of range"),
                             );
                         };
-                        if !valid_name(&var.name) {
+                        if !is_name(&var.name) {
                             return malformed(
                                 Loc::Loop(l),
                                 format!("bad loop variable name {:?}", var.name),
@@ -438,7 +429,7 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
         fn inst(&self, i: InstId) -> Result<(), ValidateError> {
             let inst = &self.m.insts[i.index()];
             for l in inst.label.iter().chain(&inst.after) {
-                if !valid_label(l) {
+                if !is_label(l) {
                     return malformed(Loc::Inst(i), format!("bad label {l:?}"));
                 }
             }
@@ -490,7 +481,7 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
         }
     }
     for t in &m.tensors {
-        if !valid_name(&t.name) {
+        if !is_name(&t.name) {
             return malformed(Loc::Module, format!("bad tensor name {:?}", t.name));
         }
     }
@@ -505,7 +496,7 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
         scope: Vec::new(),
     };
     for b in &m.blocks {
-        if !valid_name(&b.name) {
+        if !is_name(&b.name) {
             return malformed(Loc::Module, format!("bad block name {:?}", b.name));
         }
         s.body(&b.body)?;
@@ -681,7 +672,7 @@ impl<'m> Cx<'m> {
             self.access(id, k, a)?;
         }
         match kind {
-            InstKind::Matmul(_) => self.matmul(id),
+            InstKind::Matmul(mm) => self.matmul(id, mm),
             InstKind::Copy { dst, src } | InstKind::Dma { dst, src } => {
                 let (d, s) = (
                     Access::part_extent(dst) * self.elems(dst),
@@ -841,8 +832,7 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
-    fn matmul(&self, id: InstId) -> Result<(), ValidateError> {
-        let mm = self.m.inst(id).kind.as_matmul().expect("a matmul");
+    fn matmul(&self, id: InstId, mm: &Matmul) -> Result<(), ValidateError> {
         let inst = || self.inst_name(id);
         let dt = self.m.tensor(mm.dst.tensor);
         if dt.mem != Mem::Psum {
