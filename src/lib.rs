@@ -7,6 +7,8 @@
 
 pub mod arch;
 pub mod ir;
+pub mod matmul;
 pub mod source;
 pub mod text;
+pub mod unroll;
 pub mod validate;
