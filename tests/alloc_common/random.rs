@@ -1,0 +1,1 @@
+//! Random valid programs for allocator property tests.
