@@ -41,7 +41,7 @@ entity!(
     NodeId
 );
 
-/// Most fixpoint iterations before giving up (SPEC §3.8).
+/// Default limit on fixpoint iterations (SPEC §3.8: at most 32).
 pub const MAX_ITERATIONS: u32 = 32;
 
 /// Which data structures the allocator uses (SPEC §3.10).
@@ -63,6 +63,9 @@ pub struct AllocOptions {
     pub spill_latency: u64,
     /// Banks the allocator may use (`--psum-banks`, 1..=numBanks); `None` for all.
     pub psum_banks: Option<u32>,
+    /// Fixpoint iterations allowed before [`AllocError::NotConverged`]
+    /// ([`MAX_ITERATIONS`] by default).
+    pub max_iterations: u32,
 }
 
 impl Default for AllocOptions {
@@ -71,6 +74,7 @@ impl Default for AllocOptions {
             mode: Mode::Fast,
             spill_latency: arch::DEFAULT_SPILL_LATENCY,
             psum_banks: None,
+            max_iterations: MAX_ITERATIONS,
         }
     }
 }
@@ -115,7 +119,7 @@ pub enum AllocError {
         /// The first point of its interval with that demand.
         point: u32,
     },
-    /// The spill fixpoint did not finish within [`MAX_ITERATIONS`].
+    /// The spill fixpoint did not finish within the iteration limit.
     #[error("PSUM allocation did not converge")]
     NotConverged,
 }
@@ -231,7 +235,7 @@ pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocEr
     let mut spill_cost = 0u64;
     let mut warnings = Vec::new();
     let mut demand = 0;
-    for iteration in 1..=MAX_ITERATIONS {
+    for iteration in 1..=opts.max_iterations {
         let lin = Linear::new(&work);
         let live = liveness::live_ranges(&work, &lin, &arch, num_banks)?;
         if iteration == 1 {
