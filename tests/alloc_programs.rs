@@ -271,8 +271,8 @@ fn spilled_value_read_inside_loop() {
     assert_eq!(
         intervals(&out)[2..],
         [
-            ("s_ReloadTensorCopy1".to_string(), Some([7, 8])),
-            ("s_ReloadTensorCopy2".to_string(), Some([10, 11])),
+            ("s_ReloadTensorCopy1".to_string(), Some([6, 7])),
+            ("s_ReloadTensorCopy2".to_string(), Some([9, 10])),
         ]
     );
 }
