@@ -466,3 +466,39 @@ fn diagnostics() {
         );
     }
 }
+
+#[test]
+fn save_inside_loop_that_must_carry_the_value_relieves_nothing() {
+    // acc is initialized before the loop and rewritten and read inside it:
+    // a save after the rewrite would sit in the loop, so acc would still
+    // live to the loop's end. Spilling relieves nothing: +inf, and with one
+    // bank the spillable s (live across the loop) goes instead.
+    let src = prog(
+        "psum s [128, 2048]\npsum acc [128, 2048]\n",
+        "  matmul s <- w, x[0:128, 0:1024]
+  memset acc = 0
+  loop k 0..4 {
+    act y <- acc
+    matmul acc <- w, x[0:128, k*1024+1024:k*1024+2048]
+    act z <- y
+    act y <- acc
+  }
+  act z <- s
+",
+    );
+    let m = module(&src);
+    let a = psum::arch::lookup("trn1").unwrap();
+    let lin = psum::alloc::linear::Linear::new(&m);
+    let live = psum::alloc::liveness::live_ranges(&m, &lin, &a, 8).unwrap();
+    let costs = psum::alloc::costs::find_costs(&lin, &live, &[false; 6], 64);
+    // s: save after 0, reload before 8 (weights 1 + 1).
+    assert_eq!(
+        costs,
+        [
+            psum::alloc::costs::Cost::Finite(128),
+            psum::alloc::costs::Cost::Inf
+        ]
+    );
+    let out = alloc_both(&m, with_banks(1));
+    assert_eq!(out.report.spilled, ["s"]);
+}

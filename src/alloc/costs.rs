@@ -5,10 +5,11 @@
 //! after the last write (hoisted past the loops that do not hold the next
 //! read) and one reload before each read group. A node is unspillable (+∞)
 //! when it is a spill/reload temporary, when it is not read after its last
-//! write, or when spilling would relieve no point.
+//! write, or when spilling would relieve no point (SPEC's rule, plus: a save
+//! that would leave the interval as long as it was relieves nothing either).
 
 use super::linear::Linear;
-use super::liveness::{Event, Liveness};
+use super::liveness::{self, Event, Liveness};
 use super::NodeId;
 use std::fmt;
 
@@ -81,9 +82,11 @@ impl SpillPlan {
     }
 }
 
-/// The spill plan of node `v`, or `None` when spilling it cannot help (it is
+/// The spill plan of node `v`, or `None` when spilling it cannot help: it is
 /// not read after its last write, or every point strictly between the save
-/// and its last read is in a read group).
+/// and its last read is in a read group, or the save itself would keep the
+/// interval as it is (a save inside a loop that does not hold the def
+/// stretches to that loop's end, exactly as the last read did).
 pub fn spill_plan(lin: &Linear, live: &Liveness, v: NodeId) -> Option<SpillPlan> {
     let ev = live.events_of(v);
     let last_write = ev.iter().rev().find(|e| e.write)?.point;
@@ -100,8 +103,9 @@ pub fn spill_plan(lin: &Linear, live: &Liveness, v: NodeId) -> Option<SpillPlan>
         first_read,
     };
     let mut groups = plan.groups(ev);
-    let relieves = groups.next().is_some_and(|g| g.0 != save_after + 1) || groups.next().is_some();
-    relieves.then_some(plan)
+    let gap = groups.next().is_some_and(|g| g.0 != save_after + 1) || groups.next().is_some();
+    let n = &live.nodes[v.index()];
+    (gap && liveness::extend(lin, n.def, save_after) != (n.start, n.end)).then_some(plan)
 }
 
 /// The cost of spilling every node (SPEC §3.5). `is_temp` flags, by tensor,

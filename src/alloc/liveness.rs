@@ -216,8 +216,8 @@ pub fn live_ranges(
 
 /// The seed's loop extension: with `c` the common nest depth of def and use,
 /// a deeper def starts at the header of its loop at depth `c + 1`, a deeper
-/// use ends at the end of its loop at depth `c + 1`.
-fn extend(lin: &Linear, def: u32, last_use: u32) -> (u32, u32) {
+/// use ends at the end of its loop at depth `c + 1`. Returns `(start, end)`.
+pub fn extend(lin: &Linear, def: u32, last_use: u32) -> (u32, u32) {
     let c = lin.common_depth(def, last_use);
     let start = if lin.point_depth(def) > c {
         lin.header[lin.nest_at(def, c + 1).index()]
