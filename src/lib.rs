@@ -5,6 +5,7 @@
 //! [`ir::Module`]: validate → alloc → unroll → order → legalize → verify.
 //! This crate is the library; the `psum` binary is a thin shell over it.
 
+pub mod alloc;
 pub mod arch;
 pub mod ir;
 pub mod matmul;
