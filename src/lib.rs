@@ -7,9 +7,11 @@
 
 pub mod alloc;
 pub mod arch;
+pub mod gen;
 pub mod ir;
 pub mod matmul;
 pub mod source;
 pub mod text;
 pub mod unroll;
 pub mod validate;
+pub mod verify;
