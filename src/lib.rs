@@ -10,6 +10,8 @@ pub mod arch;
 pub mod gen;
 pub mod ir;
 pub mod matmul;
+pub mod pipeline;
+pub mod report;
 pub mod source;
 pub mod text;
 pub mod unroll;
