@@ -1,5 +1,5 @@
 //! The text format (SPEC §2, §2.5): [`parse`] reads a module and a
-//! [`SourceMap`] of byte spans, [`print`] writes the canonical form, and
+//! [`SourceMap`] of byte spans, [`print`](fn@print) writes the canonical form, and
 //! [`parse_json`]/[`to_json`] are the serde form (`--emit json`).
 //!
 //! The parser is hand-written recursive descent over [`lexer::Lexer`]. It
@@ -171,7 +171,7 @@ pub enum ParseError {
         found: String,
     },
     /// A block or loop without its closing `}`.
-    #[error("{what} '{name}' is not closed: expected '}}' before end of input")]
+    #[error("{what} '{name}' is not closed: expected '}}' before {at}")]
     Unterminated {
         /// The opening keyword and name.
         span: Span,
@@ -179,6 +179,8 @@ pub enum ParseError {
         what: &'static str,
         /// The block name or loop variable.
         name: String,
+        /// What came instead (`end of input`, `'block'`).
+        at: String,
     },
     /// A name that no declaration introduces.
     #[error("undefined tensor '{name}'")]

@@ -288,11 +288,13 @@ impl<'a> Parser<'a> {
                     self.bump()?;
                     return Ok(body);
                 }
-                Tok::Eof => {
+                // A statement never starts with `block`: the `}` was forgotten.
+                Tok::Eof | Tok::Ident("block") => {
                     return Err(ParseError::Unterminated {
                         span: open,
                         what,
                         name: name.to_string(),
+                        at: self.tok.describe(),
                     })
                 }
                 Tok::Ident("loop") => body.push(self.loop_()?),
