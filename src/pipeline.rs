@@ -90,7 +90,9 @@ pub fn compile(input: &Module, opts: &CompileOptions) -> Result<Compiled, Compil
     let mut timings = Vec::with_capacity(PASSES.len());
     timed(&mut timings, "validate", || validate::validate(input))?;
     let arch = arch::lookup(&input.arch)?;
-    let alloc = timed(&mut timings, "alloc", || alloc::allocate(input, &opts.alloc))?;
+    let alloc = timed(&mut timings, "alloc", || {
+        alloc::allocate(input, &opts.alloc)
+    })?;
     let mut module = timed(&mut timings, "unroll", || unroll::unroll(&alloc.module))?;
     let matmul = timed(&mut timings, "legalize", || {
         matmul::legalize_program(&mut module, &arch)

@@ -99,7 +99,11 @@ pub fn compile_summary(c: &Compiled) -> String {
             } else {
                 bank.to_string()
             };
-            Some(format!("{}={range}{}", t.name, if t.spilled { "*" } else { "" }))
+            Some(format!(
+                "{}={range}{}",
+                t.name,
+                if t.spilled { "*" } else { "" }
+            ))
         })
         .collect();
     let _ = writeln!(s, "  banks     {}", elide(&placed, 12));
@@ -173,7 +177,12 @@ fn plural(n: usize) -> &'static str {
 
 /// Joins at most `max` items, then says how many more there are.
 fn elide(items: &[String], max: usize) -> String {
-    let mut s = items.iter().take(max).cloned().collect::<Vec<_>>().join(", ");
+    let mut s = items
+        .iter()
+        .take(max)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
     if items.len() > max {
         let _ = write!(s, ", … ({} more)", items.len() - max);
     }
