@@ -53,6 +53,13 @@ fn fmt_prints_the_canonical_form_and_is_idempotent() {
         .contains("    matmul acc <- w[0:128, k*1024:k*1024+256], x[0:128, k*2048:k*2048+1024]\n"));
     let again = psum(&["fmt", "-"], Some(&text));
     assert_eq!(stdout(&again), text);
+    let bad = psum(&["fmt", "-"], Some("arch trn9\n"));
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).starts_with("<stdin>:2:1: error: expected a declaration"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 #[test]
