@@ -1,0 +1,3 @@
+//! Program generators (SPEC §7): the named workloads of [`workloads`].
+
+pub mod workloads;
