@@ -8,3 +8,6 @@
 pub mod arch;
 pub mod gen;
 pub mod ir;
+pub mod source;
+pub mod text;
+pub mod validate;
