@@ -1442,8 +1442,9 @@ struct LiveTensor {
 /// operands, and read 1–3 times later by `act sinkB <- sinkB, pI`, which sums
 /// it into an SBUF sink of its size (stored to DRAM at the end, so every read
 /// reaches the output). Before each tensor is written, reads of random live
-/// tensors are issued until the live banks plus the new tensor's fit a target
-/// drawn around `pressure`, so about `pressure` banks are live on average.
+/// tensors are issued until the live banks plus half the new tensor's fit a
+/// target (the floor or ceiling of `pressure`, matching its fraction on
+/// average), so about `pressure` banks are live on average.
 /// Builds a million tensors in well under a second (release).
 pub fn random(p: &RandomParams) -> Result<Module, GenError> {
     let mut b = Builder::new(&p.arch)?;
@@ -1493,7 +1494,7 @@ pub fn random(p: &RandomParams) -> Result<Module, GenError> {
     for (tensor, size) in psum {
         let need = b.arch.aligned_bank_num(size);
         let target = floor as u32 + u32::from(rng.unit() < pressure - floor);
-        while !live.is_empty() && live_banks + need > target {
+        while !live.is_empty() && 2 * live_banks + need > 2 * target {
             live_banks -= random_read(&mut b, &mut rng, &mut live, &sinks);
         }
         for bank in 0..size {
