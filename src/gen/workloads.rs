@@ -1436,12 +1436,53 @@ struct LiveTensor {
     reads_left: u8,
 }
 
+/// Most PSUM sources one `act` of [`random`] sums into its sink.
+const RANDOM_READS_PER_ACT: usize = 3;
+
+/// The live PSUM tensors of [`random`] and the reads not yet emitted:
+/// consecutive reads into the same sink share one `act`.
+struct RandomReads {
+    live: Vec<LiveTensor>,
+    live_banks: u32,
+    sink: Option<TensorId>,
+    batch: Vec<Access>,
+}
+
+impl RandomReads {
+    /// Reads one random live tensor (at least one must be live).
+    fn read_one(&mut self, b: &mut Builder, rng: &mut SplitMix64, sinks: &[TensorId]) {
+        let i = rng.below(self.live.len() as u64) as usize;
+        let t = self.live[i].tensor;
+        let sink = sinks[(b.module.tensor(t).bytes / BANK) as usize - 1];
+        let full = self.batch.len() == RANDOM_READS_PER_ACT;
+        if self.sink != Some(sink) || full || self.batch.iter().any(|a| a.tensor == t) {
+            self.flush(b);
+            self.sink = Some(sink);
+        }
+        self.batch.push(b.whole(t));
+        self.live[i].reads_left -= 1;
+        if self.live[i].reads_left == 0 {
+            self.live_banks -= self.live.swap_remove(i).banks;
+        }
+    }
+
+    /// Emits the pending reads as `act SINK <- SINK, pA, pB, …`.
+    fn flush(&mut self, b: &mut Builder) {
+        if let Some(sink) = self.sink.take() {
+            let mut srcs = Vec::with_capacity(self.batch.len() + 1);
+            srcs.push(b.whole(sink));
+            srcs.append(&mut self.batch);
+            b.act(b.whole(sink), srcs);
+        }
+    }
+}
+
 /// `random`: `tensors` PSUM tensors p0, p1, … in a straight line (with
 /// `loops`, two-matmul chains become loops). Each is written by one or two
 /// accumulating matmuls per bank, reading random slices of two shared SBUF
-/// operands, and read 1–3 times later by `act sinkB <- sinkB, pI`, which sums
-/// it into an SBUF sink of its size (stored to DRAM at the end, so every read
-/// reaches the output). Before each tensor is written, reads of random live
+/// operands, and read 1–3 times later by `act sinkB <- sinkB, pI, …`, which
+/// sums up to three tensors of one size into an SBUF sink of that size
+/// (stored to DRAM at the end, so every read reaches the output). Before each tensor is written, reads of random live
 /// tensors are issued until the live banks plus half the new tensor's fit a
 /// target (the floor or ceiling of `pressure`, matching its fraction on
 /// average), so about `pressure` banks are live on average.
@@ -1467,7 +1508,7 @@ pub fn random(p: &RandomParams) -> Result<Module, GenError> {
     b.module
         .tensors
         .reserve(n as usize + 2 * max_banks as usize + 4);
-    b.module.insts.reserve(n as usize * 4);
+    b.module.insts.reserve(n as usize * 5 / 2);
     let mut psum = Vec::with_capacity(n as usize);
     for i in 0..n {
         let size = 1 + rng.below(max_banks.into()) as u32;
@@ -1488,15 +1529,20 @@ pub fn random(p: &RandomParams) -> Result<Module, GenError> {
 
     b.load_inputs(&[(w, w_in), (x, x_in)]);
     let st_len = u64::from(mt) * 2;
-    let mut live: Vec<LiveTensor> = Vec::new();
-    let mut live_banks = 0u32;
+    let mut reads = RandomReads {
+        live: Vec::new(),
+        live_banks: 0,
+        sink: None,
+        batch: Vec::new(),
+    };
     let floor = pressure.floor();
     for (tensor, size) in psum {
         let need = b.arch.aligned_bank_num(size);
         let target = floor as u32 + u32::from(rng.unit() < pressure - floor);
-        while !live.is_empty() && 2 * live_banks + need > 2 * target {
-            live_banks -= random_read(&mut b, &mut rng, &mut live, &sinks);
+        while !reads.live.is_empty() && 2 * reads.live_banks + need > 2 * target {
+            reads.read_one(&mut b, &mut rng, &sinks);
         }
+        reads.flush(&mut b);
         for bank in 0..size {
             let dst = at(tensor, 0..mt, aff(u64::from(bank * BANK), &[]), BANK.into());
             let chain = if rng.below(4) == 0 { 2 } else { 1 };
@@ -1522,40 +1568,20 @@ pub fn random(p: &RandomParams) -> Result<Module, GenError> {
                 }
             }
         }
-        live.push(LiveTensor {
+        reads.live.push(LiveTensor {
             tensor,
             banks: need,
             reads_left: 1 + rng.below(3) as u8,
         });
-        live_banks += need;
+        reads.live_banks += need;
     }
-    while !live.is_empty() {
-        live_banks -= random_read(&mut b, &mut rng, &mut live, &sinks);
+    while !reads.live.is_empty() {
+        reads.read_one(&mut b, &mut rng, &sinks);
     }
-    debug_assert_eq!(live_banks, 0);
+    reads.flush(&mut b);
+    debug_assert_eq!(reads.live_banks, 0);
     for (&sink, &out) in sinks.iter().zip(&outs) {
         b.dma(b.whole(out), b.whole(sink));
     }
     b.finish()
-}
-
-/// Reads one random live tensor into its sink; returns the banks freed
-/// (non-zero when that was its last read).
-fn random_read(
-    b: &mut Builder,
-    rng: &mut SplitMix64,
-    live: &mut Vec<LiveTensor>,
-    sinks: &[TensorId],
-) -> u32 {
-    let i = rng.below(live.len() as u64) as usize;
-    let t = live[i].tensor;
-    let size = b.module.tensor(t).bytes / BANK;
-    let sink = sinks[size as usize - 1];
-    b.act(b.whole(sink), vec![b.whole(sink), b.whole(t)]);
-    live[i].reads_left -= 1;
-    if live[i].reads_left == 0 {
-        live.swap_remove(i).banks
-    } else {
-        0
-    }
 }
