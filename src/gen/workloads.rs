@@ -1008,9 +1008,9 @@ pub fn gemm(p: &GemmParams) -> Result<Module, GenError> {
 
 /// `attention`: per query tile, per 512-wide kv tile: scores `S = QKᵀ`
 /// ([M tile, 512] f32, one bank), `P = act(S)`, PE transposes (`matmul.t`)
-/// of P's square blocks into one bank, and `O += Pᵀᵀ·V` accumulated over
-/// every kv tile; O is evacuated and stored per query tile. Three banks live
-/// at most (O, and S or Pᵀ).
+/// of P's square blocks into one bank, and `O += P·V` (the transposed blocks
+/// stationary) accumulated over every kv tile; O is evacuated and stored per
+/// query tile. Two banks live at most (O, and S or Pᵀ).
 pub fn attention(p: &AttentionParams) -> Result<Module, GenError> {
     let mut b = Builder::new(&p.arch)?;
     let mt = b.m_tile();
@@ -1087,12 +1087,14 @@ pub fn attention(p: &AttentionParams) -> Result<Module, GenError> {
 
 /// `attention-bwd`: the PSUM-pressure case. `dkv` holds the dVᵀ and dKᵀ
 /// accumulators, one bank per 512-wide kv tile each (`2 × seq_k/512` banks),
-/// accumulated across the whole query loop and evacuated after it. Per query
+/// accumulated across the whole query loop and evacuated after it by one
+/// `act` (one tensor, as an NKI kernel's PSUM buffer with a tile dimension,
+/// so no accumulator can be spilled to no effect after the loop). Per query
 /// tile, for each kv tile g (straight-line, one set of PSUM tiles per g):
 /// `act P <- qk_g`; `dp_g = dO·Vᵀ`; `act dS <- dp_g, P`; `dVᵀ_g += dOᵀ·P`;
 /// `dKᵀ_g += Qᵀ·dS`; the next kv tile's scores `qk_{g+1}` are issued early
 /// (software pipelining); `matmul.t` transposes dS into `dsT_g`; and
-/// `dq += dSᵀᵀ·K` accumulates over all kv tiles. At default size the dsT
+/// `dQ += dS·K` (the transposed blocks stationary) accumulates over all kv tiles. At default size the dsT
 /// transposes of the middle kv tile see dkv (6 banks), dq, the prefetched
 /// scores and dsT itself: 9 banks on an 8-bank PSUM. The prefetched scores
 /// are written well before their read, so spilling them relieves the peak.
@@ -1482,11 +1484,12 @@ impl RandomReads {
 /// accumulating matmuls per bank, reading random slices of two shared SBUF
 /// operands, and read 1–3 times later by `act sinkB <- sinkB, pI, …`, which
 /// sums up to three tensors of one size into an SBUF sink of that size
-/// (stored to DRAM at the end, so every read reaches the output). Before each tensor is written, reads of random live
-/// tensors are issued until the live banks plus half the new tensor's fit a
-/// target (the floor or ceiling of `pressure`, matching its fraction on
-/// average), so about `pressure` banks are live on average.
-/// Builds a million tensors in well under a second (release).
+/// (stored to DRAM at the end, so every read reaches the output). Before
+/// each tensor is written, reads of random live tensors are issued until the
+/// live banks plus half the new tensor's fit a target (the floor or ceiling
+/// of `pressure`, matching its fraction on average), so about `pressure`
+/// banks are live on average. Time and memory are linear in `tensors`; the
+/// SBUF and DRAM declarations are a fixed handful.
 pub fn random(p: &RandomParams) -> Result<Module, GenError> {
     let mut b = Builder::new(&p.arch)?;
     let mt = b.m_tile();
