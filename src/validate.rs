@@ -18,14 +18,24 @@ use crate::ir::{
 use crate::text::{access_to_string, SourceMap};
 use std::collections::HashMap;
 
+/// The deepest loop nest accepted (keeps every recursive walk shallow).
+pub const MAX_LOOP_DEPTH: usize = 100;
+
+/// Largest magnitude of an affine coefficient or constant, so that every
+/// evaluation over valid loop ranges fits in `i64`.
+pub const MAX_AFFINE: i64 = 1 << 32;
+
+/// Largest magnitude of a loop bound.
+pub const MAX_LOOP_BOUND: i64 = 1 << 24;
+
 /// A validation failure: what is wrong and where.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{kind}")]
 pub struct ValidateError {
     /// The IR entity the error points at.
     pub loc: Loc,
-    /// What is wrong.
-    pub kind: ValidateErrorKind,
+    /// What is wrong (boxed: the variants carry rendered names).
+    pub kind: Box<ValidateErrorKind>,
 }
 
 /// The kinds of validation failure. `inst` fields name the instruction as
@@ -35,6 +45,16 @@ pub enum ValidateErrorKind {
     /// Ids out of range, an instruction placed twice, a bad name (JSON input).
     #[error("malformed module: {0}")]
     Malformed(String),
+    /// A loop bound, coefficient or constant beyond [`MAX_LOOP_BOUND`] or [`MAX_AFFINE`].
+    #[error("{what} {value} is out of range (magnitude at most {max})")]
+    OutOfRange {
+        /// Which number.
+        what: &'static str,
+        /// The number.
+        value: i64,
+        /// The limit.
+        max: i64,
+    },
     /// The `arch` codename is not one of the ten.
     #[error("{0}")]
     UnknownArch(arch::ArchError),
@@ -249,7 +269,10 @@ pub enum ValidateErrorKind {
 }
 
 fn err<T>(loc: Loc, kind: ValidateErrorKind) -> Result<T, ValidateError> {
-    Err(ValidateError { loc, kind })
+    Err(ValidateError {
+        loc,
+        kind: Box::new(kind),
+    })
 }
 
 fn malformed<T>(loc: Loc, msg: String) -> Result<T, ValidateError> {
@@ -367,6 +390,12 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
                                 format!("bad loop variable name {:?}", var.name),
                             );
                         }
+                        if self.scope.len() >= MAX_LOOP_DEPTH {
+                            return malformed(
+                                Loc::Loop(l),
+                                format!("loops nested deeper than {MAX_LOOP_DEPTH}"),
+                            );
+                        }
                         if self.loop_of_var[v.index()].is_some() {
                             return malformed(
                                 Loc::Loop(l),
@@ -384,6 +413,19 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
                                     "loop variable '{}' shadows the variable of an enclosing loop",
                                     var.name
                                 ),
+                            );
+                        }
+                        let lp = &self.m.loops[l.index()];
+                        if let Some(&value) =
+                            [lp.lo, lp.hi].iter().find(|b| b.abs() > MAX_LOOP_BOUND)
+                        {
+                            return err(
+                                Loc::LoopRange(l),
+                                ValidateErrorKind::OutOfRange {
+                                    what: "loop bound",
+                                    value,
+                                    max: MAX_LOOP_BOUND,
+                                },
                             );
                         }
                         self.loop_of_var[v.index()] = Some(l);
@@ -423,6 +465,20 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
                         return malformed(
                             Loc::Bound(i, k, b),
                             format!("bound {b} is not in canonical form"),
+                        );
+                    }
+                    let numbers = e.terms.iter().map(|t| ("coefficient", t.1));
+                    let big = std::iter::once(("constant", e.constant))
+                        .chain(numbers)
+                        .find(|n| n.1.abs() > MAX_AFFINE);
+                    if let Some((what, value)) = big {
+                        return err(
+                            Loc::Bound(i, k, b),
+                            ValidateErrorKind::OutOfRange {
+                                what,
+                                value,
+                                max: MAX_AFFINE,
+                            },
                         );
                     }
                     if let Some((v, _)) = e.terms.iter().find(|t| !self.scope.contains(&t.0)) {

@@ -36,15 +36,6 @@ impl Span {
     }
 }
 
-/// Where a tensor declaration is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TensorSpans {
-    /// The whole declaration.
-    pub decl: Span,
-    /// The name.
-    pub name: Span,
-}
-
 /// Where an operand access is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessSpans {
@@ -70,8 +61,6 @@ pub struct Tile {
 pub struct InstSpans {
     /// The whole instruction, label to last attribute.
     pub span: Span,
-    /// The mnemonic.
-    pub mnemonic: Span,
     /// Operands: the destination, then the sources in order.
     pub operands: Vec<AccessSpans>,
     /// `tile=RxC`, if given.
@@ -94,8 +83,8 @@ pub struct LoopSpans {
 pub struct SourceMap {
     /// The codename on the `arch` line.
     pub arch: Span,
-    /// Per [`TensorId`].
-    pub tensors: Vec<TensorSpans>,
+    /// The name in each declaration, per [`TensorId`].
+    pub tensors: Vec<Span>,
     /// Per [`InstId`].
     pub insts: Vec<InstSpans>,
     /// Per [`LoopId`].
@@ -105,7 +94,7 @@ pub struct SourceMap {
 impl SourceMap {
     /// The span of a tensor declaration's name.
     pub fn tensor(&self, t: TensorId) -> Option<Span> {
-        self.tensors.get(t.index()).map(|s| s.name)
+        self.tensors.get(t.index()).copied()
     }
 
     /// The span of an instruction.

@@ -14,13 +14,12 @@
 //! ```
 
 use super::lexer::{Lexer, Tok};
-use super::{
-    AccessSpans, InstSpans, LoopSpans, ParseError, Parsed, SourceMap, Span, TensorSpans, Tile,
-};
+use super::{AccessSpans, InstSpans, LoopSpans, ParseError, Parsed, SourceMap, Span, Tile};
 use crate::ir::{
     Access, Affine, Attr, Block, DType, FlagSet, Flags, Inst, InstKind, Loop, Matmul, MatmulKind,
     Mem, Module, Stmt, Tensor, TensorId, VarId,
 };
+use crate::validate::MAX_LOOP_DEPTH;
 use std::collections::HashMap;
 
 type PResult<T> = Result<T, ParseError>;
@@ -218,7 +217,7 @@ impl<'a> Parser<'a> {
     }
 
     fn decl(&mut self, mem: Mem) -> PResult<()> {
-        let start = self.bump()?.1;
+        self.bump()?;
         let (name, name_span) = self.name("a tensor name")?;
         self.expect(Tok::LBracket)?;
         let (partitions, _) = self.u32_("partition count")?;
@@ -262,10 +261,7 @@ impl<'a> Parser<'a> {
         }
         let id = self.module.add_tensor(t);
         self.tensors.entry(name).or_insert(id);
-        self.map.tensors.push(TensorSpans {
-            decl: start.to(Span::new(start.end, self.prev_end)),
-            name: name_span,
-        });
+        self.map.tensors.push(name_span);
         Ok(())
     }
 
@@ -305,6 +301,9 @@ impl<'a> Parser<'a> {
 
     fn loop_(&mut self) -> PResult<Stmt> {
         let start = self.bump()?.1;
+        if self.scope.len() >= MAX_LOOP_DEPTH {
+            return Self::invalid(start, format!("loops nested deeper than {MAX_LOOP_DEPTH}"));
+        }
         let (name, name_span) = self.name("a loop variable name")?;
         if self.scope.iter().any(|(n, _)| *n == name) {
             return Err(ParseError::ShadowedVar {
@@ -475,7 +474,6 @@ impl<'a> Parser<'a> {
         let id = self.module.add_inst(Inst { label, kind, after });
         self.map.insts.push(InstSpans {
             span: start.to(Span::new(start.start, self.prev_end)),
-            mnemonic: mn_span,
             operands,
             tile,
             attrs,
