@@ -24,6 +24,26 @@ fn gen(w: &Workload) -> Module {
         .expect("printed program parses")
         .module;
     assert!(back.same_program(&m), "{}: round trip", w.command_line());
+    // Each instruction's PSUM operands fit PSUM together, so spilling can
+    // always make room.
+    let a = arch::lookup(&m.arch).unwrap();
+    for inst in &m.insts {
+        let mut ts: Vec<TensorId> = inst.kind.srcs().iter().map(|s| s.tensor).collect();
+        ts.push(inst.kind.dst().tensor);
+        ts.sort();
+        ts.dedup();
+        let banks: u32 = ts
+            .iter()
+            .map(|&t| m.tensor(t))
+            .filter(|t| t.mem == Mem::Psum)
+            .map(|t| a.aligned_bank_num(a.bank_num(t.bytes.into())))
+            .sum();
+        assert!(
+            banks <= a.num_banks(),
+            "{}: {banks} banks in one instruction",
+            w.command_line()
+        );
+    }
     m
 }
 

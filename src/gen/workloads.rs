@@ -1438,8 +1438,9 @@ struct LiveTensor {
     reads_left: u8,
 }
 
-/// Most PSUM sources one `act` of [`random`] sums into its sink.
-const RANDOM_READS_PER_ACT: usize = 3;
+/// Most PSUM banks one `act` of [`random`] reads: every instruction's
+/// operands then fit PSUM on every generation (gen1 has four banks).
+const RANDOM_ACT_BANKS: u32 = 4;
 
 /// The live PSUM tensors of [`random`] and the reads not yet emitted:
 /// consecutive reads into the same sink share one `act`.
@@ -1448,20 +1449,22 @@ struct RandomReads {
     live_banks: u32,
     sink: Option<TensorId>,
     batch: Vec<Access>,
+    batch_banks: u32,
 }
 
 impl RandomReads {
     /// Reads one random live tensor (at least one must be live).
     fn read_one(&mut self, b: &mut Builder, rng: &mut SplitMix64, sinks: &[TensorId]) {
         let i = rng.below(self.live.len() as u64) as usize;
-        let t = self.live[i].tensor;
+        let (t, banks) = (self.live[i].tensor, self.live[i].banks);
         let sink = sinks[(b.module.tensor(t).bytes / BANK) as usize - 1];
-        let full = self.batch.len() == RANDOM_READS_PER_ACT;
+        let full = self.batch_banks + banks > RANDOM_ACT_BANKS;
         if self.sink != Some(sink) || full || self.batch.iter().any(|a| a.tensor == t) {
             self.flush(b);
             self.sink = Some(sink);
         }
         self.batch.push(b.whole(t));
+        self.batch_banks += banks;
         self.live[i].reads_left -= 1;
         if self.live[i].reads_left == 0 {
             self.live_banks -= self.live.swap_remove(i).banks;
@@ -1475,6 +1478,7 @@ impl RandomReads {
             srcs.push(b.whole(sink));
             srcs.append(&mut self.batch);
             b.act(b.whole(sink), srcs);
+            self.batch_banks = 0;
         }
     }
 }
@@ -1483,7 +1487,7 @@ impl RandomReads {
 /// `loops`, two-matmul chains become loops). Each is written by one or two
 /// accumulating matmuls per bank, reading random slices of two shared SBUF
 /// operands, and read 1–3 times later by `act sinkB <- sinkB, pI, …`, which
-/// sums up to three tensors of one size into an SBUF sink of that size
+/// sums tensors of one size (at most four banks in all) into an SBUF sink of that size
 /// (stored to DRAM at the end, so every read reaches the output). Before
 /// each tensor is written, reads of random live tensors are issued until the
 /// live banks plus half the new tensor's fit a target (the floor or ceiling
@@ -1537,6 +1541,7 @@ pub fn random(p: &RandomParams) -> Result<Module, GenError> {
         live_banks: 0,
         sink: None,
         batch: Vec::new(),
+        batch_banks: 0,
     };
     let floor = pressure.floor();
     for (tensor, size) in psum {
