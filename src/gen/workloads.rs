@@ -201,7 +201,7 @@ pub struct QkvParams {
     pub arch: String,
     /// Tokens (default 256; a multiple of the M tile).
     pub tokens: u32,
-    /// Hidden size H, the contraction (default 1024; a multiple of 128).
+    /// Hidden size H, the contraction (default 512; a multiple of 128).
     pub hidden: u32,
     /// Output groups of 512 columns accumulated together (default 6; at
     /// most the PSUM bank count).
@@ -213,7 +213,7 @@ impl Default for QkvParams {
         QkvParams {
             arch: "trn1".into(),
             tokens: 256,
-            hidden: 1024,
+            hidden: 512,
             groups: 6,
         }
     }
@@ -927,6 +927,15 @@ fn at(t: TensorId, parts: Range<u32>, b0: Affine, len: u64) -> Access {
     }
 }
 
+/// `k·a`.
+fn scale(a: &Affine, k: u64) -> Affine {
+    let mut out = Affine::constant(a.constant * k as i64);
+    for &(v, c) in &a.terms {
+        out.add_term(v, c * k as i64);
+    }
+    out
+}
+
 /// `value / tile`, requiring a positive multiple.
 fn tiles(param: &'static str, value: u32, tile: u32) -> Result<u32, GenError> {
     if value == 0 || value % tile != 0 {
@@ -1085,19 +1094,22 @@ pub fn attention(p: &AttentionParams) -> Result<Module, GenError> {
     b.finish()
 }
 
-/// `attention-bwd`: the PSUM-pressure case. `dkv` holds the dVᵀ and dKᵀ
-/// accumulators, one bank per 512-wide kv tile each (`2 × seq_k/512` banks),
-/// accumulated across the whole query loop and evacuated after it by one
-/// `act` (one tensor, as an NKI kernel's PSUM buffer with a tile dimension,
-/// so no accumulator can be spilled to no effect after the loop). Per query
-/// tile, for each kv tile g (straight-line, one set of PSUM tiles per g):
-/// `act P <- qk_g`; `dp_g = dO·Vᵀ`; `act dS <- dp_g, P`; `dVᵀ_g += dOᵀ·P`;
-/// `dKᵀ_g += Qᵀ·dS`; the next kv tile's scores `qk_{g+1}` are issued early
-/// (software pipelining); `matmul.t` transposes dS into `dsT_g`; and
-/// `dQ += dS·K` (the transposed blocks stationary) accumulates over all kv tiles. At default size the dsT
-/// transposes of the middle kv tile see dkv (6 banks), dq, the prefetched
-/// scores and dsT itself: 9 banks on an 8-bank PSUM. The prefetched scores
-/// are written well before their read, so spilling them relieves the peak.
+/// `attention-bwd`: the PSUM-pressure case. The dVᵀ and dKᵀ accumulators
+/// `dv{g}`, `dk{g}` (one bank each per 512-wide kv tile g) accumulate over
+/// the whole query loop. Per query tile, for each kv tile g (straight-line,
+/// one set of PSUM tiles per g): `act P <- qk{g}`; `dp{g} = dO·Vᵀ`;
+/// `act dS <- dp{g}, P`; `dv{g} += dOᵀ·P`; `dk{g} += Qᵀ·dS`; the next kv
+/// tile's scores `qk{g+1}` are issued early (software pipelining); `matmul.t`
+/// transposes dS's blocks into `dsT{g}`; and `dq += dS·K` (the transposed
+/// blocks stationary) accumulates over every kv tile. The last query tile is
+/// peeled off the loop, with its own PSUM tiles (suffix `_last`), so that
+/// each accumulator is evacuated right after its final matmul.
+///
+/// At default size the transposes of the middle kv tile see the six
+/// accumulators, dq, the prefetched `qk2` and `dsT1`: 9 banks on an 8-bank
+/// PSUM. The accumulators are unspillable (each is read right after its last
+/// write), while `qk2` is written well before its read, so spilling it
+/// relieves the peak.
 pub fn attention_bwd(p: &AttentionBwdParams) -> Result<Module, GenError> {
     let mut b = Builder::new(&p.arch)?;
     let mt = b.m_tile();
@@ -1110,11 +1122,7 @@ pub fn attention_bwd(p: &AttentionBwdParams) -> Result<Module, GenError> {
         mt,
         "dKᵀ and dVᵀ put the head dimension on PSUM partitions",
     )?;
-    let banks = b.arch.num_banks();
-    let max_kv = (1..=banks / 2)
-        .take_while(|&g| b.arch.aligned_bank_num(2 * g) + 2 <= banks)
-        .last()
-        .unwrap_or(0);
+    let max_kv = b.arch.num_banks().saturating_sub(2) / 2;
     in_range(
         "seq-k",
         p.seq_k,
@@ -1124,18 +1132,22 @@ pub fn attention_bwd(p: &AttentionBwdParams) -> Result<Module, GenError> {
     )?;
     let blocks = TILE_N / mt;
     let (mt64, d64, kv64) = (u64::from(mt), u64::from(d), u64::from(kv_tiles));
-    let tile_b = u64::from(TILE_N) * 2;
+    let (bank, tile_b) = (u64::from(BANK), u64::from(TILE_N) * 2);
 
-    let dkv = b.psum("dkv", d, 2 * kv64 * u64::from(BANK))?;
-    let mut qk = Vec::new();
-    let mut dp = Vec::new();
-    let mut ds_t = Vec::new();
+    let mut dv = Vec::new();
+    let mut dk = Vec::new();
     for g in 0..kv_tiles {
-        qk.push(b.psum(format!("qk{g}"), mt, BANK.into())?);
-        dp.push(b.psum(format!("dp{g}"), mt, BANK.into())?);
-        ds_t.push(b.psum(format!("dsT{g}"), mt, BANK.into())?);
+        dv.push(b.psum(format!("dv{g}"), d, bank)?);
     }
-    let dq = b.psum("dq", mt, d64 * 4)?;
+    for g in 0..kv_tiles {
+        dk.push(b.psum(format!("dk{g}"), d, bank)?);
+    }
+    let looped = if q_tiles > 1 {
+        Some(BwdTiles::declare(&mut b, "", kv_tiles, d)?)
+    } else {
+        None
+    };
+    let last = BwdTiles::declare(&mut b, "_last", kv_tiles, d)?;
     let seq_q2 = u64::from(p.seq_q) * 2;
     let seq_k2 = u64::from(p.seq_k) * 2;
     let q_t = b.sbuf("qT", d, seq_q2, DType::Bf16)?;
@@ -1151,62 +1163,104 @@ pub fn attention_bwd(p: &AttentionBwdParams) -> Result<Module, GenError> {
     let ds = b.sbuf("ds", mt, tile_b, DType::Bf16)?;
     let ds_ts = b.sbuf("dsTs", mt, tile_b, DType::Bf16)?;
     let dq_sb = b.sbuf("dqs", mt, d64 * 4, DType::F32)?;
-    let dkv_sb = b.sbuf("dkvs", d, 2 * kv64 * u64::from(BANK), DType::F32)?;
+    let dv_sb = b.sbuf("dvs", d, kv64 * bank, DType::F32)?;
+    let dk_sb = b.sbuf("dks", d, kv64 * bank, DType::F32)?;
     let mut pairs = Vec::new();
     for t in [q_t, q, k_t, k, v_t, do_t, d_o, ident] {
         pairs.push((t, b.dram_input(t)?));
     }
-    let half = kv64 * u64::from(BANK);
     let dq_out = b.dram("dq_out", mt, u64::from(q_tiles) * d64 * 4, DType::F32)?;
-    let dv_out = b.dram("dv_out", d, half, DType::F32)?;
-    let dk_out = b.dram("dk_out", d, half, DType::F32)?;
+    let dv_out = b.dram("dv_out", d, kv64 * bank, DType::F32)?;
+    let dk_out = b.dram("dk_out", d, kv64 * bank, DType::F32)?;
+
+    // One query tile `qi` (a loop variable or the peeled last index); with
+    // `evacuate`, each accumulator is stored to SBUF after its matmul.
+    let q_tile = |b: &mut Builder, qi: &Affine, tiles: &BwdTiles, evacuate: bool| {
+        let q_rows = |t| at(t, 0..d, scale(qi, mt64 * 2), mt64 * 2);
+        let q_block = |t| at(t, 0..mt, scale(qi, d64 * 2), d64 * 2);
+        let kv_cols = |t, g: u32| at(t, 0..d, aff(u64::from(g) * 1024, &[]), 1024);
+        let slot = |t, g: u32| at(t, 0..d, aff(u64::from(g) * bank, &[]), bank);
+        b.matmul(b.whole(tiles.qk[0]), q_rows(q_t), kv_cols(k_t, 0));
+        for g in 0..kv_tiles {
+            let gi = g as usize;
+            b.act(b.whole(probs), vec![b.whole(tiles.qk[gi])]);
+            b.matmul(b.whole(tiles.dp[gi]), q_rows(do_t), kv_cols(v_t, g));
+            b.act(b.whole(ds), vec![b.whole(tiles.dp[gi]), b.whole(probs)]);
+            for (acc, rows, src, out) in [(dv[gi], d_o, probs, dv_sb), (dk[gi], q, ds, dk_sb)] {
+                b.matmul(b.whole(acc), q_block(rows), b.whole(src));
+                if evacuate {
+                    b.act(slot(out, g), vec![b.whole(acc)]);
+                }
+            }
+            if g + 1 < kv_tiles {
+                b.matmul(b.whole(tiles.qk[gi + 1]), q_rows(q_t), kv_cols(k_t, g + 1));
+            }
+            let j = b.open_loop("j", blocks);
+            b.matmul_at(
+                MatmulKind::Transpose,
+                at(tiles.ds_t[gi], 0..mt, aff(0, &[(j, mt64 * 4)]), mt64 * 4),
+                at(ds, 0..mt, aff(0, &[(j, mt64 * 2)]), mt64 * 2),
+                b.whole(ident),
+                (0, 0),
+            );
+            b.close_loop();
+            b.act(b.whole(ds_ts), vec![b.whole(tiles.ds_t[gi])]);
+            let j = b.open_loop("j", blocks);
+            let k_block = aff(u64::from(g * blocks) * d64 * 2, &[(j, d64 * 2)]);
+            b.matmul(
+                b.whole(tiles.dq),
+                at(ds_ts, 0..mt, aff(0, &[(j, mt64 * 2)]), mt64 * 2),
+                at(k, 0..mt, k_block, d64 * 2),
+            );
+            b.close_loop();
+        }
+        b.act(b.whole(dq_sb), vec![b.whole(tiles.dq)]);
+        b.dma(
+            at(dq_out, 0..mt, scale(qi, d64 * 4), d64 * 4),
+            b.whole(dq_sb),
+        );
+    };
 
     b.load_inputs(&pairs);
-    let i = b.open_loop("i", q_tiles);
-    let q_rows = |t| at(t, 0..d, aff(0, &[(i, mt64 * 2)]), mt64 * 2);
-    let q_tile = |t| at(t, 0..mt, aff(0, &[(i, d64 * 2)]), d64 * 2);
-    let kv_cols = |t, g: u32| at(t, 0..d, aff(u64::from(g) * 1024, &[]), 1024);
-    b.matmul(b.whole(qk[0]), q_rows(q_t), kv_cols(k_t, 0));
-    for g in 0..kv_tiles {
-        let gi = g as usize;
-        b.act(b.whole(probs), vec![b.whole(qk[gi])]);
-        b.matmul(b.whole(dp[gi]), q_rows(do_t), kv_cols(v_t, g));
-        b.act(b.whole(ds), vec![b.whole(dp[gi]), b.whole(probs)]);
-        let bank = |slot: u32| at(dkv, 0..d, aff(u64::from(slot * BANK), &[]), BANK.into());
-        b.matmul(bank(g), q_tile(d_o), b.whole(probs));
-        b.matmul(bank(kv_tiles + g), q_tile(q), b.whole(ds));
-        if g + 1 < kv_tiles {
-            b.matmul(b.whole(qk[gi + 1]), q_rows(q_t), kv_cols(k_t, g + 1));
-        }
-        let j = b.open_loop("j", blocks);
-        b.matmul_at(
-            MatmulKind::Transpose,
-            at(ds_t[gi], 0..mt, aff(0, &[(j, mt64 * 4)]), mt64 * 4),
-            at(ds, 0..mt, aff(0, &[(j, mt64 * 2)]), mt64 * 2),
-            b.whole(ident),
-            (0, 0),
-        );
-        b.close_loop();
-        b.act(b.whole(ds_ts), vec![b.whole(ds_t[gi])]);
-        let j = b.open_loop("j", blocks);
-        let k_block = aff(u64::from(g * blocks) * d64 * 2, &[(j, d64 * 2)]);
-        b.matmul(
-            b.whole(dq),
-            at(ds_ts, 0..mt, aff(0, &[(j, mt64 * 2)]), mt64 * 2),
-            at(k, 0..mt, k_block, d64 * 2),
-        );
+    if let Some(tiles) = &looped {
+        let i = b.open_loop("i", q_tiles - 1);
+        q_tile(&mut b, &Affine::var(i, 1), tiles, false);
         b.close_loop();
     }
-    b.act(b.whole(dq_sb), vec![b.whole(dq)]);
-    b.dma(
-        at(dq_out, 0..mt, aff(0, &[(i, d64 * 4)]), d64 * 4),
-        b.whole(dq_sb),
+    q_tile(
+        &mut b,
+        &Affine::constant(i64::from(q_tiles - 1)),
+        &last,
+        true,
     );
-    b.close_loop();
-    b.act(b.whole(dkv_sb), vec![b.whole(dkv)]);
-    b.dma(b.whole(dv_out), at(dkv_sb, 0..d, aff(0, &[]), half));
-    b.dma(b.whole(dk_out), at(dkv_sb, 0..d, aff(half, &[]), half));
+    b.dma(b.whole(dv_out), b.whole(dv_sb));
+    b.dma(b.whole(dk_out), b.whole(dk_sb));
     b.finish()
+}
+
+/// The PSUM tiles of one query tile of [`attention_bwd`]: scores, dP and
+/// transposed dS per kv tile, and the dQ accumulator.
+struct BwdTiles {
+    qk: Vec<TensorId>,
+    dp: Vec<TensorId>,
+    ds_t: Vec<TensorId>,
+    dq: TensorId,
+}
+
+impl BwdTiles {
+    /// Declares `qk{g}{suffix}`, `dp{g}{suffix}`, `dsT{g}{suffix}` per kv
+    /// tile g, then `dq{suffix}`.
+    fn declare(b: &mut Builder, suffix: &str, kv_tiles: u32, d: u32) -> Result<BwdTiles, GenError> {
+        let mt = b.m_tile();
+        let (mut qk, mut dp, mut ds_t) = (Vec::new(), Vec::new(), Vec::new());
+        for g in 0..kv_tiles {
+            qk.push(b.psum(format!("qk{g}{suffix}"), mt, BANK.into())?);
+            dp.push(b.psum(format!("dp{g}{suffix}"), mt, BANK.into())?);
+            ds_t.push(b.psum(format!("dsT{g}{suffix}"), mt, BANK.into())?);
+        }
+        let dq = b.psum(format!("dq{suffix}"), mt, u64::from(d) * 4)?;
+        Ok(BwdTiles { qk, dp, ds_t, dq })
+    }
 }
 
 /// `qkv`: per token tile, `groups` [M tile, 512] accumulators (one bank
