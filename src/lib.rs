@@ -7,3 +7,4 @@
 
 pub mod arch;
 pub mod ir;
+pub mod viz;
