@@ -254,7 +254,8 @@ struct Layout {
     notes_top: f64,
     width: f64,
     height: f64,
-    /// Highest value on the pressure chart's y axis.
+    /// Top of the pressure chart's y axis: one above the highest value, so
+    /// the bank-count line never sits on the frame.
     ymax: u32,
     before: Vec<u32>,
     after: Vec<u32>,
@@ -290,7 +291,7 @@ impl Layout {
             .max()
             .unwrap_or(0)
             .max(t.num_banks)
-            .max(1);
+            + 1;
 
         let clip = |start: u32, end: u32| {
             let end = end.min(n - 1);
@@ -875,7 +876,7 @@ fn bars(o: &mut String, t: &Timeline, l: &Layout) {
                 o,
                 "<text x=\"{}\" y=\"{}\">{}</text>",
                 num(x + 4.0),
-                num(y + h / 2.0 + 4.0),
+                num(y + LANE_H / 2.0 + 1.0),
                 escape(&b.name)
             );
         }
