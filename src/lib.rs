@@ -8,3 +8,6 @@
 pub mod arch;
 pub mod ir;
 pub mod viz;
+pub mod source;
+pub mod text;
+pub mod validate;
