@@ -71,7 +71,7 @@ pub fn html(t: &Timeline) -> String {
             o,
             "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">[{}, {}]</td><td class=\"n\">{}</td><td>{role}</td></tr>\n",
             escape(&b.name),
-            range_text(b.bank, b.bank + b.banks.max(1) - 1),
+            range_text(b.bank, b.bank.saturating_add(b.banks.max(1) - 1)),
             b.start,
             b.end,
             u64::from(b.end.saturating_sub(b.start)) + 1

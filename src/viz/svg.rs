@@ -519,7 +519,7 @@ impl Layout {
 
     /// x of the left edge of column `c`.
     fn col_x(&self, c: u32) -> f64 {
-        self.x((c * self.bin).min(self.n))
+        self.x(col_start(c, self.bin, self.n))
     }
 
     /// y of the top of bank lane `bank`.
@@ -533,6 +533,11 @@ impl Layout {
     }
 }
 
+/// First point of column `c` (`n` for the column past the last).
+fn col_start(c: u32, bin: u32, n: u32) -> u32 {
+    (u64::from(c) * u64::from(bin)).min(u64::from(n)) as u32
+}
+
 /// The maximum of `values` over each column of `bin` points (missing values
 /// count as 0); empty when `values` is.
 fn column_max(values: &[u32], n: u32, bin: u32) -> Vec<u32> {
@@ -541,8 +546,8 @@ fn column_max(values: &[u32], n: u32, bin: u32) -> Vec<u32> {
     }
     (0..n.div_ceil(bin))
         .map(|c| {
-            let lo = (c * bin) as usize;
-            let hi = (((c + 1) * bin).min(n) as usize).min(values.len());
+            let lo = col_start(c, bin, n) as usize;
+            let hi = (col_start(c + 1, bin, n) as usize).min(values.len());
             values
                 .get(lo..hi)
                 .map_or(0, |s| s.iter().copied().max().unwrap_or(0))
@@ -807,7 +812,10 @@ fn bars(o: &mut String, t: &Timeline, l: &Layout) {
     for r in &l.runs {
         let x = l.col_x(r.col_lo);
         let w = (l.col_x(r.col_hi + 1) - x).max(1.0);
-        let (p0, p1) = (r.col_lo * l.bin, ((r.col_hi + 1) * l.bin).min(l.n) - 1);
+        let (p0, p1) = (
+            col_start(r.col_lo, l.bin, l.n),
+            col_start(r.col_hi + 1, l.bin, l.n) - 1,
+        );
         put!(
             o,
             "<rect class=\"m\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>bank {}, points {}: {} narrow tensors</title></rect>\n",
