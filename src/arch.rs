@@ -325,6 +325,7 @@ pub fn bank_alignment(banks: u32) -> u32 {
 
 /// Seed 004's `zero_region_bank_range(lo, hi)`: the smallest aligned window of
 /// 1, 2, 4 or 8 banks containing `[lo, hi]`; `None` when 16 would be needed.
+#[allow(clippy::int_plus_one)] // the seed's comparison, kept verbatim
 pub fn zero_region_bank_range(lo: u32, hi: u32) -> Option<(u32, u32)> {
     (0..4).find_map(|k| {
         let win = 1u32 << k;

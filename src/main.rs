@@ -141,13 +141,11 @@ fn cmd_arch(a: ArchArgs) -> Result<(), Failure> {
         (None, true) => {
             let all: Vec<_> = arch::Generation::ALL
                 .iter()
-                .map(|&g| {
-                    serde_json::json!({
-                        "generation": g,
-                        "arch_level": g.arch_level(),
-                        "codenames": g.codenames(),
-                        "board": arch::board(g),
-                    })
+                .map(|&g| GenerationInfo {
+                    generation: g,
+                    arch_level: g.arch_level(),
+                    codenames: g.codenames(),
+                    board: arch::board(g),
                 })
                 .collect();
             to_json_line(&all)?
@@ -155,6 +153,15 @@ fn cmd_arch(a: ArchArgs) -> Result<(), Failure> {
     };
     std::io::stdout().write_all(out.as_bytes())?;
     Ok(())
+}
+
+/// One generation in `psum arch --json`.
+#[derive(serde::Serialize)]
+struct GenerationInfo {
+    generation: arch::Generation,
+    arch_level: u32,
+    codenames: &'static [&'static str],
+    board: arch::Board,
 }
 
 fn to_json_line(v: &impl serde::Serialize) -> Result<String, Failure> {
