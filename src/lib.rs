@@ -5,9 +5,16 @@
 //! [`ir::Module`]: validate → alloc → unroll → order → legalize → verify.
 //! This crate is the library; the `psum` binary is a thin shell over it.
 
+pub mod alloc;
 pub mod arch;
+pub mod gen;
 pub mod ir;
-pub mod viz;
+pub mod matmul;
+pub mod pipeline;
+pub mod report;
 pub mod source;
 pub mod text;
+pub mod unroll;
 pub mod validate;
+pub mod verify;
+pub mod viz;

@@ -1,5 +1,5 @@
 //! The text format (SPEC §2, §2.5): [`parse`] reads a module and a
-//! [`SourceMap`] of byte spans, [`print`] writes the canonical form, and
+//! [`SourceMap`] of byte spans, [`print`](fn@print) writes the canonical form, and
 //! [`parse_json`]/[`to_json`] are the serde form (`--emit json`).
 //!
 //! The parser is hand-written recursive descent over [`lexer::Lexer`]. It
