@@ -2,10 +2,11 @@
 //! over its program points (SPEC §3.1), drawn as SVG ([`svg()`]) or as an HTML
 //! page that embeds the SVG with a legend and tables ([`html()`]).
 //!
-//! The renderers read a plain [`Timeline`], so they depend on no pass: a
-//! builder fills it from an allocation (tensor intervals and banks, spill code,
-//! accumulation clusters of SPEC §4.3) and [`pressure`] turns intervals into
-//! the live-bank curve. Output is deterministic: fixed number formatting and
+//! The renderers read a plain [`Timeline`], so they depend on no pass:
+//! [`Timeline::from_alloc`] fills it from an allocation (tensor intervals and
+//! banks, spill code, the first iteration's demand), a caller that legalizes
+//! adds the accumulation clusters of SPEC §4.3, and [`pressure`] turns
+//! intervals into a live-bank curve. Output is deterministic: fixed number formatting and
 //! the order of the input vectors. Programs with more than [`MAX_COLUMNS`]
 //! points are binned, and tensors too narrow to see are merged per bank lane,
 //! so the size of the picture is bounded by its pixels, not by the program.
@@ -22,6 +23,12 @@ mod svg;
 
 pub use html::html;
 pub use svg::svg;
+
+use crate::alloc::linear::{Linear, PointKind};
+use crate::alloc::{liveness, split, AllocOutcome};
+use crate::arch;
+use crate::ir::{InstKind, Mem, Module, Stmt};
+use std::collections::HashMap;
 
 /// Above this many program points the timeline is binned: each column of the
 /// picture then stands for `ceil(num_points / MAX_COLUMNS)` points.
@@ -156,6 +163,212 @@ pub struct ClusterBox {
     pub start: u32,
     /// Point of the cluster's tail.
     pub end: u32,
+}
+
+impl Timeline {
+    /// The timeline of an allocation (SPEC §3): `original` is the module the
+    /// allocator was given and `outcome` what it returned. Points are those of
+    /// the allocated program; the "before" curve is the first iteration's
+    /// demand, carried over to the allocated program's points. Clusters
+    /// (SPEC §4.3) are left empty for the caller that legalizes.
+    pub fn from_alloc(
+        title: impl Into<String>,
+        original: &Module,
+        outcome: &AllocOutcome,
+    ) -> Timeline {
+        let m = &outcome.module;
+        let report = &outcome.report;
+        let lin = Linear::new(m);
+        let num_points = lin.points.len() as u32;
+
+        let mut blocks = Vec::new();
+        let mut start = 0;
+        for b in &m.blocks {
+            let len = points_in(m, &b.body);
+            if len > 0 {
+                blocks.push(BlockSpan {
+                    name: b.name.clone(),
+                    start,
+                    end: start + len - 1,
+                });
+            }
+            start += len;
+        }
+
+        let mut loops: Vec<LoopSpan> = (m.loops.iter().enumerate())
+            .filter(|&(l, _)| lin.header[l] != u32::MAX)
+            .map(|(l, lp)| LoopSpan {
+                label: format!("loop {} {}..{}", m.vars[lp.var.index()].name, lp.lo, lp.hi),
+                header: lin.header[l],
+                end: lin.end[l],
+                depth: lin.depth[l].saturating_sub(1),
+            })
+            .collect();
+        loops.sort_by_key(|l| l.header);
+
+        let mut reloads: HashMap<&str, &str> = HashMap::new();
+        for inst in &m.insts {
+            if let InstKind::Copy { dst, src } = &inst.kind {
+                if let Some(of) = spill_source(&m.tensor(src.tensor).name) {
+                    reloads.insert(&m.tensor(dst.tensor).name, of);
+                }
+            }
+        }
+        let tensors: Vec<TensorBar> = (report.tensors.iter())
+            .filter_map(|t| {
+                let (bank, [start, end]) = (t.bank?, t.interval?);
+                let role = if t.spilled {
+                    BarRole::Spilled
+                } else {
+                    match reloads.get(t.name.as_str()) {
+                        Some(&of) => BarRole::Reload { of: of.to_string() },
+                        None => BarRole::Normal,
+                    }
+                };
+                Some(TensorBar {
+                    name: t.name.clone(),
+                    bank,
+                    banks: t.banks,
+                    start,
+                    end,
+                    role,
+                })
+            })
+            .collect();
+
+        let placed: HashMap<&str, (u32, u32)> = (tensors.iter())
+            .map(|b| (b.name.as_str(), (b.bank, b.banks)))
+            .collect();
+        let mut spills = Vec::new();
+        for (i, inst) in m.insts.iter().enumerate() {
+            let (Some(point), InstKind::Copy { dst, src }) = (lin.inst_point[i], &inst.kind) else {
+                continue;
+            };
+            let (d, s) = (m.tensor(dst.tensor), m.tensor(src.tensor));
+            let mark = match (s.mem, d.mem) {
+                (Mem::Psum, Mem::Sbuf) if spill_source(&d.name) == Some(s.name.as_str()) => {
+                    (SpillKind::Save, &s.name, &d.name)
+                }
+                (Mem::Sbuf, Mem::Psum) if spill_source(&s.name).is_some() => {
+                    (SpillKind::Reload, &d.name, &s.name)
+                }
+                _ => continue,
+            };
+            if let Some(&(bank, banks)) = placed.get(mark.1.as_str()) {
+                spills.push(SpillMark {
+                    point,
+                    kind: mark.0,
+                    tensor: mark.1.clone(),
+                    slot: mark.2.clone(),
+                    bank,
+                    banks,
+                });
+            }
+        }
+        spills.sort_by_key(|s| s.point);
+
+        let pressure_after = pressure(
+            num_points,
+            tensors.iter().map(|b| (b.start, b.end, b.banks)),
+        );
+        let pressure_before = first_demand(original, report.num_banks, &lin);
+        let pct = |v: f64| format!("{v:.2}");
+        let summary = vec![
+            ("arch".to_string(), report.arch.clone()),
+            ("num_banks".to_string(), report.num_banks.to_string()),
+            ("psum_tensors".to_string(), report.tensors.len().to_string()),
+            ("spilled".to_string(), report.spilled.join(", ")),
+            (
+                "spill_cost_cycles".to_string(),
+                report.spill_cost_cycles.to_string(),
+            ),
+            ("iterations".to_string(), report.iterations.to_string()),
+            (
+                "best_heuristic".to_string(),
+                report.best_heuristic.to_string(),
+            ),
+            ("demand_pct".to_string(), pct(report.demand_pct)),
+            ("utilization_pct".to_string(), pct(report.utilization_pct)),
+        ];
+        Timeline {
+            title: title.into(),
+            arch: report.arch.clone(),
+            num_banks: report.num_banks,
+            num_points,
+            blocks,
+            loops,
+            tensors,
+            spills,
+            clusters: Vec::new(),
+            pressure_before,
+            pressure_after,
+            summary,
+        }
+    }
+}
+
+/// Number of program points of a statement list (SPEC §3.1: one per
+/// instruction, a header and an end per loop).
+fn points_in(m: &Module, body: &[Stmt]) -> u32 {
+    body.iter()
+        .map(|s| match *s {
+            Stmt::Inst(_) => 1,
+            Stmt::Loop(l) => 2 + points_in(m, &m.loop_(l).body),
+        })
+        .sum()
+}
+
+/// `X` of an SBUF spill tensor named `X_SpillTensorCopyK` (SPEC §3.8).
+fn spill_source(name: &str) -> Option<&str> {
+    let (x, k) = name.rsplit_once("_SpillTensorCopy")?;
+    (!k.is_empty() && k.bytes().all(|b| b.is_ascii_digit())).then_some(x)
+}
+
+/// Live banks per point of the allocator's first iteration (SPEC §3.4
+/// demand), carried to the points of the allocated program `lin`: each
+/// instruction and loop keeps its id through spilling, and a point the
+/// allocator inserted between original points `p` and `p + 1` gets the banks
+/// live across that gap (live at both). Empty when the demand cannot be
+/// computed (the allocation itself would have failed).
+fn first_demand(original: &Module, num_banks: u32, lin: &Linear) -> Vec<u32> {
+    let Ok(arch) = arch::lookup(&original.arch) else {
+        return Vec::new();
+    };
+    let work = split::memloc_split(original);
+    let lin0 = Linear::new(&work);
+    let Ok(live) = liveness::live_ranges(&work, &lin0, &arch, num_banks) else {
+        return Vec::new();
+    };
+    let n0 = lin0.points.len() as u32;
+    let at = pressure(n0, live.nodes.iter().map(|v| (v.start, v.end, v.banks)));
+    let across = pressure(
+        n0,
+        (live.nodes.iter())
+            .filter(|v| v.end > v.start)
+            .map(|v| (v.start, v.end - 1, v.banks)),
+    );
+    let mut orig_of = vec![None; lin.points.len()];
+    for (p, point) in lin0.points.iter().enumerate() {
+        let q = match point.kind {
+            PointKind::Inst(i) => lin.inst_point.get(i.index()).copied().flatten(),
+            PointKind::Header(l) => lin.header.get(l.index()).copied(),
+            PointKind::End(l) => lin.end.get(l.index()).copied(),
+        };
+        if let Some(slot) = q.and_then(|q| orig_of.get_mut(q as usize)) {
+            *slot = Some(p);
+        }
+    }
+    let mut last = None;
+    orig_of
+        .into_iter()
+        .map(|p| match p {
+            Some(p) => {
+                last = Some(p);
+                at[p]
+            }
+            None => last.map_or(0, |p| across[p]),
+        })
+        .collect()
 }
 
 /// Live banks per point: the sum of `banks` over the `(start, end, banks)`
