@@ -109,3 +109,44 @@ fn every_example_renders_well_formed() {
         roxmltree::Document::parse_with_options(&html(&t), opts).unwrap();
     }
 }
+
+/// Random programs: one bar per placed tensor, a mark per spill copy (one
+/// save per spilled tensor), and the after curve within the bank count.
+#[test]
+fn random_programs_build_consistent_timelines() {
+    use psum::gen::random::{random_program, RandomConfig};
+    let cfg = RandomConfig {
+        max_tensors: 14,
+        ..Default::default()
+    };
+    for seed in 0..40 {
+        let module = random_program(seed, &cfg);
+        let Ok(outcome) = allocate(&module, &AllocOptions::default()) else {
+            continue;
+        };
+        let t = Timeline::from_alloc("random", &module, &outcome);
+        let placed = outcome
+            .report
+            .tensors
+            .iter()
+            .filter(|r| r.bank.is_some())
+            .count();
+        assert_eq!(t.tensors.len(), placed, "seed {seed}");
+        let saves = t
+            .spills
+            .iter()
+            .filter(|m| m.kind == SpillKind::Save)
+            .count();
+        assert_eq!(saves, outcome.report.spilled.len(), "seed {seed}");
+        assert!(
+            t.pressure_after.iter().all(|&v| v <= t.num_banks),
+            "seed {seed}"
+        );
+        assert_eq!(
+            t.pressure_before.len(),
+            t.num_points as usize,
+            "seed {seed}"
+        );
+        roxmltree::Document::parse(&svg(&t)).unwrap();
+    }
+}
