@@ -502,3 +502,18 @@ fn save_inside_loop_that_must_carry_the_value_relieves_nothing() {
     let out = alloc_both(&m, with_banks(1));
     assert_eq!(out.report.spilled, ["s"]);
 }
+
+#[test]
+fn spill_names_skip_declared_names() {
+    // The counter skips a name the program already declares.
+    let src = std::fs::read_to_string(format!(
+        "{}/examples/02_one_spill.psum",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+    .replace("dram out", "sbuf t0_SpillTensorCopy0 [128, 2048]\ndram out");
+    let out = alloc_src(&src);
+    let printed = psum::text::print(&out.module);
+    assert!(printed.contains("  copy t0_SpillTensorCopy1 <- t0\n"));
+    assert!(printed.contains("  copy t0_ReloadTensorCopy2 <- t0_SpillTensorCopy1\n"));
+}

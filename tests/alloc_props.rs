@@ -190,3 +190,37 @@ fn low_pressure_one_bank_never_spills() {
         "only {exercised} programs within the bank count"
     );
 }
+
+/// Timing of fast vs reference mode on large random programs
+/// (`cargo test --release --test alloc_props -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn timing_fast_vs_reference() {
+    for tensors in [5_000, 20_000] {
+        let cfg = Config {
+            arch: "trn1",
+            tensors,
+            max_banks: 2,
+            pressure: 6,
+            loops: true,
+        };
+        let m = module(&program(7, cfg));
+        let time = |mode| {
+            let t = std::time::Instant::now();
+            let out = allocate(&m, &AllocOptions { mode, ..AllocOptions::default() }).unwrap();
+            (t.elapsed(), out)
+        };
+        let (fast, f) = time(Mode::Fast);
+        let (reference, r) = time(Mode::Reference);
+        assert_same(&f, &r);
+        println!(
+            "{tensors} tensors ({} nodes at the end, {} iterations, {} spilled): fast {:?}, reference {:?}, ratio {:.1}",
+            f.report.tensors.len(),
+            f.report.iterations,
+            f.report.spilled.len(),
+            fast,
+            reference,
+            reference.as_secs_f64() / fast.as_secs_f64()
+        );
+    }
+}
