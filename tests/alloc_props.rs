@@ -160,7 +160,7 @@ proptest! {
             let new = live2.nodes[live2.node_of[old.tensor.index()].unwrap().index()];
             let covered: Vec<u32> = (new.start..=new.end).filter_map(old_point).collect();
             prop_assert!(covered.iter().all(|&p| old.start <= p && p <= old.end));
-            prop_assert!((covered.len() as u64) < old.len(), "{} not shortened", m.tensor(old.tensor).name);
+            prop_assert!((covered.len() as u64) < old.interval_len(), "{} not shortened", m.tensor(old.tensor).name);
         }
     }
 }
@@ -207,10 +207,24 @@ fn timing_fast_vs_reference() {
         let m = module(&program(7, cfg));
         let time = |mode| {
             let t = std::time::Instant::now();
-            let out = allocate(&m, &AllocOptions { mode, ..AllocOptions::default() }).unwrap();
+            let out = allocate(
+                &m,
+                &AllocOptions {
+                    mode,
+                    ..AllocOptions::default()
+                },
+            )
+            .unwrap();
             (t.elapsed(), out)
         };
         let (fast, f) = time(Mode::Fast);
+        if std::env::var_os("ALLOC_FAST_ONLY").is_some() {
+            println!(
+                "{tensors} tensors: fast {fast:?}, {} iterations",
+                f.report.iterations
+            );
+            continue;
+        }
         let (reference, r) = time(Mode::Reference);
         assert_same(&f, &r);
         println!(

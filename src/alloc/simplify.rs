@@ -47,7 +47,7 @@ impl Heuristic {
             Heuristic::H0 => u64::from(deg),
             Heuristic::H1 => u64::from(node.banks) * u64::from(deg),
             Heuristic::H2 => nb,
-            Heuristic::H3 => node.len(),
+            Heuristic::H3 => node.interval_len(),
         };
         Ratio {
             num: cost,
