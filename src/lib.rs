@@ -7,7 +7,13 @@
 
 pub mod alloc;
 pub mod arch;
+pub mod gen;
 pub mod ir;
+pub mod matmul;
+pub mod pipeline;
+pub mod report;
 pub mod source;
 pub mod text;
+pub mod unroll;
 pub mod validate;
+pub mod verify;
