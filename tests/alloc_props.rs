@@ -165,6 +165,23 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// The independent checker (SPEC §5.1) accepts every allocated program:
+    /// every read finds its tensor's latest write in every cell, spills and
+    /// reloads included.
+    #[test]
+    fn checker_accepts_allocations((seed, cfg, banks) in config()) {
+        let cfg = Config { tensors: cfg.tensors.min(8), ..cfg };
+        let m = module(&program(seed, cfg));
+        if let Some(out) = run(&m, banks) {
+            let verdict = psum::verify::checker::check(&m, &out.module);
+            prop_assert!(verdict.is_ok(), "checker: {}", verdict.unwrap_err());
+        }
+    }
+}
+
 /// Low pressure, one-bank tensors: the no-spill property is exercised on
 /// every program (most have demand ≤ numBanks).
 #[test]
