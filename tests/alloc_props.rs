@@ -209,16 +209,22 @@ fn low_pressure_one_bank_never_spills() {
 }
 
 /// Timing of fast vs reference mode on large random programs
-/// (`cargo test --release --test alloc_props -- --ignored --nocapture`).
+/// (`cargo test --release --test alloc_props -- --ignored --nocapture`;
+/// `ALLOC_SIZES=5000,20000`, `ALLOC_PRESSURE=6`, `ALLOC_FAST_ONLY=1` to skip
+/// the quadratic reference run).
 #[test]
 #[ignore]
 fn timing_fast_vs_reference() {
-    for tensors in [5_000, 20_000] {
+    let sizes: Vec<usize> = std::env::var("ALLOC_SIZES")
+        .map(|s| s.split(',').map(|x| x.parse().unwrap()).collect())
+        .unwrap_or_else(|_| vec![5_000, 20_000]);
+    let pressure = std::env::var("ALLOC_PRESSURE").map_or(6, |p| p.parse().unwrap());
+    for tensors in sizes {
         let cfg = Config {
             arch: "trn1",
             tensors,
             max_banks: 2,
-            pressure: 6,
+            pressure,
             loops: true,
         };
         let m = module(&program(7, cfg));
