@@ -18,7 +18,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, BinaryHeap};
 use std::fmt;
 
-/// The four spill-choice heuristics (SPEC §3.6 **[decision]**).
+/// The four spill-choice heuristics (SPEC §3.6 **\[decision\]**).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Heuristic {
     /// H0: `cost / deg`.
