@@ -17,3 +17,4 @@ pub mod text;
 pub mod unroll;
 pub mod validate;
 pub mod verify;
+pub mod viz;
