@@ -856,43 +856,43 @@ impl<'m> Cx<'m> {
         let (k, m) = (mm.stationary.part_extent(), self.elems(&mm.stationary));
         let (k2, n) = (mm.moving.part_extent(), self.elems(&mm.moving));
         let (dm, dn) = (mm.dst.part_extent(), self.elems(&mm.dst));
-        let shape = |operand, detail: String| {
-            err(
-                Loc::Operand(id, operand),
-                ValidateErrorKind::MatmulShape {
-                    inst: inst(),
-                    detail,
-                },
-            )
-        };
-        if k != k2 {
-            return shape(
+        let mismatch = if k != k2 {
+            Some((
                 2,
                 format!(
                     "stationary {} has K={k} partitions but moving {} has K={k2}",
                     text(&mm.stationary),
                     text(&mm.moving)
                 ),
-            );
-        }
-        if dm != m {
-            return shape(
+            ))
+        } else if dm != m {
+            Some((
                 0,
                 format!(
                     "destination {} has {dm} partitions but stationary {} has M={m} elements",
                     text(&mm.dst),
                     text(&mm.stationary)
                 ),
-            );
-        }
-        if dn != n {
-            return shape(
+            ))
+        } else if dn != n {
+            Some((
                 0,
                 format!(
                     "destination {} has {dn} elements but moving {} has N={n}",
                     text(&mm.dst),
                     text(&mm.moving)
                 ),
+            ))
+        } else {
+            None
+        };
+        if let Some((operand, detail)) = mismatch {
+            return err(
+                Loc::Operand(id, operand),
+                ValidateErrorKind::MatmulShape {
+                    inst: inst(),
+                    detail,
+                },
             );
         }
         let pe = *self.arch.pe();

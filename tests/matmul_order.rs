@@ -8,6 +8,15 @@ use psum::ir::{InstId, Module};
 use psum::matmul::order::{column_tiled_groups, is_column_tiled};
 use psum::matmul::{order_column_tiled_mms, set_first_matmults, MatmulError};
 
+/// The declarations of the trn1 fixtures: one PSUM bank, operands, an output.
+const DECLS: &str = "arch trn1
+
+psum acc [128, 2048] bank=0
+sbuf w [128, 512] bf16
+sbuf x [128, 1024] bf16
+sbuf y [128, 2048]
+";
+
 fn label(m: &Module, i: InstId) -> &str {
     m.inst(i).label.as_deref().unwrap()
 }
@@ -22,15 +31,9 @@ fn edges(m: &Module) -> Vec<(&str, &str)> {
 
 #[test]
 fn groups_open_at_origin_extend_by_shape_and_close_per_block() {
-    let m = parse(
-        "arch trn1
-
-psum acc [128, 2048] bank=0
-sbuf w [128, 512] bf16
-sbuf x [128, 1024] bf16
-sbuf y [128, 2048]
-
-block main {
+    let m = parse(&format!(
+        "{DECLS}
+block main {{
   %A: matmul acc[0:64, 0:512] <- w[0:128, 0:128], x[0:128, 0:256]
   %B: matmul acc[64:128, 0:512] <- w[0:128, 128:256], x[0:128, 0:256] pos=0,64
   %C: matmul acc[0:32, 512:1024] <- w[0:128, 0:64], x[0:128, 0:256]
@@ -40,14 +43,14 @@ block main {
   %G: matmul acc[0:64, 1024:1536] <- w[0:128, 0:128], x[0:128, 0:256]
   %H: matmul.t acc[64:128, 1024:1536] <- w[0:128, 0:128], x[0:128, 0:256] pos=0,64
   %I: matmul acc[0:64, 1536:2048] <- w[0:128, 0:128], x[0:128, 0:256]
-}
+}}
 
-block two {
+block two {{
   %J: matmul acc[64:128, 1536:2048] <- w[0:128, 128:256], x[0:128, 0:256] pos=0,64
   %K: matmul acc[0:128, 0:512] <- w[0:128, 0:256], x[0:128, 256:512]
-}
-",
-    );
+}}
+"
+    ));
     let groups: Vec<Vec<&str>> = column_tiled_groups(&m, &arch(&m))
         .unwrap()
         .into_iter()
@@ -99,20 +102,15 @@ block main {
 
 #[test]
 fn ordering_needs_a_loop_free_program() {
-    let m = parse(
-        "arch trn1
-
-psum acc [128, 2048] bank=0
-sbuf w [128, 512] bf16
-sbuf x [128, 1024] bf16
-
-block main {
-  loop k 0..2 {
+    let m = parse(&format!(
+        "{DECLS}
+block main {{
+  loop k 0..2 {{
     matmul acc[0:64, 0:512] <- w[0:128, 0:128], x[0:128, k*256:k*256+256]
-  }
-}
-",
-    );
+  }}
+}}
+"
+    ));
     assert_eq!(
         order_column_tiled_mms(&m, &arch(&m)),
         Err(MatmulError::HasLoops)

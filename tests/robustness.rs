@@ -2,27 +2,13 @@
 //! binary data, 10 MB of random tokens, a large valid program, deep
 //! nesting, huge numbers, every truncation of every example.
 
+use psum::gen::random::Rng;
 use psum::source::load;
 use std::time::Instant;
 
 fn message(bytes: &[u8]) -> (Option<(usize, usize)>, String) {
     let d = load("t.psum", bytes).expect_err("input should be rejected");
     (d.position, d.message)
-}
-
-/// A tiny deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 #[test]
@@ -53,8 +39,8 @@ fn empty_input() {
 
 #[test]
 fn binary_input() {
-    let mut rng = Rng(7);
-    let bytes: Vec<u8> = (0..65536).map(|_| rng.next() as u8).collect();
+    let mut rng = Rng::new(7);
+    let bytes: Vec<u8> = (0..65536).map(|_| rng.next_u64() as u8).collect();
     let (_, msg) = message(&bytes);
     assert!(
         msg.starts_with("input is not UTF-8 text (invalid byte 0x"),
@@ -111,11 +97,11 @@ fn ten_megabytes_of_random_tokens() {
         "%a:",
         "tile=128x64",
     ];
-    let mut rng = Rng(42);
+    let mut rng = Rng::new(42);
     let mut src = String::with_capacity(10 << 20);
     while src.len() < 10 << 20 {
-        src.push_str(TOKENS[rng.below(TOKENS.len())]);
-        src.push(if rng.below(8) == 0 { '\n' } else { ' ' });
+        src.push_str(*rng.pick(&TOKENS));
+        src.push(if rng.chance(1, 8) { '\n' } else { ' ' });
     }
     let t = Instant::now();
     assert!(load("t.psum", src.as_bytes()).is_err());

@@ -1,13 +1,25 @@
 //! Full unrolling (SPEC §4.3 preamble): labels, constant bounds, the
 //! instruction limit, and `after=` inside loops.
 
+mod matmul_common;
+
+use matmul_common::parse;
 use psum::ir::Module;
 use psum::unroll::{unroll, unrolled_count, UnrollError, MAX_UNROLLED_INSTS};
 
-fn parse(src: &str) -> Module {
-    let m = psum::text::parse(src).expect("fixture parses").module;
-    psum::validate::validate(&m).expect("fixture is valid");
-    m
+/// Asserts the `(label, after)` pairs of the unrolled instructions that have
+/// both, in program order.
+fn assert_unrolled_afters(m: &Module, expect: &[(&str, &str)]) {
+    let u = unroll(m).unwrap();
+    let afters: Vec<(&str, &str)> = u
+        .insts_in_order()
+        .into_iter()
+        .filter_map(|i| {
+            let inst = u.inst(i);
+            Some((inst.label.as_deref()?, inst.after.as_deref()?))
+        })
+        .collect();
+    assert_eq!(afters, expect);
 }
 
 #[test]
@@ -93,26 +105,19 @@ block main {
 }
 ",
     );
-    let u = unroll(&m).unwrap();
-    let afters: Vec<(String, String)> = u
-        .insts_in_order()
-        .into_iter()
-        .filter_map(|i| {
-            let inst = u.inst(i);
-            Some((inst.label.clone()?, inst.after.clone()?))
-        })
-        .collect();
-    let expect = [
-        ("q.0.0", "p.0"),
-        ("r.0.0", "m"),
-        ("q.0.1", "p.0"),
-        ("r.0.1", "m"),
-        ("q.1.0", "p.1"),
-        ("r.1.0", "m"),
-        ("q.1.1", "p.1"),
-        ("r.1.1", "m"),
-    ];
-    assert_eq!(afters, expect.map(|(a, b)| (a.to_string(), b.to_string())));
+    assert_unrolled_afters(
+        &m,
+        &[
+            ("q.0.0", "p.0"),
+            ("r.0.0", "m"),
+            ("q.0.1", "p.0"),
+            ("r.0.1", "m"),
+            ("q.1.0", "p.1"),
+            ("r.1.0", "m"),
+            ("q.1.1", "p.1"),
+            ("r.1.1", "m"),
+        ],
+    );
 }
 
 #[test]
@@ -136,17 +141,7 @@ block main {
 }
 ",
     );
-    let u = unroll(&m).unwrap();
-    let afters: Vec<(String, String)> = u
-        .insts_in_order()
-        .into_iter()
-        .filter_map(|i| {
-            let inst = u.inst(i);
-            Some((inst.label.clone()?, inst.after.clone()?))
-        })
-        .collect();
-    let expect = [("r.0", "q.1.4"), ("r.1", "q.1.4"), ("s", "p.1")];
-    assert_eq!(afters, expect.map(|(a, b)| (a.to_string(), b.to_string())));
+    assert_unrolled_afters(&m, &[("r.0", "q.1.4"), ("r.1", "q.1.4"), ("s", "p.1")]);
 }
 
 #[test]

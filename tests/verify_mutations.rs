@@ -5,24 +5,12 @@
 //! one corruption to the compiled module, and requires `verify` to fail with
 //! a first error containing the expected words.
 
+mod verify_fixtures;
+
 use psum::ir::{FlagSet, Flags, InstId, InstKind, Mem, Module, Stmt};
-use psum::text::{inst_to_string, parse};
+use psum::text::inst_to_string;
 use psum::verify::{checker, statics, verify};
-
-fn module(src: &str) -> Module {
-    parse(src).unwrap_or_else(|e| panic!("{e}")).module
-}
-
-const EX01: &str = include_str!("../examples/01_three_tensors.psum");
-const EX02: &str = include_str!("../examples/02_one_spill.psum");
-const EX03: &str = include_str!("../examples/03_column_tiles.psum");
-const EX04: &str = include_str!("../examples/04_gemm_k_loop.psum");
-const C01: &str = include_str!("verify_fixtures/01_compiled.psum");
-const C02: &str = include_str!("verify_fixtures/02_compiled.psum");
-const C03: &str = include_str!("verify_fixtures/03_compiled.psum");
-const C04: &str = include_str!("verify_fixtures/04_compiled.psum");
-const O05: &str = include_str!("verify_fixtures/05_memset.psum");
-const C05: &str = include_str!("verify_fixtures/05_compiled.psum");
+use verify_fixtures::*;
 
 const ALL: [(&str, &str); 5] = [
     (EX01, C01),

@@ -1,35 +1,20 @@
 //! The verification oracle on hand-compiled examples: compiled programs pass,
 //! the simulator computes exact values, and the checker sees what values cannot.
 
-use psum::ir::{Flags, Module};
-use psum::text::parse;
+mod verify_fixtures;
+
+use psum::ir::Flags;
 use psum::verify::sim::{input_value, run, Mode, DEFAULT_SEED};
 use psum::verify::{verify, CheckError};
-
-fn module(src: &str) -> Module {
-    parse(src).unwrap_or_else(|e| panic!("{e}")).module
-}
-
-const EX01: &str = include_str!("../examples/01_three_tensors.psum");
-const EX02: &str = include_str!("../examples/02_one_spill.psum");
-const EX03: &str = include_str!("../examples/03_column_tiles.psum");
-const EX04: &str = include_str!("../examples/04_gemm_k_loop.psum");
+use verify_fixtures::*;
 
 const PAIRS: [(&str, &str, &str); 6] = [
-    ("01", EX01, include_str!("verify_fixtures/01_compiled.psum")),
-    ("02", EX02, include_str!("verify_fixtures/02_compiled.psum")),
-    ("03", EX03, include_str!("verify_fixtures/03_compiled.psum")),
-    ("04", EX04, include_str!("verify_fixtures/04_compiled.psum")),
-    (
-        "04 alloc",
-        EX04,
-        include_str!("verify_fixtures/04_alloc.psum"),
-    ),
-    (
-        "05",
-        include_str!("verify_fixtures/05_memset.psum"),
-        include_str!("verify_fixtures/05_compiled.psum"),
-    ),
+    ("01", EX01, C01),
+    ("02", EX02, C02),
+    ("03", EX03, C03),
+    ("04", EX04, C04),
+    ("04 alloc", EX04, C04_ALLOC),
+    ("05", O05, C05),
 ];
 
 #[test]
@@ -66,7 +51,7 @@ fn simulator_computes_exact_values() {
         .sum();
     assert_eq!(got[3 * 512 + 7], want);
     // The unrolled, legalized program computes the same on physical PSUM.
-    let c = module(include_str!("verify_fixtures/04_compiled.psum"));
+    let c = module(C04);
     let phys = run(&c, Mode::Physical, DEFAULT_SEED).unwrap();
     assert_eq!(phys.tensor(&c, c.tensor_by_name("out").unwrap()), got);
 }
@@ -119,7 +104,7 @@ fn checker_sees_equal_values_sharing_a_bank() {
 #[test]
 fn missing_zero_shows_in_values_and_symbols() {
     let orig = module(EX04);
-    let mut res = module(include_str!("verify_fixtures/04_compiled.psum"));
+    let mut res = module(C04);
     let first = res.insts_in_order()[0];
     if let psum::ir::InstKind::Matmul(mm) = &mut res.insts[first.index()].kind {
         mm.flags = Flags::Set(psum::ir::FlagSet::NONE);
@@ -140,7 +125,7 @@ fn missing_zero_shows_in_values_and_symbols() {
 #[test]
 fn checker_names_loop_iterations() {
     let orig = module(EX04);
-    let src = include_str!("verify_fixtures/04_alloc.psum")
+    let src = C04_ALLOC
         .replace("  act y <- acc", "  memset clob = 1\n  act y <- acc")
         .replace(
             "psum acc [128, 2048] bank=0",
@@ -159,11 +144,11 @@ fn checker_names_loop_iterations() {
 fn first_violation_has_a_location() {
     use psum::ir::Loc;
     let orig = module(EX01);
-    let mut res = module(include_str!("verify_fixtures/01_compiled.psum"));
+    let mut res = module(C01);
     res.tensors[1].bank = Some(9);
     let r = verify(&orig, &res);
     assert_eq!(r.first_loc(&res), Loc::Tensor(psum::ir::TensorId(1)));
-    let mut res = module(include_str!("verify_fixtures/01_compiled.psum"));
+    let mut res = module(C01);
     res.tensors[1].bank = Some(3);
     let r = verify(&orig, &res);
     assert_eq!(r.first_loc(&res), Loc::Inst(res.insts_in_order()[4]));
@@ -172,8 +157,8 @@ fn first_violation_has_a_location() {
 /// Static checks of declarations: alignment, spill-code names and shapes.
 #[test]
 fn static_checks_of_declarations() {
-    let c01 = include_str!("verify_fixtures/01_compiled.psum");
-    let c02 = include_str!("verify_fixtures/02_compiled.psum");
+    let c01 = C01;
+    let c02 = C02;
     let statics = |orig: &str, res: String| {
         psum::verify::statics::check(&module(orig), &module(&res))
             .unwrap_err()

@@ -45,7 +45,8 @@ impl Default for RandomConfig {
     }
 }
 
-/// The built-in PRNG (splitmix64).
+/// The project's PRNG (splitmix64, Steele, Lea, Flood 2014): small, fast and
+/// seedable; every generator and randomized test draws from it.
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
 
@@ -64,14 +65,21 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    /// Uniform in `0..n` (`n > 0`).
+    /// Uniform in `0..n` (`n > 0`), by multiply-shift.
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
+        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
     }
 
-    /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: u32, hi: u32) -> u32 {
-        lo + self.below(u64::from(hi - lo + 1)) as u32
+    /// A uniform index into a collection of `len > 0` elements.
+    pub fn index(&mut self, len: usize) -> usize {
+        self.below(len as u64) as usize
+    }
+
+    /// Uniform in `lo..=hi` (`lo <= hi`), for any integer type that fits `i64`.
+    pub fn range<T: Copy + Into<i64> + TryFrom<i64>>(&mut self, lo: T, hi: T) -> T {
+        let (l, h) = (lo.into(), hi.into());
+        let v = l + self.below((h - l) as u64 + 1) as i64;
+        T::try_from(v).unwrap_or(lo)
     }
 
     /// True with probability `num/den`.
@@ -79,9 +87,14 @@ impl Rng {
         self.below(den) < num
     }
 
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// A uniformly chosen element.
     pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len() as u64) as usize]
+        &xs[self.index(xs.len())]
     }
 }
 

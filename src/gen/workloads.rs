@@ -16,6 +16,7 @@
 //! [`Workload`] bundles a kind with its params for the `psum gen` command
 //! line; [`generate`] dispatches.
 
+use super::random::Rng;
 use crate::arch::{self, Arch, ArchError, PSUM_BANK_SIZE};
 use crate::ir::{
     Access, Affine, Block, DType, Flags, Inst, InstKind, Loop, Matmul, MatmulKind, Mem, Module,
@@ -497,34 +498,20 @@ impl Workload {
                 Param::new("k", "contraction size (multiple of 128)", Size(&mut p.k)),
                 Param::arch(&mut p.arch),
             ],
-            Workload::Attention(p) => vec![
-                Param::new(
-                    "seq-q",
-                    "query length (multiple of the M tile)",
-                    Size(&mut p.seq_q),
-                ),
-                Param::new(
-                    "seq-k",
-                    "key/value length (multiple of 512)",
-                    Size(&mut p.seq_k),
-                ),
-                Param::new("d", "head dimension (at most 128)", Size(&mut p.d)),
-                Param::arch(&mut p.arch),
-            ],
-            Workload::AttentionBwd(p) => vec![
-                Param::new(
-                    "seq-q",
-                    "query length (multiple of the M tile)",
-                    Size(&mut p.seq_q),
-                ),
-                Param::new(
-                    "seq-k",
-                    "key/value length (multiple of 512)",
-                    Size(&mut p.seq_k),
-                ),
-                Param::new("d", "head dimension (at most the M tile)", Size(&mut p.d)),
-                Param::arch(&mut p.arch),
-            ],
+            Workload::Attention(p) => attention_params(
+                &mut p.seq_q,
+                &mut p.seq_k,
+                &mut p.d,
+                "head dimension (at most 128)",
+                &mut p.arch,
+            ),
+            Workload::AttentionBwd(p) => attention_params(
+                &mut p.seq_q,
+                &mut p.seq_k,
+                &mut p.d,
+                "head dimension (at most the M tile)",
+                &mut p.arch,
+            ),
             Workload::Qkv(p) => vec![
                 Param::new(
                     "tokens",
@@ -685,6 +672,31 @@ impl Workload {
     }
 }
 
+/// The parameters shared by [`attention`] and [`attention_bwd`]; `d_doc`
+/// states the head dimension's limit.
+fn attention_params<'a>(
+    seq_q: &'a mut u32,
+    seq_k: &'a mut u32,
+    d: &'a mut u32,
+    d_doc: &'static str,
+    arch: &'a mut String,
+) -> Vec<Param<'a>> {
+    vec![
+        Param::new(
+            "seq-q",
+            "query length (multiple of the M tile)",
+            Slot::Size(seq_q),
+        ),
+        Param::new(
+            "seq-k",
+            "key/value length (multiple of 512)",
+            Slot::Size(seq_k),
+        ),
+        Param::new("d", d_doc, Slot::Size(d)),
+        Param::arch(arch),
+    ]
+}
+
 /// Generates the program for `w` (SPEC §7).
 pub fn generate(w: &Workload) -> Result<Module, GenError> {
     match w {
@@ -786,12 +798,30 @@ impl Builder {
         self.tensor(Mem::Dram, name, partitions, bytes, dtype)
     }
 
-    /// Declares a DRAM tensor `NAME_in` shaped like SBUF tensor `t`, to be
-    /// loaded into it by [`Builder::load_inputs`].
-    fn dram_input(&mut self, t: TensorId) -> Result<TensorId, GenError> {
-        let s = self.module.tensor(t).clone();
-        let name = format!("{}_in", s.name);
-        self.tensor(Mem::Dram, name, s.partitions, u64::from(s.bytes), s.dtype)
+    /// Declares, per SBUF tensor in `inputs`, a DRAM tensor `NAME_in` shaped
+    /// like it; returns the `(sbuf, dram)` pairs for [`Builder::load_inputs`].
+    fn dram_inputs(&mut self, inputs: &[TensorId]) -> Result<Vec<(TensorId, TensorId)>, GenError> {
+        let mut pairs = Vec::with_capacity(inputs.len());
+        for &t in inputs {
+            let s = self.module.tensor(t).clone();
+            let name = format!("{}_in", s.name);
+            let d = self.tensor(Mem::Dram, name, s.partitions, u64::from(s.bytes), s.dtype)?;
+            pairs.push((t, d));
+        }
+        Ok(pairs)
+    }
+
+    /// One bank-sized f32 PSUM tensor `{prefix}{i}` of `partitions` for each
+    /// `i` in `0..count`.
+    fn psum_banks(
+        &mut self,
+        prefix: &str,
+        partitions: u32,
+        count: u32,
+    ) -> Result<Vec<TensorId>, GenError> {
+        (0..count)
+            .map(|i| self.psum(format!("{prefix}{i}"), partitions, BANK.into()))
+            .collect()
     }
 
     /// `dma sbuf <- dram` for each `(sbuf, dram)` pair.
@@ -852,6 +882,64 @@ impl Builder {
 
     fn dma(&mut self, dst: Access, src: Access) {
         self.emit(InstKind::Dma { dst, src });
+    }
+
+    /// `act y[:, i·BANK : (i+1)·BANK] <- accs[i]` for each accumulator: the
+    /// banks evacuated side by side.
+    fn evacuate_side_by_side(&mut self, y: TensorId, accs: &[TensorId]) {
+        let parts = self.module.tensor(y).partitions;
+        let bank = u64::from(BANK);
+        for (i, &acc) in accs.iter().enumerate() {
+            let dst = at(y, 0..parts, aff(i as u64 * bank, &[]), bank);
+            self.act(dst, vec![self.whole(acc)]);
+        }
+    }
+
+    /// `dma out[0:P, offset : offset + B] <- sb`: stores the SBUF tensor `sb`
+    /// (`[P, B]`) into its slot of `out`.
+    fn store(&mut self, out: TensorId, offset: Affine, sb: TensorId) {
+        let t = self.module.tensor(sb);
+        let (parts, bytes) = (t.partitions, u64::from(t.bytes));
+        self.dma(at(out, 0..parts, offset, bytes), self.whole(sb));
+    }
+
+    /// A loop `j` of `matmul.t`s transposing the square blocks of `src`
+    /// (`[M tile, 512]` bf16) through `ident` into the PSUM tile `tp`.
+    fn transpose_blocks(&mut self, tp: TensorId, src: TensorId, ident: TensorId) {
+        let mt = self.m_tile();
+        let mt64 = u64::from(mt);
+        let j = self.open_loop("j", TILE_N / mt);
+        self.matmul_at(
+            MatmulKind::Transpose,
+            at(tp, 0..mt, aff(0, &[(j, mt64 * 4)]), mt64 * 4),
+            at(src, 0..mt, aff(0, &[(j, mt64 * 2)]), mt64 * 2),
+            self.whole(ident),
+            (0, 0),
+        );
+        self.close_loop();
+    }
+
+    /// A loop `j` over the square blocks of `lhs` (`[M tile, 512]` bf16, the
+    /// output of [`Builder::transpose_blocks`], evacuated):
+    /// `acc += lhs block j · rhs[:, rhs_at + j·len : … + len]`.
+    fn block_matmuls(
+        &mut self,
+        acc: TensorId,
+        lhs: TensorId,
+        rhs: TensorId,
+        mut rhs_at: Affine,
+        len: u64,
+    ) {
+        let mt = self.m_tile();
+        let mt64 = u64::from(mt);
+        let j = self.open_loop("j", TILE_N / mt);
+        rhs_at.add_term(j, len as i64);
+        self.matmul(
+            self.whole(acc),
+            at(lhs, 0..mt, aff(0, &[(j, mt64 * 2)]), mt64 * 2),
+            at(rhs, 0..mt, rhs_at, len),
+        );
+        self.close_loop();
     }
 
     /// Opens `loop NAME 0..trips` and returns its variable.
@@ -987,11 +1075,10 @@ pub fn gemm(p: &GemmParams) -> Result<Module, GenError> {
     let lhs_t = b.sbuf("lhsT", K_TILE, kt * m * 2, DType::Bf16)?;
     let rhs = b.sbuf("rhs", K_TILE, kt * n * 2, DType::Bf16)?;
     let res = b.sbuf("res", mt, BANK.into(), DType::F32)?;
-    let lhs_t_in = b.dram_input(lhs_t)?;
-    let rhs_in = b.dram_input(rhs)?;
+    let inputs = b.dram_inputs(&[lhs_t, rhs])?;
     let out = b.dram("out", mt, u64::from(m_tiles) * n * 4, DType::F32)?;
 
-    b.load_inputs(&[(lhs_t, lhs_t_in), (rhs, rhs_in)]);
+    b.load_inputs(&inputs);
     let mi = b.open_loop("m", m_tiles);
     let ni = b.open_loop("n", n_tiles);
     let ki = b.open_loop("k", k_tiles);
@@ -1003,13 +1090,7 @@ pub fn gemm(p: &GemmParams) -> Result<Module, GenError> {
     );
     b.close_loop();
     b.act(b.whole(res), vec![b.whole(acc)]);
-    let dst = at(
-        out,
-        0..mt,
-        aff(0, &[(mi, n * 4), (ni, BANK.into())]),
-        BANK.into(),
-    );
-    b.dma(dst, b.whole(res));
+    b.store(out, aff(0, &[(mi, n * 4), (ni, BANK.into())]), res);
     b.close_loop();
     b.close_loop();
     b.finish()
@@ -1046,11 +1127,7 @@ pub fn attention(p: &AttentionParams) -> Result<Module, GenError> {
     let probs = b.sbuf("p", mt, u64::from(TILE_N) * 2, DType::Bf16)?;
     let probs_t = b.sbuf("pTs", mt, u64::from(TILE_N) * 2, DType::Bf16)?;
     let o_sb = b.sbuf("os", mt, d64 * 4, DType::F32)?;
-    let inputs = [q_t, k_t, v, ident];
-    let mut pairs = Vec::new();
-    for t in inputs {
-        pairs.push((t, b.dram_input(t)?));
-    }
+    let pairs = b.dram_inputs(&[q_t, k_t, v, ident])?;
     let out = b.dram("out", mt, u64::from(q_tiles) * d64 * 4, DType::F32)?;
 
     b.load_inputs(&pairs);
@@ -1062,34 +1139,13 @@ pub fn attention(p: &AttentionParams) -> Result<Module, GenError> {
         at(k_t, 0..d, aff(0, &[(g, 1024)]), 1024),
     );
     b.act(b.whole(probs), vec![b.whole(s)]);
-    let j = b.open_loop("j", blocks);
-    b.matmul_at(
-        MatmulKind::Transpose,
-        at(pt, 0..mt, aff(0, &[(j, mt64 * 4)]), mt64 * 4),
-        at(probs, 0..mt, aff(0, &[(j, mt64 * 2)]), mt64 * 2),
-        b.whole(ident),
-        (0, 0),
-    );
-    b.close_loop();
+    b.transpose_blocks(pt, probs, ident);
     b.act(b.whole(probs_t), vec![b.whole(pt)]);
-    let j = b.open_loop("j", blocks);
-    b.matmul(
-        b.whole(o),
-        at(probs_t, 0..mt, aff(0, &[(j, mt64 * 2)]), mt64 * 2),
-        at(
-            v,
-            0..mt,
-            aff(0, &[(g, u64::from(blocks) * d64 * 2), (j, d64 * 2)]),
-            d64 * 2,
-        ),
-    );
-    b.close_loop();
+    let v_tile = aff(0, &[(g, u64::from(blocks) * d64 * 2)]);
+    b.block_matmuls(o, probs_t, v, v_tile, d64 * 2);
     b.close_loop();
     b.act(b.whole(o_sb), vec![b.whole(o)]);
-    b.dma(
-        at(out, 0..mt, aff(0, &[(qi, d64 * 4)]), d64 * 4),
-        b.whole(o_sb),
-    );
+    b.store(out, aff(0, &[(qi, d64 * 4)]), o_sb);
     b.close_loop();
     b.finish()
 }
@@ -1134,14 +1190,8 @@ pub fn attention_bwd(p: &AttentionBwdParams) -> Result<Module, GenError> {
     let (mt64, d64, kv64) = (u64::from(mt), u64::from(d), u64::from(kv_tiles));
     let (bank, tile_b) = (u64::from(BANK), u64::from(TILE_N) * 2);
 
-    let mut dv = Vec::new();
-    let mut dk = Vec::new();
-    for g in 0..kv_tiles {
-        dv.push(b.psum(format!("dv{g}"), d, bank)?);
-    }
-    for g in 0..kv_tiles {
-        dk.push(b.psum(format!("dk{g}"), d, bank)?);
-    }
+    let dv = b.psum_banks("dv", d, kv_tiles)?;
+    let dk = b.psum_banks("dk", d, kv_tiles)?;
     let looped = if q_tiles > 1 {
         Some(BwdTiles::declare(&mut b, "", kv_tiles, d)?)
     } else {
@@ -1165,10 +1215,7 @@ pub fn attention_bwd(p: &AttentionBwdParams) -> Result<Module, GenError> {
     let dq_sb = b.sbuf("dqs", mt, d64 * 4, DType::F32)?;
     let dv_sb = b.sbuf("dvs", d, kv64 * bank, DType::F32)?;
     let dk_sb = b.sbuf("dks", d, kv64 * bank, DType::F32)?;
-    let mut pairs = Vec::new();
-    for t in [q_t, q, k_t, k, v_t, do_t, d_o, ident] {
-        pairs.push((t, b.dram_input(t)?));
-    }
+    let pairs = b.dram_inputs(&[q_t, q, k_t, k, v_t, do_t, d_o, ident])?;
     let dq_out = b.dram("dq_out", mt, u64::from(q_tiles) * d64 * 4, DType::F32)?;
     let dv_out = b.dram("dv_out", d, kv64 * bank, DType::F32)?;
     let dk_out = b.dram("dk_out", d, kv64 * bank, DType::F32)?;
@@ -1195,30 +1242,13 @@ pub fn attention_bwd(p: &AttentionBwdParams) -> Result<Module, GenError> {
             if g + 1 < kv_tiles {
                 b.matmul(b.whole(tiles.qk[gi + 1]), q_rows(q_t), kv_cols(k_t, g + 1));
             }
-            let j = b.open_loop("j", blocks);
-            b.matmul_at(
-                MatmulKind::Transpose,
-                at(tiles.ds_t[gi], 0..mt, aff(0, &[(j, mt64 * 4)]), mt64 * 4),
-                at(ds, 0..mt, aff(0, &[(j, mt64 * 2)]), mt64 * 2),
-                b.whole(ident),
-                (0, 0),
-            );
-            b.close_loop();
+            b.transpose_blocks(tiles.ds_t[gi], ds, ident);
             b.act(b.whole(ds_ts), vec![b.whole(tiles.ds_t[gi])]);
-            let j = b.open_loop("j", blocks);
-            let k_block = aff(u64::from(g * blocks) * d64 * 2, &[(j, d64 * 2)]);
-            b.matmul(
-                b.whole(tiles.dq),
-                at(ds_ts, 0..mt, aff(0, &[(j, mt64 * 2)]), mt64 * 2),
-                at(k, 0..mt, k_block, d64 * 2),
-            );
-            b.close_loop();
+            let k_tile = aff(u64::from(g * blocks) * d64 * 2, &[]);
+            b.block_matmuls(tiles.dq, ds_ts, k, k_tile, d64 * 2);
         }
         b.act(b.whole(dq_sb), vec![b.whole(tiles.dq)]);
-        b.dma(
-            at(dq_out, 0..mt, scale(qi, d64 * 4), d64 * 4),
-            b.whole(dq_sb),
-        );
+        b.store(dq_out, scale(qi, d64 * 4), dq_sb);
     };
 
     b.load_inputs(&pairs);
@@ -1282,20 +1312,16 @@ pub fn qkv(p: &QkvParams) -> Result<Module, GenError> {
     let (mt64, tok, grp) = (u64::from(mt), u64::from(p.tokens), u64::from(groups));
     let bank = u64::from(BANK);
 
-    let mut accs = Vec::new();
-    for g in 0..groups {
-        accs.push(b.psum(format!("qkv{g}"), mt, BANK.into())?);
-    }
+    let accs = b.psum_banks("qkv", mt, groups)?;
     // xT chunk c: hidden rows c*128.. as [128 partitions, tokens elements].
     let x_t = b.sbuf("xT", K_TILE, u64::from(chain) * tok * 2, DType::Bf16)?;
     // w chunk c, group g: [128 partitions, 512 output columns].
     let w = b.sbuf("w", K_TILE, u64::from(chain) * grp * 1024, DType::Bf16)?;
     let y = b.sbuf("y", mt, grp * bank, DType::F32)?;
-    let x_t_in = b.dram_input(x_t)?;
-    let w_in = b.dram_input(w)?;
+    let inputs = b.dram_inputs(&[x_t, w])?;
     let out = b.dram("out", mt, u64::from(t_tiles) * grp * bank, DType::F32)?;
 
-    b.load_inputs(&[(x_t, x_t_in), (w, w_in)]);
+    b.load_inputs(&inputs);
     let t = b.open_loop("t", t_tiles);
     let c = b.open_loop("c", chain);
     for (g, &acc) in accs.iter().enumerate() {
@@ -1311,16 +1337,8 @@ pub fn qkv(p: &QkvParams) -> Result<Module, GenError> {
         );
     }
     b.close_loop();
-    for (g, &acc) in accs.iter().enumerate() {
-        b.act(
-            at(y, 0..mt, aff(g as u64 * bank, &[]), bank),
-            vec![b.whole(acc)],
-        );
-    }
-    b.dma(
-        at(out, 0..mt, aff(0, &[(t, grp * bank)]), grp * bank),
-        b.whole(y),
-    );
+    b.evacuate_side_by_side(y, &accs);
+    b.store(out, aff(0, &[(t, grp * bank)]), y);
     b.close_loop();
     b.finish()
 }
@@ -1349,20 +1367,16 @@ pub fn conv1d(p: &Conv1dParams) -> Result<Module, GenError> {
     // Input positions with the taps - 1 halo.
     let padded = len + u64::from(taps) - 1;
 
-    let mut accs = Vec::new();
-    for a in 0..accs_n {
-        accs.push(b.psum(format!("acc{a}"), mt, BANK.into())?);
-    }
+    let accs = b.psum_banks("acc", mt, accs_n)?;
     // x chunk c: channels c*128.. as [128 partitions, padded positions].
     let x = b.sbuf("x", K_TILE, u64::from(chunks) * padded * 2, DType::Bf16)?;
     // w tap t, chunk c: [128 input channels, c_out output channels].
     let w = b.sbuf("w", K_TILE, u64::from(taps * chunks) * co * 2, DType::Bf16)?;
     let y = b.sbuf("y", mt, a64 * bank, DType::F32)?;
-    let x_in = b.dram_input(x)?;
-    let w_in = b.dram_input(w)?;
+    let inputs = b.dram_inputs(&[x, w])?;
     let out = b.dram("out", mt, u64::from(o_tiles) * len * 4, DType::F32)?;
 
-    b.load_inputs(&[(x, x_in), (w, w_in)]);
+    b.load_inputs(&inputs);
     let o = b.open_loop("o", o_tiles);
     let r = b.open_loop("r", rounds);
     let c = b.open_loop("c", chunks);
@@ -1381,19 +1395,8 @@ pub fn conv1d(p: &Conv1dParams) -> Result<Module, GenError> {
     }
     b.close_loop();
     b.close_loop();
-    for (a, &acc) in accs.iter().enumerate() {
-        b.act(
-            at(y, 0..mt, aff(a as u64 * bank, &[]), bank),
-            vec![b.whole(acc)],
-        );
-    }
-    let dst = at(
-        out,
-        0..mt,
-        aff(0, &[(o, len * 4), (r, a64 * bank)]),
-        a64 * bank,
-    );
-    b.dma(dst, b.whole(y));
+    b.evacuate_side_by_side(y, &accs);
+    b.store(out, aff(0, &[(o, len * 4), (r, a64 * bank)]), y);
     b.close_loop();
     b.close_loop();
     b.finish()
@@ -1431,11 +1434,10 @@ pub fn column_tiled(p: &ColumnTiledParams) -> Result<Module, GenError> {
     let w = b.sbuf("w", K_TILE, u64::from(k_tiles) * m64 * 2, DType::Bf16)?;
     let x = b.sbuf("x", K_TILE, u64::from(k_tiles) * n * 2, DType::Bf16)?;
     let y = b.sbuf("y", m, BANK.into(), DType::F32)?;
-    let w_in = b.dram_input(w)?;
-    let x_in = b.dram_input(x)?;
+    let inputs = b.dram_inputs(&[w, x])?;
     let out = b.dram("out", m, n * 4, DType::F32)?;
 
-    b.load_inputs(&[(w, w_in), (x, x_in)]);
+    b.load_inputs(&inputs);
     let nb = b.open_loop("n", n_blocks);
     let k = b.open_loop("k", k_tiles);
     for i in 0..n_tiles {
@@ -1449,35 +1451,9 @@ pub fn column_tiled(p: &ColumnTiledParams) -> Result<Module, GenError> {
     }
     b.close_loop();
     b.act(b.whole(y), vec![b.whole(acc)]);
-    b.dma(
-        at(out, 0..m, aff(0, &[(nb, BANK.into())]), BANK.into()),
-        b.whole(y),
-    );
+    b.store(out, aff(0, &[(nb, BANK.into())]), y);
     b.close_loop();
     b.finish()
-}
-
-/// splitmix64 (Steele, Lea, Flood 2014): a tiny, fast, seedable PRNG.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`), by multiply-shift.
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-
-    /// Uniform in `[0, 1)`.
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 /// Bytes per partition of the shared stationary operand `w` of [`random`].
@@ -1508,8 +1484,8 @@ struct RandomReads {
 
 impl RandomReads {
     /// Reads one random live tensor (at least one must be live).
-    fn read_one(&mut self, b: &mut Builder, rng: &mut SplitMix64, sinks: &[TensorId]) {
-        let i = rng.below(self.live.len() as u64) as usize;
+    fn read_one(&mut self, b: &mut Builder, rng: &mut Rng, sinks: &[TensorId]) {
+        let i = rng.index(self.live.len());
         let (t, banks) = (self.live[i].tensor, self.live[i].banks);
         let sink = sinks[(b.module.tensor(t).bytes / BANK) as usize - 1];
         let full = self.batch_banks + banks > RANDOM_ACT_BANKS;
@@ -1564,7 +1540,7 @@ pub fn random(p: &RandomParams) -> Result<Module, GenError> {
         "a program needs a PSUM tensor",
     )?;
     let max_banks = if p.multi_bank { banks.min(4) } else { 1 };
-    let mut rng = SplitMix64(p.seed);
+    let mut rng = Rng::new(p.seed);
 
     b.module
         .tensors
@@ -1581,14 +1557,13 @@ pub fn random(p: &RandomParams) -> Result<Module, GenError> {
     for s in 1..=max_banks {
         sinks.push(b.sbuf(&format!("sink{s}"), mt, u64::from(s * BANK), DType::F32)?);
     }
-    let w_in = b.dram_input(w)?;
-    let x_in = b.dram_input(x)?;
+    let inputs = b.dram_inputs(&[w, x])?;
     let mut outs = Vec::new();
     for s in 1..=max_banks {
         outs.push(b.dram(&format!("out{s}"), mt, u64::from(s * BANK), DType::F32)?);
     }
 
-    b.load_inputs(&[(w, w_in), (x, x_in)]);
+    b.load_inputs(&inputs);
     let st_len = u64::from(mt) * 2;
     let mut reads = RandomReads {
         live: Vec::new(),
@@ -1607,7 +1582,7 @@ pub fn random(p: &RandomParams) -> Result<Module, GenError> {
         reads.flush(&mut b);
         for bank in 0..size {
             let dst = at(tensor, 0..mt, aff(u64::from(bank * BANK), &[]), BANK.into());
-            let chain = if rng.below(4) == 0 { 2 } else { 1 };
+            let chain = if rng.chance(1, 4) { 2 } else { 1 };
             if p.loops && chain == 2 {
                 let ow = 2 * rng.below((RANDOM_W_BYTES - st_len - 256) / 2 + 1);
                 let ox = 2 * rng.below((RANDOM_X_BYTES - 1024 - 1024) / 2 + 1);

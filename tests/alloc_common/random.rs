@@ -4,29 +4,7 @@
 //! loops holding short-lived tensors (nested), loop-carried values, and whole overwrites of
 //! consumed tensors (memloc split). About `pressure` tensors are live at once.
 
-/// xorshift64*: small and deterministic.
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator for `seed`.
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    /// True with probability `1/n`.
-    pub fn one_in(&mut self, n: usize) -> bool {
-        self.below(n) == 0
-    }
-}
+use psum::gen::random::Rng;
 
 /// Shape of the generated program.
 #[derive(Clone, Copy, Debug)]
@@ -102,7 +80,7 @@ impl Gen {
             .live
             .iter()
             .map(|&(u, _)| u)
-            .find(|&u| u != t && self.banks[u] == b && self.rng.one_in(4));
+            .find(|&u| u != t && self.banks[u] == b && self.rng.chance(1, 4));
         match other {
             Some(u) => self.line(&format!("act y{b} <- t{t}, t{u}")),
             None => self.line(&format!("act y{b} <- t{t}")),
@@ -111,7 +89,7 @@ impl Gen {
 
     fn var(&mut self) -> (String, usize) {
         self.vars += 1;
-        (format!("k{}", self.vars), 2 + self.rng.below(3))
+        (format!("k{}", self.vars), 2 + self.rng.below(3) as usize)
     }
 
     fn open(&mut self, k: &str, trip: usize) {
@@ -132,7 +110,7 @@ impl Gen {
     }
 
     fn start_live(&mut self, t: usize) {
-        let reads = 1 + self.rng.below(3) as u32;
+        let reads = self.rng.range(1, 3);
         self.live.push((t, reads));
     }
 
@@ -159,7 +137,7 @@ impl Gen {
     fn local_loop(&mut self, t: usize) {
         let (k, trip) = self.var();
         self.open(&k, trip);
-        if self.rng.one_in(2) {
+        if self.rng.chance(1, 2) {
             let (j, tj) = self.var();
             self.open(&j, tj);
             self.define(t, Some((&j, tj)));
@@ -167,8 +145,8 @@ impl Gen {
         } else {
             self.define(t, Some((&k, trip)));
         }
-        if !self.live.is_empty() && self.rng.one_in(2) {
-            let u = self.live[self.rng.below(self.live.len())].0;
+        if !self.live.is_empty() && self.rng.chance(1, 2) {
+            let u = self.live[self.rng.index(self.live.len())].0;
             self.read(u);
         }
         self.read(t);
@@ -185,16 +163,16 @@ impl Gen {
         self.open(&k, trip);
         self.read(t);
         self.define(t, Some((&k, trip)));
-        if !self.live.is_empty() && self.rng.one_in(2) {
-            let u = self.live[self.rng.below(self.live.len())].0;
+        if !self.live.is_empty() && self.rng.chance(1, 2) {
+            let u = self.live[self.rng.index(self.live.len())].0;
             self.read(u);
         }
-        let read_below = self.rng.one_in(2);
+        let read_below = self.rng.chance(1, 2);
         if read_below {
             self.read(t);
         }
         self.close();
-        if read_below && self.rng.one_in(2) {
+        if read_below && self.rng.chance(1, 2) {
             self.consumed.push(t);
         } else {
             self.start_live(t);
@@ -204,11 +182,11 @@ impl Gen {
     fn step(&mut self) {
         let want_def = self.live.len() < self.cfg.pressure || self.live.is_empty();
         if want_def {
-            if !self.consumed.is_empty() && self.rng.one_in(6) {
+            if !self.consumed.is_empty() && self.rng.chance(1, 6) {
                 let t = self
                     .consumed
-                    .swap_remove(self.rng.below(self.consumed.len()));
-                if self.banks[t] == 1 && self.rng.one_in(2) {
+                    .swap_remove(self.rng.index(self.consumed.len()));
+                if self.banks[t] == 1 && self.rng.chance(1, 2) {
                     self.define(t, None);
                 } else {
                     self.line(&format!("memset t{t} = 0"));
@@ -233,8 +211,8 @@ impl Gen {
                 }
             }
         } else {
-            let i = self.rng.below(self.live.len());
-            let in_loop = self.cfg.loops && self.rng.one_in(4);
+            let i = self.rng.index(self.live.len());
+            let in_loop = self.cfg.loops && self.rng.chance(1, 4);
             self.consume(i, in_loop);
         }
     }
@@ -244,7 +222,7 @@ impl Gen {
 pub fn program(seed: u64, cfg: Config) -> String {
     let mut rng = Rng::new(seed);
     let banks = (0..cfg.tensors)
-        .map(|_| 1 + rng.below(cfg.max_banks as usize) as u32)
+        .map(|_| rng.range(1, cfg.max_banks))
         .collect();
     let parts = if cfg.arch == "inf1" { 64 } else { 128 };
     let mut g = Gen {

@@ -8,43 +8,11 @@
 #![allow(dead_code)]
 
 use psum::arch::{self, Arch};
+use psum::gen::random::Rng;
 use psum::ir::{
     Access, Affine, Block, DType, FlagSet, Flags, Inst, InstKind, Loop, Matmul, MatmulKind, Mem,
     Module, Stmt, Tensor, TensorId, VarId,
 };
-
-/// xorshift64* — small, deterministic, good enough for test data.
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator for `seed` (any value).
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
-    }
-    /// The next raw value.
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo + 1) as u64) as i64
-    }
-    /// True with probability `1/n`.
-    pub fn one_in(&mut self, n: u64) -> bool {
-        self.below(n) == 0
-    }
-    /// A uniformly chosen element.
-    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len() as u64) as usize]
-    }
-}
 
 struct Gen {
     rng: Rng,
@@ -92,7 +60,7 @@ impl Gen {
         for i in 0..n_psum {
             let partitions = *self.rng.pick(&[part_size, part_size, 32, 1]);
             let banks = self.rng.range(1, 2) as u32;
-            let bank = self.rng.one_in(3).then(|| self.rng.range(0, 7) as u32);
+            let bank = self.rng.chance(1, 3).then(|| self.rng.range(0, 7) as u32);
             let name = *self.rng.pick(&["acc", "ps", "t.", "_p"]);
             self.tensor(
                 format!("{name}{i}"),
@@ -107,7 +75,7 @@ impl Gen {
         let n_sbuf = self.rng.range(2, 4);
         for i in 0..n_sbuf {
             let dtype = *self.rng.pick(&[DType::F32, DType::Bf16, DType::Fp8]);
-            let addr = self.rng.one_in(3).then(|| self.rng.below(1 << 20));
+            let addr = self.rng.chance(1, 3).then(|| self.rng.below(1 << 20));
             self.tensor(format!("s{i}"), Mem::Sbuf, 128, 8192, dtype, None, addr);
         }
         self.tensor(
@@ -155,7 +123,7 @@ impl Gen {
             if self.budget == 0 {
                 break;
             }
-            if depth < 3 && self.rng.one_in(4) {
+            if depth < 3 && self.rng.chance(1, 4) {
                 out.push(self.loop_(depth));
             } else {
                 self.budget -= 1;
@@ -198,7 +166,7 @@ impl Gen {
         let mut lo = Affine::constant(0);
         let (mut min, mut max) = (0i64, 0i64);
         for &(v, vlo, vhi) in &self.scope.clone() {
-            if !self.rng.one_in(3) {
+            if !self.rng.chance(1, 3) {
                 continue;
             }
             let c = align * *self.rng.pick(&[-2, -1, 1, 2, 3]);
@@ -247,7 +215,7 @@ impl Gen {
         let kind = match self.rng.below(5) {
             0 | 1 => self.matmul(),
             2 => {
-                let dst = TensorId::new(self.rng.below(self.m.tensors.len() as u64) as usize);
+                let dst = TensorId::new(self.rng.index(self.m.tensors.len()));
                 let dt = self.m.tensor(dst).clone();
                 let parts = self.rng.range(1, i64::from(dt.partitions));
                 let bytes = i64::from(dt.dtype.size()) * self.rng.range(1, i64::from(dt.elems()));
@@ -258,7 +226,7 @@ impl Gen {
                 }
             }
             k => {
-                let dst = TensorId::new(self.rng.below(self.m.tensors.len() as u64) as usize);
+                let dst = TensorId::new(self.rng.index(self.m.tensors.len()));
                 let nsrc = if k == 3 { self.rng.range(1, 3) } else { 1 };
                 let srcs: Vec<TensorId> = (0..nsrc).map(|_| self.readable()).collect();
                 let all: Vec<&Tensor> = std::iter::once(dst)
@@ -280,7 +248,7 @@ impl Gen {
                         dst: dst_a,
                         srcs: src_a,
                     },
-                    _ if self.rng.one_in(2) => InstKind::Copy {
+                    _ if self.rng.chance(1, 2) => InstKind::Copy {
                         dst: dst_a,
                         src: src_a[0].clone(),
                     },
@@ -292,7 +260,7 @@ impl Gen {
             }
         };
         self.written[kind.dst().tensor.index()] = true;
-        let label = self.rng.one_in(3).then(|| {
+        let label = self.rng.chance(1, 3).then(|| {
             let l = format!(
                 "{}{}",
                 self.rng.pick(&["", "a", "mm.", "x_"]),
@@ -301,7 +269,7 @@ impl Gen {
             self.labels.push(l.clone());
             l
         });
-        let after = (!self.labels.is_empty() && self.rng.one_in(4))
+        let after = (!self.labels.is_empty() && self.rng.chance(1, 4))
             .then(|| self.rng.pick(&self.labels).clone());
         self.m.add_inst(Inst { label, kind, after })
     }
@@ -339,18 +307,18 @@ impl Gen {
         let stationary = self.access(s, k, m * ss);
         let moving = self.access(mv, k, n * ms);
         let pos = (
-            self.rng.range(0, 128 - k) as u32 * u32::from(self.rng.one_in(3)),
-            self.rng.range(0, i64::from(cols) - m) as u32 * u32::from(self.rng.one_in(3)),
+            self.rng.range(0, 128 - k) as u32 * u32::from(self.rng.chance(1, 3)),
+            self.rng.range(0, i64::from(cols) - m) as u32 * u32::from(self.rng.chance(1, 3)),
         );
         let flags = match self.rng.below(4) {
             0 | 1 => Flags::Auto,
             _ => Flags::Set(FlagSet {
-                start: self.rng.one_in(2),
-                acc: self.rng.one_in(2),
-                stop: self.rng.one_in(2),
+                start: self.rng.chance(1, 2),
+                acc: self.rng.chance(1, 2),
+                stop: self.rng.chance(1, 2),
             }),
         };
-        let zr = self.rng.one_in(3).then(|| self.rng.range(0, 3) as u32);
+        let zr = self.rng.chance(1, 3).then(|| self.rng.range(0, 3) as u32);
         let kind = *self.rng.pick(&[
             MatmulKind::Plain,
             MatmulKind::Plain,
