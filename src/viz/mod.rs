@@ -314,7 +314,8 @@ impl Timeline {
     /// `original`): [`Timeline::from_alloc`] of its allocation, with one
     /// [`ClusterBox`] per accumulation cluster (SPEC §4.3). A cluster found on
     /// the unrolled program spans the allocated-program points of the
-    /// instructions its matmuls were copied from, over its banks.
+    /// instructions its matmuls were copied from, over its banks. A cluster
+    /// of a single matmul is not outlined: it says nothing its bar does not.
     pub fn from_compiled(
         title: impl Into<String>,
         original: &Module,
@@ -324,6 +325,9 @@ impl Timeline {
         let lin = Linear::new(&compiled.alloc.module);
         let bank = |b: i64| u32::try_from(b.max(0)).unwrap_or(u32::MAX);
         for (k, c) in compiled.matmul.clusters.iter().enumerate() {
+            if c.matmuls.len() < 2 {
+                continue;
+            }
             let points = (c.matmuls.iter())
                 .filter_map(|i| compiled.origins.get(i.index()))
                 .filter_map(|o| lin.inst_point.get(o.index()).copied().flatten());
@@ -336,13 +340,16 @@ impl Timeline {
             let (p_lo, p_hi) = c.partitions;
             t.clusters.push(ClusterBox {
                 label: format!(
-                    "cluster {k}: {} group{}, {} matmul{}, banks {}, partitions {}",
+                    "cluster {k}: {} group{}, {} matmul{}, partitions {}",
                     c.groups,
                     if c.groups == 1 { "" } else { "s" },
                     c.matmuls.len(),
                     if c.matmuls.len() == 1 { "" } else { "s" },
-                    range_text(bank(c.banks.0), bank(c.banks.1)),
-                    if p_lo == p_hi { p_lo.to_string() } else { format!("{p_lo}-{p_hi}") },
+                    if p_lo == p_hi {
+                        p_lo.to_string()
+                    } else {
+                        format!("{p_lo}-{p_hi}")
+                    },
                 ),
                 bank_lo: bank(c.banks.0),
                 bank_hi: bank(c.banks.1),
