@@ -159,6 +159,20 @@ fn single_matmul_clusters_are_not_outlined() {
     assert_eq!(clusters(&compiled("01_three_tensors.psum")), []);
 }
 
+/// The pictures of the compiled shared examples, as `psum viz` draws them.
+#[test]
+fn snapshot_compiled_examples() {
+    for (name, file) in [
+        ("compiled_01_svg", "01_three_tensors.psum"),
+        ("compiled_02_svg", "02_one_spill.psum"),
+        ("compiled_03_svg", "03_column_tiles.psum"),
+        ("compiled_04_svg", "04_gemm_k_loop.psum"),
+    ] {
+        insta::assert_snapshot!(name, svg(&compiled(file)));
+    }
+    insta::assert_snapshot!("compiled_03_html", html(&compiled("03_column_tiles.psum")));
+}
+
 #[test]
 fn every_example_renders_well_formed() {
     for f in [
