@@ -204,9 +204,7 @@ pub enum ArchError {
 }
 
 fn hint_text(hint: &Option<String>) -> String {
-    hint.as_ref()
-        .map(|h| format!("; {h}"))
-        .unwrap_or_default()
+    hint.as_ref().map(|h| format!("; {h}")).unwrap_or_default()
 }
 
 /// Looks up a codename (exact, case-sensitive) and returns its architecture.
@@ -406,7 +404,11 @@ pub fn describe(a: &Arch) -> String {
     let _ = writeln!(s, "Board");
     let _ = writeln!(s, "└─ Device");
     let _ = writeln!(s, "   └─ Core");
-    let _ = writeln!(s, "      ├─ Pe        rows {} × cols {}", c.pe.rows, c.pe.cols);
+    let _ = writeln!(
+        s,
+        "      ├─ Pe        rows {} × cols {}",
+        c.pe.rows, c.pe.cols
+    );
     let _ = writeln!(s, "      ├─ Pool      partitions {}", c.pool.partitions);
     let _ = writeln!(s, "      ├─ Act       partitions {}", c.act.partitions);
     let _ = writeln!(s, "      ├─ Dve       partitions {}", c.dve.partitions);
@@ -483,7 +485,10 @@ mod tests {
         assert_eq!(t("inf1"), (98304, 128, 64, 16384, 4, 64, 2048, 128, 64));
         assert_eq!(t("trn1"), (196608, 128, 64, 16384, 8, 128, 2048, 128, 128));
         assert_eq!(t("gen3"), (229376, 128, 64, 16384, 8, 128, 2048, 128, 128));
-        assert_eq!(t("core_v4"), (262144, 128, 64, 16384, 8, 128, 2048, 128, 128));
+        assert_eq!(
+            t("core_v4"),
+            (262144, 128, 64, 16384, 8, 128, 2048, 128, 128)
+        );
         let mib: Vec<u64> = Generation::ALL
             .iter()
             .map(|&g| board(g).device.core.statebuf.total_bytes() >> 20)
@@ -503,7 +508,9 @@ mod tests {
         assert!(msg("trn1x").contains("did you mean 'trn1'?"));
         assert!(msg("core_v5").contains("0 && Unknown architecture"));
         assert!(msg("core_v5").contains("no board"));
-        assert!(msg("banana").contains("tonga, inf1, inferentia, sunda, trainium, trn1, inf2, cayman, gen3, core_v4"));
+        assert!(msg("banana").contains(
+            "tonga, inf1, inferentia, sunda, trainium, trn1, inf2, cayman, gen3, core_v4"
+        ));
         assert!(!msg("banana").contains("did you mean"));
         // Ties go to the first codename in table order: "inf" is 1 from inf1 and inf2.
         assert_eq!(suggestion("inf"), Some("inf1"));

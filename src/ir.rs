@@ -448,7 +448,11 @@ impl FlagSet {
 impl fmt::Display for FlagSet {
     /// `start|acc|stop` order, `none` when empty.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names = [(self.start, "start"), (self.acc, "acc"), (self.stop, "stop")];
+        let names = [
+            (self.start, "start"),
+            (self.acc, "acc"),
+            (self.stop, "stop"),
+        ];
         let mut first = true;
         for (on, name) in names {
             if on {
@@ -893,10 +897,7 @@ mod tests {
 
     #[test]
     fn affine_canonical_and_display() {
-        let vars = vec![
-            Var { name: "k".into() },
-            Var { name: "j".into() },
-        ];
+        let vars = vec![Var { name: "k".into() }, Var { name: "j".into() }];
         let mut a = Affine::constant(256);
         a.add_term(VarId(0), 1024);
         assert_eq!(a.display(&vars).to_string(), "k*1024+256");
@@ -929,10 +930,25 @@ mod tests {
 
     #[test]
     fn region_overlap_contains() {
-        let a = Region { p0: 0, p1: 64, b0: 0, b1: 2048 };
-        let b = Region { p0: 64, p1: 128, b0: 0, b1: 2048 };
+        let a = Region {
+            p0: 0,
+            p1: 64,
+            b0: 0,
+            b1: 2048,
+        };
+        let b = Region {
+            p0: 64,
+            p1: 128,
+            b0: 0,
+            b1: 2048,
+        };
         assert!(!a.overlaps(&b));
-        let c = Region { p0: 0, p1: 128, b0: 0, b1: 2048 };
+        let c = Region {
+            p0: 0,
+            p1: 128,
+            b0: 0,
+            b1: 2048,
+        };
         assert!(c.contains(&a) && c.contains(&b) && !a.contains(&c));
         assert!(c.overlaps(&a));
     }

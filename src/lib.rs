@@ -6,4 +6,5 @@
 //! This crate is the library; the `psum` binary is a thin shell over it.
 
 pub mod arch;
+pub mod bound;
 pub mod ir;
