@@ -7,4 +7,5 @@
 
 pub mod arch;
 pub mod bound;
+pub mod export;
 pub mod ir;
