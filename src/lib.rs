@@ -9,3 +9,4 @@ pub mod arch;
 pub mod bound;
 pub mod export;
 pub mod ir;
+pub mod peers;

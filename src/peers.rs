@@ -1,0 +1,181 @@
+//! Problems shared with peer allocators (`psum bench --peers`, issue #8).
+//!
+//! A [`Problem`] is a straight-line sequence of one-bank tensors, each
+//! defined once and used one to three times, generated deterministically for
+//! a tensor count and a peak demand. The same problem is built here as a psum
+//! [`Module`] and, in the `peers` benchmark (`benches/peers.rs`), as a
+//! regalloc2 `Function` with one register class of as many registers as
+//! banks, so both allocators face the same interval graph: one program point
+//! per step, a tensor live from its def to its last use (SPEC §3.1, §3.3).
+
+use crate::bound::Interval;
+use crate::ir::{
+    Access, Block, DType, Flags, Inst, InstKind, Matmul, MatmulKind, Mem, Module, Stmt, Tensor,
+    TensorId,
+};
+
+/// One step of a problem: one instruction, one program point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Tensor `t` is written (psum: `matmul t <- …`; regalloc2: a def of vreg `t`).
+    Def(u32),
+    /// Tensor `t` is read (psum: `act out <- out, t`; regalloc2: a use of vreg `t`).
+    Use(u32),
+}
+
+/// A straight-line one-bank allocation problem.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// Number of tensors; tensor `t` is defined before tensor `t + 1`.
+    pub num_tensors: u32,
+    /// The steps in program order.
+    pub steps: Vec<Step>,
+}
+
+/// SplitMix64 (Steele, Lea & Flood 2014): a small deterministic generator.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`; the modulo bias is irrelevant here).
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+impl Problem {
+    /// Generates `n` tensors whose live count never exceeds `peak`.
+    ///
+    /// Each step defines a new tensor with probability 1/3 (while fewer than
+    /// `peak` are live and tensors remain), else uses a uniformly chosen live
+    /// tensor. With two uses per tensor on average the live count is then a
+    /// driftless walk over `0..=peak`, so it reaches `peak` many times on any
+    /// problem of a few hundred tensors or more.
+    pub fn generate(n: u32, peak: u32, seed: u64) -> Problem {
+        assert!(peak > 0, "peak demand must be positive");
+        let mut rng = SplitMix64(seed);
+        let mut steps = Vec::with_capacity(3 * n as usize);
+        // (tensor, uses still to emit)
+        let mut live: Vec<(u32, u64)> = Vec::with_capacity(peak as usize);
+        let mut defined = 0;
+        while defined < n || !live.is_empty() {
+            let may_def = defined < n && live.len() < peak as usize;
+            if may_def && (live.is_empty() || rng.below(3) == 0) {
+                steps.push(Step::Def(defined));
+                live.push((defined, 1 + rng.below(3)));
+                defined += 1;
+            } else {
+                let i = rng.below(live.len() as u64) as usize;
+                steps.push(Step::Use(live[i].0));
+                live[i].1 -= 1;
+                if live[i].1 == 0 {
+                    live.swap_remove(i);
+                }
+            }
+        }
+        Problem {
+            num_tensors: n,
+            steps,
+        }
+    }
+
+    /// Each tensor's closed live interval `[def, last use]` in steps, one bank.
+    pub fn intervals(&self) -> Vec<Interval> {
+        let mut ivs = vec![
+            Interval {
+                start: 0,
+                end: 0,
+                banks: 1,
+            };
+            self.num_tensors as usize
+        ];
+        for (p, step) in self.steps.iter().enumerate() {
+            let p = u32::try_from(p).expect("step count fits u32");
+            match *step {
+                Step::Def(t) => {
+                    ivs[t as usize].start = p;
+                    ivs[t as usize].end = p;
+                }
+                Step::Use(t) => ivs[t as usize].end = p,
+            }
+        }
+        ivs
+    }
+
+    /// Builds the problem as a one-block psum module for `arch`.
+    ///
+    /// Tensor `t` is `psum tT [128, 2048]` (one bank), written by a matmul
+    /// whose operands are windows of `sbuf w` and `sbuf x` distinct from every
+    /// other matmul's (so the simulator can tell tensors apart), and read by
+    /// `act out <- out, tT`, which folds every value read into one SBUF
+    /// accumulator.
+    pub fn to_module(&self, arch: &str) -> Module {
+        // Stationary [128, 128] bf16 = 256 bytes, moving [128, 512] bf16 =
+        // 1024 bytes, both sliding by one element (2 bytes) per matmul.
+        const W_COLS: u32 = 1024;
+        let x_cols = self.num_tensors.div_ceil(W_COLS).max(1);
+        let mut m = Module::new(arch);
+        let sbuf = |name: &str, bytes: u32, dtype: DType| Tensor {
+            name: name.to_string(),
+            mem: Mem::Sbuf,
+            partitions: 128,
+            bytes,
+            dtype,
+            bank: None,
+            addr: None,
+        };
+        let w = m.add_tensor(sbuf("w", 256 + 2 * (W_COLS - 1), DType::Bf16));
+        let x = m.add_tensor(sbuf("x", 1024 + 2 * (x_cols - 1), DType::Bf16));
+        let out = m.add_tensor(sbuf("out", 2048, DType::F32));
+        let first = TensorId::new(m.tensors.len());
+        for t in 0..self.num_tensors {
+            m.add_tensor(Tensor {
+                name: format!("t{t}"),
+                mem: Mem::Psum,
+                partitions: 128,
+                bytes: 2048,
+                dtype: DType::F32,
+                bank: None,
+                addr: None,
+            });
+        }
+        let psum = |t: u32| TensorId(first.0 + t);
+        let window = |id: TensorId, off: i64, len: i64| Access::rect(id, 0, 128, off, off + len);
+        let whole = |m: &Module, id: TensorId| Access::whole(id, m.tensor(id));
+        let mut body = Vec::with_capacity(self.steps.len());
+        for step in &self.steps {
+            let kind = match *step {
+                Step::Def(t) => InstKind::Matmul(Matmul {
+                    kind: MatmulKind::Plain,
+                    dst: whole(&m, psum(t)),
+                    stationary: window(w, 2 * i64::from(t % W_COLS), 256),
+                    moving: window(x, 2 * i64::from(t / W_COLS), 1024),
+                    pos: (0, 0),
+                    flags: Flags::Auto,
+                    zr: None,
+                }),
+                Step::Use(t) => InstKind::Act {
+                    dst: whole(&m, out),
+                    srcs: vec![whole(&m, out), whole(&m, psum(t))],
+                },
+            };
+            body.push(Stmt::Inst(m.add_inst(Inst {
+                label: None,
+                kind,
+                after: None,
+            })));
+        }
+        m.blocks.push(Block {
+            name: "main".to_string(),
+            body,
+        });
+        m
+    }
+}
