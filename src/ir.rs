@@ -33,6 +33,7 @@ macro_rules! entity {
         }
     };
 }
+#[allow(unused_imports)]
 pub(crate) use entity;
 
 entity!(
@@ -852,6 +853,89 @@ fn remap_inst_vars(inst: &mut Inst, var_map: &[Option<VarId>]) {
     for s in inst.kind.srcs_mut() {
         remap_access(s);
     }
+}
+
+/// A place in a module that a diagnostic points at; the text front end
+/// resolves it to a source span ([`crate::text::SourceMap::span`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Loc {
+    /// The module as a whole (no better place).
+    Module,
+    /// The `arch` line's codename.
+    Arch,
+    /// A tensor declaration.
+    Tensor(TensorId),
+    /// An instruction.
+    Inst(InstId),
+    /// An operand access of an instruction: 0 is the destination, then the
+    /// sources in [`InstKind::srcs`] order.
+    Operand(InstId, usize),
+    /// One bound of an operand access.
+    Bound(InstId, usize, Bound),
+    /// An attribute of an instruction.
+    Attr(InstId, Attr),
+    /// A loop header.
+    Loop(LoopId),
+    /// A loop's `LO..HI` range.
+    LoopRange(LoopId),
+}
+
+/// The four bounds of an [`Access`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Bound {
+    /// First partition.
+    P0,
+    /// One past the last partition.
+    P1,
+    /// First byte.
+    B0,
+    /// One past the last byte.
+    B1,
+}
+
+impl Bound {
+    /// All four, in text order.
+    pub const ALL: [Bound; 4] = [Bound::P0, Bound::P1, Bound::B0, Bound::B1];
+
+    /// The bound's expression in `a`.
+    pub fn of(self, a: &Access) -> &Affine {
+        match self {
+            Bound::P0 => &a.p0,
+            Bound::P1 => &a.p1,
+            Bound::B0 => &a.b0,
+            Bound::B1 => &a.b1,
+        }
+    }
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Bound::P0 => "p0",
+            Bound::P1 => "p1",
+            Bound::B0 => "b0",
+            Bound::B1 => "b1",
+        })
+    }
+}
+
+/// An instruction attribute a diagnostic can point at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Attr {
+    /// `tile=RxC`.
+    Tile,
+    /// `pos=R,C`.
+    Pos,
+    /// `flags=F`.
+    Flags,
+    /// `zr=N`.
+    Zr,
+    /// `after=%L`.
+    After,
+    /// The label `%L:`.
+    Label,
+    /// A memset's value.
+    Value,
 }
 
 /// One step of [`Module::walk`].

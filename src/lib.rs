@@ -10,3 +10,6 @@ pub mod bound;
 pub mod export;
 pub mod ir;
 pub mod peers;
+pub mod source;
+pub mod text;
+pub mod validate;

@@ -1,0 +1,150 @@
+//! Reading a module from input bytes and reporting errors against the input
+//! (SPEC §2.6): [`load`] parses text (or JSON, by the file name) and
+//! validates; a [`Diagnostic`] renders as `file:line:col: error: message`
+//! followed by the source line and a caret under the offending span.
+
+use crate::ir::{Loc, Module};
+use crate::text::{self, line_col, SourceMap, Span};
+use crate::validate;
+use std::fmt;
+
+/// A validated module and where it came from.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The file name as given (for messages).
+    pub file: String,
+    /// The input text.
+    pub text: String,
+    /// The module.
+    pub module: Module,
+    /// Source positions; `None` for JSON input.
+    pub source_map: Option<SourceMap>,
+}
+
+impl Loaded {
+    /// A diagnostic at `loc` of this input (with the source line when the
+    /// input was text, else just the file name).
+    pub fn diagnostic(&self, loc: Loc, message: impl Into<String>) -> Diagnostic {
+        let span = self.source_map.as_ref().and_then(|m| m.span(loc));
+        Diagnostic::new(&self.file, &self.text, span, message)
+    }
+}
+
+/// A rendered-on-demand error: file, position, message, source line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The file name.
+    pub file: String,
+    /// The one-line message.
+    pub message: String,
+    /// 1-based line and column, when known.
+    pub position: Option<(usize, usize)>,
+    /// The source line, the caret's char offset in it and its width.
+    pub snippet: Option<(String, usize, usize)>,
+}
+
+/// Longest source line shown in full; longer lines are cut around the caret.
+const MAX_SHOWN: usize = 120;
+
+impl Diagnostic {
+    /// A diagnostic for `span` of `src` (no position when `span` is `None`).
+    pub fn new(file: &str, src: &str, span: Option<Span>, message: impl Into<String>) -> Self {
+        let mut d = Diagnostic {
+            file: file.to_string(),
+            message: message.into(),
+            position: None,
+            snippet: None,
+        };
+        if let Some(span) = span {
+            let (line, col) = line_col(src, span.start);
+            d.position = Some((line, col));
+            let text = src.lines().nth(line - 1).unwrap_or("");
+            let chars: Vec<char> = text
+                .chars()
+                .map(|c| if c == '\t' { ' ' } else { c })
+                .collect();
+            let caret = col - 1;
+            let (end_line, end_col) = line_col(src, span.end.max(span.start));
+            let end = if end_line == line {
+                end_col - 1
+            } else {
+                chars.len()
+            };
+            let first = if chars.len() > MAX_SHOWN {
+                caret.saturating_sub(MAX_SHOWN / 2)
+            } else {
+                0
+            };
+            let shown: String = chars.iter().skip(first).take(MAX_SHOWN).collect();
+            let room = shown.chars().count().saturating_sub(caret - first).max(1);
+            let width = end.saturating_sub(caret).clamp(1, room);
+            d.snippet = Some((shown, caret - first, width));
+        }
+        d
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.position {
+            Some((line, col)) => write!(f, "{}:{line}:{col}: error: {}", self.file, self.message)?,
+            None => write!(f, "{}: error: {}", self.file, self.message)?,
+        }
+        if let (Some((line, _)), Some((text, caret, width))) = (self.position, &self.snippet) {
+            let gutter = " ".repeat(line.to_string().len());
+            write!(
+                f,
+                "\n{gutter} |\n{line} | {text}\n{gutter} | {}{}",
+                " ".repeat(*caret),
+                "^".repeat(*width)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Diagnostic {}
+
+/// Parses and validates `bytes` read from `file`: JSON when the name ends in
+/// `.json` (or when stdin, `-`, starts with `{`), else the text format.
+pub fn load(file: &str, bytes: &[u8]) -> Result<Loaded, Diagnostic> {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_string(),
+        Err(e) => {
+            let lossy = String::from_utf8_lossy(bytes).into_owned();
+            let at = String::from_utf8_lossy(&bytes[..e.valid_up_to()]).len();
+            let msg = format!(
+                "input is not UTF-8 text (invalid byte 0x{:02x})",
+                bytes[e.valid_up_to()]
+            );
+            return Err(Diagnostic::new(
+                file,
+                &lossy,
+                Some(Span::new(at, at + 1)),
+                msg,
+            ));
+        }
+    };
+    let json = file.ends_with(".json") || (file == "-" && text.trim_start().starts_with('{'));
+    let (module, source_map) = if json {
+        let m = text::parse_json(&text)
+            .map_err(|e| Diagnostic::new(file, &text, Some(e.span()), e.to_string()))?;
+        (m, None)
+    } else {
+        let p = text::parse(&text)
+            .map_err(|e| Diagnostic::new(file, &text, Some(e.span()), e.to_string()))?;
+        (p.module, Some(p.source_map))
+    };
+    let loaded = Loaded {
+        file: file.to_string(),
+        text,
+        module,
+        source_map,
+    };
+    let checked = match &loaded.source_map {
+        Some(map) => validate::validate_source(&loaded.module, map),
+        None => validate::validate(&loaded.module),
+    };
+    checked.map_err(|e| loaded.diagnostic(e.loc, e.to_string()))?;
+    Ok(loaded)
+}

@@ -1,0 +1,309 @@
+//! The text format (SPEC §2, §2.5): [`parse`] reads a module and a
+//! [`SourceMap`] of byte spans, [`print`] writes the canonical form, and
+//! [`parse_json`]/[`to_json`] are the serde form (`--emit json`).
+//!
+//! The parser is hand-written recursive descent over [`lexer::Lexer`]. It
+//! resolves tensor and loop-variable names; everything else about a
+//! program's meaning is checked by [`crate::validate`].
+
+pub mod lexer;
+mod parser;
+mod printer;
+
+use crate::ir::{Attr, Bound, InstId, Loc, LoopId, Module, TensorId};
+use serde::{Deserialize, Serialize};
+
+pub use printer::{access_to_string, inst_to_string};
+
+/// A byte range `[start, end)` in the source text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct Span {
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte.
+    pub end: usize,
+}
+
+impl Span {
+    /// The span `[start, end)`.
+    pub fn new(start: usize, end: usize) -> Self {
+        Span { start, end }
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span::new(self.start.min(other.start), self.end.max(other.end))
+    }
+}
+
+/// Where a tensor declaration is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorSpans {
+    /// The whole declaration.
+    pub decl: Span,
+    /// The name.
+    pub name: Span,
+}
+
+/// Where an operand access is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccessSpans {
+    /// The whole access (`x[0:128, 0:64]`).
+    pub span: Span,
+    /// The four bounds in [`Bound::ALL`] order; `None` for a bare name.
+    pub bounds: Option<[Span; 4]>,
+}
+
+/// A `tile=RxC` attribute as written (not stored in the IR, SPEC §2.5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tile {
+    /// PE rows (must equal K).
+    pub rows: u32,
+    /// PE columns (must equal M).
+    pub cols: u32,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// Where an instruction and its parts are.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstSpans {
+    /// The whole instruction, label to last attribute.
+    pub span: Span,
+    /// The mnemonic.
+    pub mnemonic: Span,
+    /// Operands: the destination, then the sources in order.
+    pub operands: Vec<AccessSpans>,
+    /// `tile=RxC`, if given.
+    pub tile: Option<Tile>,
+    /// Spans of the other attributes, the label and a memset value.
+    pub attrs: Vec<(Attr, Span)>,
+}
+
+/// Where a loop is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopSpans {
+    /// `loop VAR LO..HI`.
+    pub header: Span,
+    /// `LO..HI`.
+    pub range: Span,
+}
+
+/// Source positions of a parsed module, indexed by the module's entity ids.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceMap {
+    /// The codename on the `arch` line.
+    pub arch: Span,
+    /// Per [`TensorId`].
+    pub tensors: Vec<TensorSpans>,
+    /// Per [`InstId`].
+    pub insts: Vec<InstSpans>,
+    /// Per [`LoopId`].
+    pub loops: Vec<LoopSpans>,
+}
+
+impl SourceMap {
+    /// The span of a tensor declaration's name.
+    pub fn tensor(&self, t: TensorId) -> Option<Span> {
+        self.tensors.get(t.index()).map(|s| s.name)
+    }
+
+    /// The span of an instruction.
+    pub fn inst(&self, i: InstId) -> Option<Span> {
+        self.insts.get(i.index()).map(|s| s.span)
+    }
+
+    /// The span of a loop header.
+    pub fn loop_(&self, l: LoopId) -> Option<Span> {
+        self.loops.get(l.index()).map(|s| s.header)
+    }
+
+    /// The span a diagnostic at `loc` points at, falling back to the
+    /// enclosing entity when the exact part was not written (a bare name
+    /// has no bounds; an attribute may be absent).
+    pub fn span(&self, loc: Loc) -> Option<Span> {
+        match loc {
+            Loc::Module => None,
+            Loc::Arch => Some(self.arch),
+            Loc::Tensor(t) => self.tensor(t),
+            Loc::Inst(i) => self.inst(i),
+            Loc::Operand(i, k) => self
+                .insts
+                .get(i.index())
+                .and_then(|s| s.operands.get(k))
+                .map(|a| a.span)
+                .or_else(|| self.inst(i)),
+            Loc::Bound(i, k, b) => {
+                let a = self.insts.get(i.index()).and_then(|s| s.operands.get(k));
+                let idx = Bound::ALL.iter().position(|&x| x == b).unwrap_or(0);
+                a.and_then(|a| a.bounds.map(|bs| bs[idx]))
+                    .or_else(|| a.map(|a| a.span))
+                    .or_else(|| self.inst(i))
+            }
+            Loc::Attr(i, Attr::Tile) => self
+                .insts
+                .get(i.index())
+                .and_then(|s| s.tile.map(|t| t.span))
+                .or_else(|| self.inst(i)),
+            Loc::Attr(i, attr) => self
+                .insts
+                .get(i.index())
+                .and_then(|s| s.attrs.iter().find(|(a, _)| *a == attr).map(|(_, sp)| *sp))
+                .or_else(|| self.inst(i)),
+            Loc::Loop(l) => self.loop_(l),
+            Loc::LoopRange(l) => self.loops.get(l.index()).map(|s| s.range),
+        }
+    }
+}
+
+/// A parsed module with its source positions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parsed {
+    /// The module.
+    pub module: Module,
+    /// Where its parts were written.
+    pub source_map: SourceMap,
+}
+
+/// Why the text (or JSON) could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    /// A character that starts no token.
+    #[error("{message}")]
+    Lex {
+        /// Where.
+        span: Span,
+        /// What is wrong.
+        message: String,
+    },
+    /// A token that does not fit the grammar here.
+    #[error("expected {expected}, found {found}")]
+    Unexpected {
+        /// Where.
+        span: Span,
+        /// What the grammar allows here.
+        expected: String,
+        /// The token found.
+        found: String,
+    },
+    /// A block or loop without its closing `}`.
+    #[error("{what} '{name}' is not closed: expected '}}' before end of input")]
+    Unterminated {
+        /// The opening keyword and name.
+        span: Span,
+        /// `block` or `loop`.
+        what: &'static str,
+        /// The block name or loop variable.
+        name: String,
+    },
+    /// A name that no declaration introduces.
+    #[error("undefined tensor '{name}'")]
+    UndefinedTensor {
+        /// Where.
+        span: Span,
+        /// The name.
+        name: String,
+    },
+    /// A bound naming a variable of no enclosing loop.
+    #[error("unknown loop variable '{name}' (not a variable of an enclosing loop)")]
+    UnknownVar {
+        /// Where.
+        span: Span,
+        /// The name.
+        name: String,
+    },
+    /// A loop variable reusing an enclosing loop's name.
+    #[error("loop variable '{name}' shadows the variable of an enclosing loop")]
+    ShadowedVar {
+        /// Where.
+        span: Span,
+        /// The name.
+        name: String,
+    },
+    /// A well-formed construct with a bad value (range, duplicates, arity).
+    #[error("{message}")]
+    Invalid {
+        /// Where.
+        span: Span,
+        /// What is wrong.
+        message: String,
+    },
+    /// JSON input that does not describe a module.
+    #[error("invalid JSON module: {message}")]
+    Json {
+        /// Where.
+        span: Span,
+        /// serde's message.
+        message: String,
+    },
+}
+
+impl ParseError {
+    /// Where the error is.
+    pub fn span(&self) -> Span {
+        match self {
+            ParseError::Lex { span, .. }
+            | ParseError::Unexpected { span, .. }
+            | ParseError::Unterminated { span, .. }
+            | ParseError::UndefinedTensor { span, .. }
+            | ParseError::UnknownVar { span, .. }
+            | ParseError::ShadowedVar { span, .. }
+            | ParseError::Invalid { span, .. }
+            | ParseError::Json { span, .. } => *span,
+        }
+    }
+}
+
+/// Parses a module in the text format (SPEC §2).
+pub fn parse(src: &str) -> Result<Parsed, ParseError> {
+    parser::Parser::new(src).module()
+}
+
+/// Prints the canonical form (SPEC §2.5); the same as `module.to_string()`.
+pub fn print(module: &Module) -> String {
+    module.to_string()
+}
+
+/// Reads a module from its JSON form (the serde form of [`Module`]).
+pub fn parse_json(src: &str) -> Result<Module, ParseError> {
+    serde_json::from_str(src).map_err(|e| {
+        let at = offset_of(src, e.line(), e.column());
+        ParseError::Json {
+            span: Span::new(at, at),
+            message: e.to_string(),
+        }
+    })
+}
+
+/// Writes a module as pretty-printed JSON, ending with a newline.
+pub fn to_json(module: &Module) -> String {
+    let mut s = serde_json::to_string_pretty(module).expect("a Module always serializes");
+    s.push('\n');
+    s
+}
+
+/// The byte offset of 1-based `line` and `col` (serde's convention; 0 means "none").
+fn offset_of(src: &str, line: usize, col: usize) -> usize {
+    let line_start: usize = src
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (line_start + col.saturating_sub(1)).min(src.len())
+}
+
+/// 1-based line and column (in chars) of byte offset `at`.
+pub fn line_col(src: &str, at: usize) -> (usize, usize) {
+    let at = floor_char_boundary(src, at.min(src.len()));
+    let before = &src[..at];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, src[line_start..at].chars().count() + 1)
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}

@@ -1,0 +1,675 @@
+//! Recursive-descent parser for the text format (SPEC §2.1–2.3).
+//!
+//! Grammar (newlines are whitespace):
+//! ```text
+//! module  := 'arch' NAME decl* block+
+//! decl    := MEM NAME '[' INT ',' INT ']' DTYPE? (NAME '=' INT)*
+//! block   := 'block' NAME '{' stmt* '}'
+//! stmt    := 'loop' NAME INT '..' INT '{' stmt* '}' | (LABEL ':')? inst
+//! inst    := MNEMONIC access ('<-' access (',' access)* | '=' NUMBER) attr*
+//! access  := NAME ('[' affine ':' affine ',' affine ':' affine ']')?
+//! affine  := ('-'|'+')? term (('+'|'-') term)*
+//! term    := INT | VAR | INT '*' VAR | VAR '*' INT
+//! attr    := NAME '=' ...   (tile=RxC pos=R,C flags=F zr=N after=%L)
+//! ```
+
+use super::lexer::{Lexer, Tok};
+use super::{
+    AccessSpans, InstSpans, LoopSpans, ParseError, Parsed, SourceMap, Span, TensorSpans, Tile,
+};
+use crate::ir::{
+    Access, Affine, Attr, Block, DType, FlagSet, Flags, Inst, InstKind, Loop, Matmul, MatmulKind,
+    Mem, Module, Stmt, Tensor, TensorId, VarId,
+};
+use std::collections::HashMap;
+
+type PResult<T> = Result<T, ParseError>;
+
+/// Parser state: the token cursor, the module under construction, its
+/// source map, the tensor names and the loop variables in scope.
+pub(super) struct Parser<'a> {
+    lex: Lexer<'a>,
+    tok: Tok<'a>,
+    span: Span,
+    /// End of the previously consumed token.
+    prev_end: usize,
+    module: Module,
+    map: SourceMap,
+    tensors: HashMap<&'a str, TensorId>,
+    scope: Vec<(&'a str, VarId)>,
+}
+
+fn mem_of(s: &str) -> Option<Mem> {
+    match s {
+        "psum" => Some(Mem::Psum),
+        "sbuf" => Some(Mem::Sbuf),
+        "dram" => Some(Mem::Dram),
+        _ => None,
+    }
+}
+
+fn dtype_of(s: &str) -> Option<DType> {
+    match s {
+        "f32" => Some(DType::F32),
+        "bf16" => Some(DType::Bf16),
+        "fp8" => Some(DType::Fp8),
+        _ => None,
+    }
+}
+
+fn matmul_kind_of(s: &str) -> Option<MatmulKind> {
+    match s {
+        "matmul" => Some(MatmulKind::Plain),
+        "matmul.sparse" => Some(MatmulKind::Sparse),
+        "matmul.mx" => Some(MatmulKind::Mx),
+        "matmul.t" => Some(MatmulKind::Transpose),
+        _ => None,
+    }
+}
+
+/// Operands of an instruction before it is assembled.
+enum Rhs {
+    Sources(Vec<Access>),
+    Value(f64),
+}
+
+/// Matmul attributes as parsed.
+#[derive(Default)]
+struct MatmulAttrs {
+    pos: Option<(u32, u32)>,
+    flags: Option<Flags>,
+    zr: Option<u32>,
+}
+
+impl<'a> Parser<'a> {
+    pub(super) fn new(src: &'a str) -> Self {
+        Parser {
+            lex: Lexer::new(src),
+            tok: Tok::Eof,
+            span: Span::default(),
+            prev_end: 0,
+            module: Module::default(),
+            map: SourceMap::default(),
+            tensors: HashMap::new(),
+            scope: Vec::new(),
+        }
+    }
+
+    fn bump(&mut self) -> PResult<(Tok<'a>, Span)> {
+        let cur = (self.tok, self.span);
+        self.prev_end = self.span.end;
+        (self.tok, self.span) = self.lex.next_token()?;
+        Ok(cur)
+    }
+
+    /// The token after the current one.
+    fn peek2(&self) -> PResult<Tok<'a>> {
+        self.lex.clone().next_token().map(|(t, _)| t)
+    }
+
+    fn unexpected<T>(&self, expected: &str) -> PResult<T> {
+        Err(ParseError::Unexpected {
+            span: self.span,
+            expected: expected.to_string(),
+            found: self.tok.describe(),
+        })
+    }
+
+    fn invalid<T>(span: Span, message: impl Into<String>) -> PResult<T> {
+        Err(ParseError::Invalid {
+            span,
+            message: message.into(),
+        })
+    }
+
+    fn expect(&mut self, want: Tok<'static>) -> PResult<Span> {
+        if self.tok == want {
+            Ok(self.bump()?.1)
+        } else {
+            self.unexpected(&want.describe())
+        }
+    }
+
+    fn at_ident(&self, word: &str) -> bool {
+        self.tok == Tok::Ident(word)
+    }
+
+    fn name(&mut self, what: &str) -> PResult<(&'a str, Span)> {
+        match self.tok {
+            Tok::Ident(s) => {
+                let span = self.bump()?.1;
+                Ok((s, span))
+            }
+            _ => self.unexpected(what),
+        }
+    }
+
+    fn unsigned(&mut self, what: &str) -> PResult<(u64, Span)> {
+        match self.tok {
+            Tok::Num(s) => {
+                let span = self.span;
+                let v = s.parse::<u64>().or_else(|_| {
+                    Self::invalid(
+                        span,
+                        format!("{what} must be a non-negative integer, got {s}"),
+                    )
+                })?;
+                self.bump()?;
+                Ok((v, span))
+            }
+            _ => self.unexpected(what),
+        }
+    }
+
+    fn u32_(&mut self, what: &str) -> PResult<(u32, Span)> {
+        let (v, span) = self.unsigned(what)?;
+        let v = u32::try_from(v)
+            .or_else(|_| Self::invalid(span, format!("{what} {v} is out of range")))?;
+        Ok((v, span))
+    }
+
+    /// An optionally negative integer (loop bounds).
+    fn signed(&mut self, what: &str) -> PResult<(i64, Span)> {
+        let start = self.span;
+        let neg = self.tok == Tok::Minus;
+        if neg {
+            self.bump()?;
+        }
+        let (v, span) = self.unsigned(what)?;
+        let span = start.to(span);
+        let v = i64::try_from(v)
+            .ok()
+            .map(|v| if neg { -v } else { v })
+            .map_or_else(
+                || Self::invalid(span, format!("{what} is out of range")),
+                Ok,
+            )?;
+        Ok((v, span))
+    }
+
+    pub(super) fn module(mut self) -> PResult<Parsed> {
+        self.bump()?;
+        if !self.at_ident("arch") {
+            return self.unexpected("'arch'");
+        }
+        self.bump()?;
+        let (arch, span) = self.name("an architecture name")?;
+        self.module.arch = arch.to_string();
+        self.map.arch = span;
+        while let Tok::Ident(w) = self.tok {
+            match mem_of(w) {
+                Some(mem) => self.decl(mem)?,
+                None => break,
+            }
+        }
+        if !self.at_ident("block") {
+            return self.unexpected("a declaration ('psum', 'sbuf', 'dram') or 'block'");
+        }
+        while self.at_ident("block") {
+            self.block()?;
+        }
+        if self.tok != Tok::Eof {
+            return self.unexpected("'block' or end of input");
+        }
+        Ok(Parsed {
+            module: self.module,
+            source_map: self.map,
+        })
+    }
+
+    fn decl(&mut self, mem: Mem) -> PResult<()> {
+        let start = self.bump()?.1;
+        let (name, name_span) = self.name("a tensor name")?;
+        self.expect(Tok::LBracket)?;
+        let (partitions, _) = self.u32_("partition count")?;
+        self.expect(Tok::Comma)?;
+        let (bytes, _) = self.u32_("byte count")?;
+        self.expect(Tok::RBracket)?;
+        let mut t = Tensor {
+            name: name.to_string(),
+            mem,
+            partitions,
+            bytes,
+            dtype: DType::F32,
+            bank: None,
+            addr: None,
+        };
+        if let Some(d) = match self.tok {
+            Tok::Ident(w) => dtype_of(w),
+            _ => None,
+        } {
+            t.dtype = d;
+            self.bump()?;
+        }
+        while matches!(self.tok, Tok::Ident(_)) && self.peek2()? == Tok::Eq {
+            let (attr, span) = self.name("an attribute")?;
+            self.bump()?;
+            match attr {
+                "bank" if t.bank.is_none() => t.bank = Some(self.u32_("bank")?.0),
+                "addr" if t.addr.is_none() => t.addr = Some(self.unsigned("addr")?.0),
+                "bank" | "addr" => {
+                    return Self::invalid(span, format!("duplicate attribute '{attr}'"))
+                }
+                _ => {
+                    return Self::invalid(
+                        span,
+                        format!(
+                            "unknown declaration attribute '{attr}' (expected 'bank' or 'addr')"
+                        ),
+                    )
+                }
+            }
+        }
+        let id = self.module.add_tensor(t);
+        self.tensors.entry(name).or_insert(id);
+        self.map.tensors.push(TensorSpans {
+            decl: start.to(Span::new(start.end, self.prev_end)),
+            name: name_span,
+        });
+        Ok(())
+    }
+
+    fn block(&mut self) -> PResult<()> {
+        let start = self.bump()?.1;
+        let (name, name_span) = self.name("a block name")?;
+        self.expect(Tok::LBrace)?;
+        let body = self.body("block", name, start.to(name_span))?;
+        self.module.blocks.push(Block {
+            name: name.to_string(),
+            body,
+        });
+        Ok(())
+    }
+
+    /// Statements up to and including the closing `}`.
+    fn body(&mut self, what: &'static str, name: &str, open: Span) -> PResult<Vec<Stmt>> {
+        let mut body = Vec::new();
+        loop {
+            match self.tok {
+                Tok::RBrace => {
+                    self.bump()?;
+                    return Ok(body);
+                }
+                Tok::Eof => {
+                    return Err(ParseError::Unterminated {
+                        span: open,
+                        what,
+                        name: name.to_string(),
+                    })
+                }
+                Tok::Ident("loop") => body.push(self.loop_()?),
+                _ => body.push(Stmt::Inst(self.inst()?)),
+            }
+        }
+    }
+
+    fn loop_(&mut self) -> PResult<Stmt> {
+        let start = self.bump()?.1;
+        let (name, name_span) = self.name("a loop variable name")?;
+        if self.scope.iter().any(|(n, _)| *n == name) {
+            return Err(ParseError::ShadowedVar {
+                span: name_span,
+                name: name.to_string(),
+            });
+        }
+        let (lo, lo_span) = self.signed("loop lower bound")?;
+        self.expect(Tok::DotDot)?;
+        let (hi, hi_span) = self.signed("loop upper bound")?;
+        self.expect(Tok::LBrace)?;
+        let var = self.module.add_var(name);
+        let id = self.module.add_loop(Loop {
+            var,
+            lo,
+            hi,
+            body: Vec::new(),
+        });
+        self.map.loops.push(LoopSpans {
+            header: start.to(hi_span),
+            range: lo_span.to(hi_span),
+        });
+        self.scope.push((name, var));
+        let body = self.body("loop", name, start.to(name_span))?;
+        self.scope.pop();
+        self.module.loops[id.index()].body = body;
+        Ok(Stmt::Loop(id))
+    }
+
+    fn inst(&mut self) -> PResult<crate::ir::InstId> {
+        let start = self.span;
+        let mut attrs = Vec::new();
+        let label = if let Tok::Label(l) = self.tok {
+            let span = self.bump()?.1;
+            self.expect(Tok::Colon)?;
+            attrs.push((Attr::Label, span));
+            Some(l.to_string())
+        } else {
+            None
+        };
+        let (mnemonic, mn_span) = match self.tok {
+            Tok::Ident(w) => (w, self.span),
+            _ => return self.unexpected("an instruction, 'loop' or '}'"),
+        };
+        let kind_tag = matmul_kind_of(mnemonic).map(Some).or(match mnemonic {
+            "copy" | "memset" | "act" | "dma" => Some(None),
+            _ => None,
+        });
+        let Some(matmul_kind) = kind_tag else {
+            return self.unexpected("an instruction (matmul, matmul.sparse, matmul.mx, matmul.t, copy, memset, act, dma), 'loop' or '}'");
+        };
+        self.bump()?;
+        let mut operands = Vec::new();
+        let dst = self.access(&mut operands)?;
+        let rhs = if mnemonic == "memset" {
+            self.expect(Tok::Eq)?;
+            let (v, span) = self.number()?;
+            attrs.push((Attr::Value, span));
+            Rhs::Value(v)
+        } else {
+            self.expect(Tok::Arrow)?;
+            let mut srcs = vec![self.access(&mut operands)?];
+            while self.tok == Tok::Comma {
+                self.bump()?;
+                srcs.push(self.access(&mut operands)?);
+            }
+            Rhs::Sources(srcs)
+        };
+        let mut after = None;
+        let mut mm = MatmulAttrs::default();
+        let mut tile = None;
+        while matches!(self.tok, Tok::Ident(_)) && self.peek2()? == Tok::Eq {
+            let (attr, aspan) = self.name("an attribute")?;
+            self.bump()?;
+            let key = match attr {
+                "after" => Attr::After,
+                "tile" => Attr::Tile,
+                "pos" => Attr::Pos,
+                "flags" => Attr::Flags,
+                "zr" => Attr::Zr,
+                _ => {
+                    return Self::invalid(
+                        aspan,
+                        format!(
+                            "unknown attribute '{attr}' (expected tile, pos, flags, zr or after)"
+                        ),
+                    )
+                }
+            };
+            if key != Attr::After && matmul_kind.is_none() {
+                return Self::invalid(
+                    aspan,
+                    format!("attribute '{attr}' is only valid on matmul instructions"),
+                );
+            }
+            if attrs.iter().any(|(a, _)| *a == key) || (key == Attr::Tile && tile.is_some()) {
+                return Self::invalid(aspan, format!("duplicate attribute '{attr}'"));
+            }
+            let vstart = self.span;
+            match key {
+                Attr::After => match self.tok {
+                    Tok::Label(l) => {
+                        after = Some(l.to_string());
+                        self.bump()?;
+                    }
+                    _ => return self.unexpected("a label ('%NAME')"),
+                },
+                Attr::Tile => {
+                    let t = self.tile()?;
+                    tile = Some(Tile {
+                        span: aspan.to(t.span),
+                        ..t
+                    });
+                }
+                Attr::Pos => {
+                    let (r, _) = self.u32_("PE row")?;
+                    self.expect(Tok::Comma)?;
+                    let (c, _) = self.u32_("PE column")?;
+                    mm.pos = Some((r, c));
+                }
+                Attr::Flags => mm.flags = Some(self.flags()?),
+                Attr::Zr => mm.zr = Some(self.u32_("zero-region width")?.0),
+                Attr::Label | Attr::Value => unreachable!("not attribute keywords"),
+            }
+            let full = aspan.to(Span::new(vstart.start, self.prev_end));
+            if key != Attr::Tile {
+                attrs.push((key, full));
+            }
+        }
+        let kind = match (matmul_kind, rhs) {
+            (Some(kind), Rhs::Sources(srcs)) => {
+                let [stationary, moving] = <[Access; 2]>::try_from(srcs).or_else(|s| {
+                    Self::invalid(
+                        mn_span,
+                        format!(
+                            "'{mnemonic}' takes 2 sources (stationary, moving), got {}",
+                            s.len()
+                        ),
+                    )
+                })?;
+                InstKind::Matmul(Matmul {
+                    kind,
+                    dst,
+                    stationary,
+                    moving,
+                    pos: mm.pos.unwrap_or((0, 0)),
+                    flags: mm.flags.unwrap_or(Flags::Auto),
+                    zr: mm.zr,
+                })
+            }
+            (None, Rhs::Value(value)) => InstKind::Memset { dst, value },
+            (None, Rhs::Sources(srcs)) if mnemonic == "act" => InstKind::Act { dst, srcs },
+            (None, Rhs::Sources(srcs)) => {
+                let [src] = <[Access; 1]>::try_from(srcs).or_else(|s| {
+                    Self::invalid(
+                        mn_span,
+                        format!("'{mnemonic}' takes 1 source, got {}", s.len()),
+                    )
+                })?;
+                if mnemonic == "copy" {
+                    InstKind::Copy { dst, src }
+                } else {
+                    InstKind::Dma { dst, src }
+                }
+            }
+            (Some(_), Rhs::Value(_)) => unreachable!("memset is not a matmul"),
+        };
+        let id = self.module.add_inst(Inst { label, kind, after });
+        self.map.insts.push(InstSpans {
+            span: start.to(Span::new(start.start, self.prev_end)),
+            mnemonic: mn_span,
+            operands,
+            tile,
+            attrs,
+        });
+        Ok(id)
+    }
+
+    fn tile(&mut self) -> PResult<Tile> {
+        let (rows, span) = self.u32_("tile rows")?;
+        let cols = match self.tok {
+            Tok::Ident(w) if w.len() > 1 && w.starts_with('x') => w[1..].parse::<u32>().ok(),
+            _ => None,
+        };
+        let Some(cols) = cols else {
+            return self.unexpected("'xC' (tile=RxC)");
+        };
+        let end = self.bump()?.1;
+        Ok(Tile {
+            rows,
+            cols,
+            span: span.to(end),
+        })
+    }
+
+    fn flags(&mut self) -> PResult<Flags> {
+        let mut set = FlagSet::NONE;
+        let mut auto = false;
+        let mut none = false;
+        loop {
+            let (w, span) = self.name("a flag (auto, none, start, acc, stop)")?;
+            match w {
+                "auto" => auto = true,
+                "none" => none = true,
+                "start" => set.start = true,
+                "acc" => set.acc = true,
+                "stop" => set.stop = true,
+                _ => {
+                    return Self::invalid(
+                        span,
+                        format!("unknown flag '{w}' (expected auto, none, start, acc or stop)"),
+                    )
+                }
+            }
+            if (auto || none) && (set != FlagSet::NONE || (auto && none)) {
+                return Self::invalid(
+                    span,
+                    "'auto' and 'none' cannot be combined with other flags",
+                );
+            }
+            if self.tok != Tok::Pipe {
+                break;
+            }
+            self.bump()?;
+        }
+        Ok(if auto { Flags::Auto } else { Flags::Set(set) })
+    }
+
+    /// A memset value: an optionally negative int or float.
+    fn number(&mut self) -> PResult<(f64, Span)> {
+        let start = self.span;
+        let neg = self.tok == Tok::Minus;
+        if neg {
+            self.bump()?;
+        }
+        match self.tok {
+            Tok::Num(s) => {
+                let span = start.to(self.span);
+                let v: f64 = s
+                    .parse()
+                    .or_else(|_| Self::invalid(span, format!("bad number {s}")))?;
+                if !v.is_finite() {
+                    return Self::invalid(span, format!("number {s} is out of range"));
+                }
+                self.bump()?;
+                Ok((if neg { -v } else { v }, span))
+            }
+            _ => self.unexpected("a number"),
+        }
+    }
+
+    fn access(&mut self, spans: &mut Vec<AccessSpans>) -> PResult<Access> {
+        let (name, name_span) = self.name("a tensor name")?;
+        let Some(&tensor) = self.tensors.get(name) else {
+            return Err(ParseError::UndefinedTensor {
+                span: name_span,
+                name: name.to_string(),
+            });
+        };
+        if self.tok != Tok::LBracket {
+            spans.push(AccessSpans {
+                span: name_span,
+                bounds: None,
+            });
+            return Ok(Access::whole(tensor, self.module.tensor(tensor)));
+        }
+        self.bump()?;
+        let (p0, s0) = self.affine()?;
+        self.expect(Tok::Colon)?;
+        let (p1, s1) = self.affine()?;
+        self.expect(Tok::Comma)?;
+        let (b0, s2) = self.affine()?;
+        self.expect(Tok::Colon)?;
+        let (b1, s3) = self.affine()?;
+        let end = self.expect(Tok::RBracket)?;
+        spans.push(AccessSpans {
+            span: name_span.to(end),
+            bounds: Some([s0, s1, s2, s3]),
+        });
+        Ok(Access {
+            tensor,
+            p0,
+            p1,
+            b0,
+            b1,
+        })
+    }
+
+    fn affine(&mut self) -> PResult<(Affine, Span)> {
+        let start = self.span;
+        let mut a = Affine::constant(0);
+        let mut sign = 1i64;
+        if matches!(self.tok, Tok::Minus | Tok::Plus) {
+            sign = if self.tok == Tok::Minus { -1 } else { 1 };
+            self.bump()?;
+        }
+        loop {
+            self.term(&mut a, sign, start)?;
+            sign = match self.tok {
+                Tok::Plus => 1,
+                Tok::Minus => -1,
+                _ => break,
+            };
+            self.bump()?;
+        }
+        let span = start.to(Span::new(start.start, self.prev_end));
+        Ok((a, span))
+    }
+
+    fn var(&mut self) -> PResult<VarId> {
+        let (name, span) = self.name("a loop variable")?;
+        self.scope
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, v)| v)
+            .ok_or_else(|| ParseError::UnknownVar {
+                span,
+                name: name.to_string(),
+            })
+    }
+
+    /// One `INT`, `VAR`, `INT*VAR` or `VAR*INT`, added to `a` times `sign`.
+    fn term(&mut self, a: &mut Affine, sign: i64, start: Span) -> PResult<()> {
+        let overflow = |p: &Self| {
+            Self::invalid(
+                start.to(Span::new(start.start, p.prev_end)),
+                "integer overflow in expression",
+            )
+        };
+        let (coef, var) = match self.tok {
+            Tok::Num(_) => {
+                let (c, _) = self.signed("integer")?;
+                if self.tok == Tok::Star {
+                    self.bump()?;
+                    (c, Some(self.var()?))
+                } else {
+                    (c, None)
+                }
+            }
+            Tok::Ident(_) => {
+                let v = self.var()?;
+                if self.tok == Tok::Star {
+                    self.bump()?;
+                    (self.signed("integer")?.0, Some(v))
+                } else {
+                    (1, Some(v))
+                }
+            }
+            _ => return self.unexpected("an integer or a loop variable"),
+        };
+        let coef = coef * sign;
+        match var {
+            None => match a.constant.checked_add(coef) {
+                Some(c) => a.constant = c,
+                None => return overflow(self),
+            },
+            Some(v) => {
+                let old = a.terms.iter().find(|t| t.0 == v).map_or(0, |t| t.1);
+                if old.checked_add(coef).is_none() {
+                    return overflow(self);
+                }
+                a.add_term(v, coef);
+            }
+        }
+        Ok(())
+    }
+}

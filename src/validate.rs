@@ -1,0 +1,988 @@
+//! Validation (SPEC §2.1–2.4): everything a module must satisfy before any
+//! pass runs. [`validate`] checks structure (ids in range, each instruction
+//! and loop placed once, loop variables in scope — what JSON input can get
+//! wrong), the architecture, declarations, loops, every access (dtype
+//! alignment, constant extents, bounds for every iteration), the shape rules
+//! of each instruction kind, and that no PSUM tensor is read before it is
+//! written. [`validate_source`] adds the `tile=RxC` checks that only the
+//! source text carries.
+//!
+//! Bounds are affine in independent loop variables, so their extremes are
+//! found term by term instead of by enumerating iterations; the error then
+//! names a concrete iteration that attains the bad value.
+
+use crate::arch::{self, Arch, PSUM_BANK_SIZE};
+use crate::ir::{
+    Access, Affine, Attr, Bound, DType, InstId, InstKind, Loc, LoopId, Mem, Module, Stmt, VarId,
+};
+use crate::text::{access_to_string, SourceMap};
+use std::collections::HashMap;
+
+/// A validation failure: what is wrong and where.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}")]
+pub struct ValidateError {
+    /// The IR entity the error points at.
+    pub loc: Loc,
+    /// What is wrong.
+    pub kind: ValidateErrorKind,
+}
+
+/// The kinds of validation failure. `inst` fields name the instruction as
+/// `%LABEL (mnemonic)`, or `%N (mnemonic)` with N its program-order position.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ValidateErrorKind {
+    /// Ids out of range, an instruction placed twice, a bad name (JSON input).
+    #[error("malformed module: {0}")]
+    Malformed(String),
+    /// The `arch` codename is not one of the ten.
+    #[error("{0}")]
+    UnknownArch(arch::ArchError),
+    /// Two declarations with one name.
+    #[error("duplicate tensor name '{0}'")]
+    DuplicateTensor(String),
+    /// A tensor with zero partitions or bytes.
+    #[error("tensor '{name}' is empty ([{partitions}, {bytes}])")]
+    EmptyTensor {
+        /// Tensor name.
+        name: String,
+        /// Declared partitions.
+        partitions: u32,
+        /// Declared bytes.
+        bytes: u32,
+    },
+    /// BYTES is not a multiple of the dtype size.
+    #[error("tensor '{name}': {bytes} bytes per partition is not a multiple of the {dtype} size ({} bytes)", dtype.size())]
+    BytesNotMultiple {
+        /// Tensor name.
+        name: String,
+        /// Declared bytes.
+        bytes: u32,
+        /// Declared dtype.
+        dtype: DType,
+    },
+    /// More partitions than the memory has.
+    #[error("{mem} tensor '{name}' has {partitions} partitions, but {arch} {mem} has {max}")]
+    TooManyPartitions {
+        /// Tensor name.
+        name: String,
+        /// Its memory.
+        mem: Mem,
+        /// Declared partitions.
+        partitions: u32,
+        /// The limit.
+        max: u32,
+        /// The architecture codename.
+        arch: String,
+    },
+    /// Two instructions with one label.
+    #[error("duplicate label '%{0}'")]
+    DuplicateLabel(String),
+    /// `after=%L` naming no instruction.
+    #[error("after=%{0} names no instruction")]
+    UnknownAfter(String),
+    /// A loop with HI ≤ LO.
+    #[error("loop {var} {lo}..{hi} has no iterations (HI must be greater than LO)")]
+    EmptyLoop {
+        /// The loop variable.
+        var: String,
+        /// Lower bound.
+        lo: i64,
+        /// Upper bound.
+        hi: i64,
+    },
+    /// A byte bound that is not a multiple of the dtype size.
+    #[error("{inst}: byte bound {bound} = {expr} of {access} is {value}{at}, not a multiple of the {dtype} size ({} bytes)", dtype.size())]
+    Misaligned {
+        /// The instruction.
+        inst: String,
+        /// The access as printed.
+        access: String,
+        /// Which bound.
+        bound: Bound,
+        /// The bound's expression.
+        expr: String,
+        /// Its value at `at`.
+        value: i64,
+        /// The iteration (` at k=1`), empty for constants.
+        at: String,
+        /// The tensor's dtype.
+        dtype: DType,
+    },
+    /// p1−p0 or b1−b0 depends on a loop variable.
+    #[error("{inst}: the {dim} extent of {access} varies with the loop variables")]
+    VaryingExtent {
+        /// The instruction.
+        inst: String,
+        /// The access as printed.
+        access: String,
+        /// `partition` or `byte`.
+        dim: &'static str,
+    },
+    /// p1 ≤ p0 or b1 ≤ b0.
+    #[error("{inst}: access {access} is empty")]
+    EmptyAccess {
+        /// The instruction.
+        inst: String,
+        /// The access as printed.
+        access: String,
+    },
+    /// A bound outside the tensor for some iteration.
+    #[error("{inst}: access {access} is out of bounds: {bound} = {expr} is {value}{at}, {limit}")]
+    OutOfBounds {
+        /// The instruction.
+        inst: String,
+        /// The access as printed.
+        access: String,
+        /// Which bound.
+        bound: Bound,
+        /// The bound's expression.
+        expr: String,
+        /// Its value at `at`.
+        value: i64,
+        /// The iteration (` at k=4`), empty for constants.
+        at: String,
+        /// What it violates (`below 0`, `above the 8192 bytes of 'x'`).
+        limit: String,
+    },
+    /// A matmul destination outside PSUM.
+    #[error("{inst}: matmul destination '{name}' is in {mem}, not PSUM")]
+    MatmulDstNotPsum {
+        /// The instruction.
+        inst: String,
+        /// Destination tensor.
+        name: String,
+        /// Its memory.
+        mem: Mem,
+    },
+    /// A matmul destination that is not f32.
+    #[error("{inst}: matmul destination '{name}' is {dtype}, not f32")]
+    MatmulDstDtype {
+        /// The instruction.
+        inst: String,
+        /// Destination tensor.
+        name: String,
+        /// Its dtype.
+        dtype: DType,
+    },
+    /// Operand shapes that disagree (the message names K, M or N).
+    #[error("{inst}: matmul shapes disagree: {detail}")]
+    MatmulShape {
+        /// The instruction.
+        inst: String,
+        /// Which dimension and values.
+        detail: String,
+    },
+    /// K, M or N above the hardware limit.
+    #[error("{inst}: matmul {dim}={value} exceeds {max} ({why})")]
+    MatmulLimit {
+        /// The instruction.
+        inst: String,
+        /// `K`, `M` or `N`.
+        dim: char,
+        /// The operand's value.
+        value: i64,
+        /// The limit.
+        max: u32,
+        /// Where the limit comes from.
+        why: String,
+    },
+    /// A destination spanning two banks (not on gen4).
+    #[error("{inst}: matmul destination {access} crosses a PSUM bank boundary{at} (only gen4 may span banks)")]
+    BankCrossing {
+        /// The instruction.
+        inst: String,
+        /// The destination as printed.
+        access: String,
+        /// The iteration.
+        at: String,
+    },
+    /// `pos` + tile beyond the PE array.
+    #[error("{inst}: a {k}x{m} tile at pos={row},{col} does not fit the {rows}x{cols} PE array")]
+    PosOutOfArray {
+        /// The instruction.
+        inst: String,
+        /// Tile rows (K).
+        k: i64,
+        /// Tile columns (M).
+        m: i64,
+        /// pos row.
+        row: u32,
+        /// pos column.
+        col: u32,
+        /// PE rows.
+        rows: u32,
+        /// PE columns.
+        cols: u32,
+    },
+    /// `tile=RxC` different from K×M.
+    #[error("{inst}: tile={rows}x{cols} does not match the matmul's KxM = {k}x{m}")]
+    TileMismatch {
+        /// The instruction.
+        inst: String,
+        /// Written rows.
+        rows: u32,
+        /// Written columns.
+        cols: u32,
+        /// K.
+        k: i64,
+        /// M.
+        m: i64,
+    },
+    /// copy/dma/act operands of different sizes.
+    #[error("{inst}: destination {dst} has {dst_shape} but source {src} has {src_shape}")]
+    ShapeMismatch {
+        /// The instruction.
+        inst: String,
+        /// The destination as printed.
+        dst: String,
+        /// Its element count or shape.
+        dst_shape: String,
+        /// The source as printed.
+        src: String,
+        /// Its element count or shape.
+        src_shape: String,
+    },
+    /// A PSUM tensor read with no write at any earlier program point.
+    #[error("read of PSUM tensor {0} before any write")]
+    ReadBeforeWrite(String),
+}
+
+fn err<T>(loc: Loc, kind: ValidateErrorKind) -> Result<T, ValidateError> {
+    Err(ValidateError { loc, kind })
+}
+
+fn malformed<T>(loc: Loc, msg: String) -> Result<T, ValidateError> {
+    err(loc, ValidateErrorKind::Malformed(msg))
+}
+
+/// Checks a module (SPEC §2.1–2.4). On success every id is in range, every
+/// instruction and loop is placed at most once, and passes may rely on the
+/// shape rules.
+pub fn validate(m: &Module) -> Result<(), ValidateError> {
+    checked(m).map(|_| ())
+}
+
+/// Runs every check of [`validate`] and returns the context for more.
+fn checked(m: &Module) -> Result<Cx<'_>, ValidateError> {
+    let loop_of_var = structure(m)?;
+    let arch =
+        arch::lookup(&m.arch).or_else(|e| err(Loc::Arch, ValidateErrorKind::UnknownArch(e)))?;
+    declarations(m, &arch)?;
+    let cx = Cx::new(m, arch, &loop_of_var);
+    cx.labels()?;
+    cx.loops()?;
+    for id in m.insts_in_order() {
+        cx.inst(id)?;
+    }
+    cx.psum_reads()?;
+    Ok(cx)
+}
+
+/// [`validate`], then the `tile=RxC` attributes kept in the source map: each
+/// must equal K×M (SPEC §2.3; `pos` + tile fitting the array is checked by
+/// [`validate`] since the tile is always K×M).
+pub fn validate_source(module: &Module, source_map: &SourceMap) -> Result<(), ValidateError> {
+    let cx = checked(module)?;
+    for (i, spans) in source_map.insts.iter().enumerate() {
+        let id = InstId::new(i);
+        let (Some(tile), Some(mm)) = (spans.tile, module.inst(id).kind.as_matmul()) else {
+            continue;
+        };
+        let (k, m) = (
+            Access::part_extent(&mm.stationary),
+            cx.elems(&mm.stationary),
+        );
+        if (i64::from(tile.rows), i64::from(tile.cols)) != (k, m) {
+            return err(
+                Loc::Attr(id, Attr::Tile),
+                ValidateErrorKind::TileMismatch {
+                    inst: cx.inst_name(id),
+                    rows: tile.rows,
+                    cols: tile.cols,
+                    k,
+                    m,
+                },
+            );
+        }
+    }
+    Ok(())
+}
+
+fn valid_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.first()
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.')
+}
+
+fn valid_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+}
+
+/// Structural soundness; returns the loop that binds each variable.
+fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
+    struct S<'m> {
+        m: &'m Module,
+        inst_seen: Vec<bool>,
+        loop_seen: Vec<bool>,
+        loop_of_var: Vec<Option<LoopId>>,
+        scope: Vec<VarId>,
+    }
+    impl S<'_> {
+        fn body(&mut self, body: &[Stmt]) -> Result<(), ValidateError> {
+            for s in body {
+                match *s {
+                    Stmt::Inst(i) => {
+                        if self.inst_seen.get(i.index()) != Some(&false) {
+                            return malformed(
+                                Loc::Module,
+                                format!("instruction {i} is out of range or placed twice"),
+                            );
+                        }
+                        self.inst_seen[i.index()] = true;
+                        self.inst(i)?;
+                    }
+                    Stmt::Loop(l) => {
+                        if self.loop_seen.get(l.index()) != Some(&false) {
+                            return malformed(
+                                Loc::Module,
+                                format!("{l} is out of range or placed twice"),
+                            );
+                        }
+                        self.loop_seen[l.index()] = true;
+                        let v = self.m.loops[l.index()].var;
+                        let Some(var) = self.m.vars.get(v.index()) else {
+                            return malformed(
+                                Loc::Loop(l),
+                                format!("loop variable {v} is out of range"),
+                            );
+                        };
+                        if !valid_name(&var.name) {
+                            return malformed(
+                                Loc::Loop(l),
+                                format!("bad loop variable name {:?}", var.name),
+                            );
+                        }
+                        if self.loop_of_var[v.index()].is_some() {
+                            return malformed(
+                                Loc::Loop(l),
+                                format!("loop variable {v} is bound by two loops"),
+                            );
+                        }
+                        if self
+                            .scope
+                            .iter()
+                            .any(|s| self.m.vars[s.index()].name == var.name)
+                        {
+                            return malformed(
+                                Loc::Loop(l),
+                                format!(
+                                    "loop variable '{}' shadows the variable of an enclosing loop",
+                                    var.name
+                                ),
+                            );
+                        }
+                        self.loop_of_var[v.index()] = Some(l);
+                        self.scope.push(v);
+                        self.body(&self.m.loops[l.index()].body)?;
+                        self.scope.pop();
+                    }
+                }
+            }
+            Ok(())
+        }
+
+        fn inst(&self, i: InstId) -> Result<(), ValidateError> {
+            let inst = &self.m.insts[i.index()];
+            for l in inst.label.iter().chain(&inst.after) {
+                if !valid_label(l) {
+                    return malformed(Loc::Inst(i), format!("bad label {l:?}"));
+                }
+            }
+            if let InstKind::Act { srcs, .. } = &inst.kind {
+                if srcs.is_empty() {
+                    return malformed(Loc::Inst(i), "act without sources".to_string());
+                }
+            }
+            let accesses = std::iter::once(inst.kind.dst()).chain(inst.kind.srcs());
+            for (k, a) in accesses.enumerate() {
+                if a.tensor.index() >= self.m.tensors.len() {
+                    return malformed(
+                        Loc::Operand(i, k),
+                        format!("tensor {} is out of range", a.tensor),
+                    );
+                }
+                for b in Bound::ALL {
+                    let e = b.of(a);
+                    let sorted = e.terms.windows(2).all(|w| w[0].0 < w[1].0);
+                    if !sorted || e.terms.iter().any(|t| t.1 == 0) {
+                        return malformed(
+                            Loc::Bound(i, k, b),
+                            format!("bound {b} is not in canonical form"),
+                        );
+                    }
+                    if let Some((v, _)) = e.terms.iter().find(|t| !self.scope.contains(&t.0)) {
+                        return malformed(
+                            Loc::Bound(i, k, b),
+                            format!("bound {b} uses {v}, which no enclosing loop binds"),
+                        );
+                    }
+                }
+            }
+            Ok(())
+        }
+    }
+    for t in &m.tensors {
+        if !valid_name(&t.name) {
+            return malformed(Loc::Module, format!("bad tensor name {:?}", t.name));
+        }
+    }
+    if m.blocks.is_empty() {
+        return malformed(Loc::Module, "no block".to_string());
+    }
+    let mut s = S {
+        m,
+        inst_seen: vec![false; m.insts.len()],
+        loop_seen: vec![false; m.loops.len()],
+        loop_of_var: vec![None; m.vars.len()],
+        scope: Vec::new(),
+    };
+    for b in &m.blocks {
+        if !valid_name(&b.name) {
+            return malformed(Loc::Module, format!("bad block name {:?}", b.name));
+        }
+        s.body(&b.body)?;
+    }
+    Ok(s.loop_of_var)
+}
+
+fn declarations(m: &Module, arch: &Arch) -> Result<(), ValidateError> {
+    let mut names = HashMap::new();
+    for (i, t) in m.tensors.iter().enumerate() {
+        let loc = Loc::Tensor(crate::ir::TensorId::new(i));
+        if names.insert(t.name.as_str(), i).is_some() {
+            return err(loc, ValidateErrorKind::DuplicateTensor(t.name.clone()));
+        }
+        if t.partitions == 0 || t.bytes == 0 {
+            return err(
+                loc,
+                ValidateErrorKind::EmptyTensor {
+                    name: t.name.clone(),
+                    partitions: t.partitions,
+                    bytes: t.bytes,
+                },
+            );
+        }
+        if t.bytes % t.dtype.size() != 0 {
+            return err(
+                loc,
+                ValidateErrorKind::BytesNotMultiple {
+                    name: t.name.clone(),
+                    bytes: t.bytes,
+                    dtype: t.dtype,
+                },
+            );
+        }
+        let max = match t.mem {
+            Mem::Psum => Some(arch.psum().part_size),
+            Mem::Sbuf => Some(arch.sbuf().num_partitions),
+            Mem::Dram => None,
+        };
+        if let Some(max) = max.filter(|&max| t.partitions > max) {
+            return err(
+                loc,
+                ValidateErrorKind::TooManyPartitions {
+                    name: t.name.clone(),
+                    mem: t.mem,
+                    partitions: t.partitions,
+                    max,
+                    arch: m.arch.clone(),
+                },
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Validation context over a structurally sound module.
+struct Cx<'m> {
+    m: &'m Module,
+    arch: Arch,
+    /// Program-order position of each instruction.
+    pos: Vec<usize>,
+    /// `[lo, hi)` of each variable's loop.
+    range: Vec<(i64, i64)>,
+}
+
+/// An assignment of values to some loop variables.
+type Iteration = Vec<(VarId, i64)>;
+
+impl<'m> Cx<'m> {
+    fn new(m: &'m Module, arch: Arch, loop_of_var: &[Option<LoopId>]) -> Self {
+        let mut pos = vec![0; m.insts.len()];
+        for (n, i) in m.insts_in_order().into_iter().enumerate() {
+            pos[i.index()] = n;
+        }
+        let range = loop_of_var
+            .iter()
+            .map(|l| l.map_or((0, 1), |l| (m.loop_(l).lo, m.loop_(l).hi)))
+            .collect();
+        Cx {
+            m,
+            arch,
+            pos,
+            range,
+        }
+    }
+
+    fn inst_name(&self, id: InstId) -> String {
+        let inst = self.m.inst(id);
+        match &inst.label {
+            Some(l) => format!("%{l} ({})", inst.kind.mnemonic()),
+            None => format!("%{} ({})", self.pos[id.index()], inst.kind.mnemonic()),
+        }
+    }
+
+    fn iteration_text(&self, it: &Iteration) -> String {
+        if it.is_empty() {
+            return String::new();
+        }
+        let parts: Vec<_> = it
+            .iter()
+            .map(|(v, x)| format!("{}={x}", self.m.vars[v.index()].name))
+            .collect();
+        format!(" at {}", parts.join(", "))
+    }
+
+    /// The extreme value of `e` over all iterations (`max` or min) and an
+    /// iteration attaining it.
+    fn extreme(&self, e: &Affine, max: bool) -> (i128, Iteration) {
+        let mut value = i128::from(e.constant);
+        let mut it = Vec::new();
+        for &(v, c) in &e.terms {
+            let (lo, hi) = self.range[v.index()];
+            let x = if (c > 0) == max { hi - 1 } else { lo };
+            value += i128::from(c) * i128::from(x);
+            it.push((v, x));
+        }
+        (value, it)
+    }
+
+    fn labels(&self) -> Result<(), ValidateError> {
+        let mut seen = HashMap::new();
+        for id in self.m.insts_in_order() {
+            if let Some(l) = &self.m.inst(id).label {
+                if seen.insert(l.as_str(), id).is_some() {
+                    return err(
+                        Loc::Attr(id, Attr::Label),
+                        ValidateErrorKind::DuplicateLabel(l.clone()),
+                    );
+                }
+            }
+        }
+        for id in self.m.insts_in_order() {
+            if let Some(a) = &self.m.inst(id).after {
+                if !seen.contains_key(a.as_str()) {
+                    return err(
+                        Loc::Attr(id, Attr::After),
+                        ValidateErrorKind::UnknownAfter(a.clone()),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn loops(&self) -> Result<(), ValidateError> {
+        let mut out = Ok(());
+        self.m.walk(|v, _| {
+            if let (crate::ir::Visit::Enter(l), Ok(())) = (v, &out) {
+                let lp = self.m.loop_(l);
+                if lp.hi <= lp.lo {
+                    out = err(
+                        Loc::LoopRange(l),
+                        ValidateErrorKind::EmptyLoop {
+                            var: self.m.vars[lp.var.index()].name.clone(),
+                            lo: lp.lo,
+                            hi: lp.hi,
+                        },
+                    );
+                }
+            }
+        });
+        out
+    }
+
+    fn elems(&self, a: &Access) -> i64 {
+        a.byte_extent() / i64::from(self.m.tensor(a.tensor).dtype.size())
+    }
+
+    fn inst(&self, id: InstId) -> Result<(), ValidateError> {
+        let kind = &self.m.inst(id).kind;
+        let accesses: Vec<&Access> = std::iter::once(kind.dst()).chain(kind.srcs()).collect();
+        for (k, a) in accesses.iter().enumerate() {
+            self.access(id, k, a)?;
+        }
+        match kind {
+            InstKind::Matmul(_) => self.matmul(id),
+            InstKind::Copy { dst, src } | InstKind::Dma { dst, src } => {
+                let (d, s) = (
+                    Access::part_extent(dst) * self.elems(dst),
+                    Access::part_extent(src) * self.elems(src),
+                );
+                if d != s {
+                    return self.mismatch(
+                        id,
+                        1,
+                        dst,
+                        src,
+                        format!("{d} elements"),
+                        format!("{s} elements"),
+                    );
+                }
+                Ok(())
+            }
+            InstKind::Act { dst, srcs } => {
+                let shape = |a: &Access| (Access::part_extent(a), self.elems(a));
+                let text = |(p, e): (i64, i64)| format!("shape [{p} partitions, {e} elements]");
+                for (k, s) in srcs.iter().enumerate() {
+                    if shape(s) != shape(dst) {
+                        return self.mismatch(id, k + 1, dst, s, text(shape(dst)), text(shape(s)));
+                    }
+                }
+                Ok(())
+            }
+            InstKind::Memset { .. } => Ok(()),
+        }
+    }
+
+    fn mismatch(
+        &self,
+        id: InstId,
+        operand: usize,
+        dst: &Access,
+        src: &Access,
+        dst_shape: String,
+        src_shape: String,
+    ) -> Result<(), ValidateError> {
+        err(
+            Loc::Operand(id, operand),
+            ValidateErrorKind::ShapeMismatch {
+                inst: self.inst_name(id),
+                dst: access_to_string(self.m, dst),
+                dst_shape,
+                src: access_to_string(self.m, src),
+                src_shape,
+            },
+        )
+    }
+
+    /// Alignment, constant non-empty extents and bounds of operand `k`.
+    fn access(&self, id: InstId, k: usize, a: &Access) -> Result<(), ValidateError> {
+        let t = self.m.tensor(a.tensor);
+        let text = || access_to_string(self.m, a);
+        let vars = &self.m.vars;
+        let size = i64::from(t.dtype.size());
+        for b in [Bound::B0, Bound::B1] {
+            let e = b.of(a);
+            let bad_var = e.terms.iter().find(|&&(v, c)| {
+                let (lo, hi) = self.range[v.index()];
+                hi - lo >= 2 && c % size != 0
+            });
+            let mut it: Iteration = e
+                .terms
+                .iter()
+                .map(|&(v, _)| (v, self.range[v.index()].0))
+                .collect();
+            if e.eval(|v| self.range[v.index()].0) % size == 0 {
+                let Some(&(bv, _)) = bad_var else { continue };
+                it.iter_mut().filter(|p| p.0 == bv).for_each(|p| p.1 += 1);
+            }
+            let value = e.eval(|v| it.iter().find(|p| p.0 == v).map_or(0, |p| p.1));
+            return err(
+                Loc::Bound(id, k, b),
+                ValidateErrorKind::Misaligned {
+                    inst: self.inst_name(id),
+                    access: text(),
+                    bound: b,
+                    expr: e.display(vars).to_string(),
+                    value,
+                    at: self.iteration_text(&it),
+                    dtype: t.dtype,
+                },
+            );
+        }
+        for (dim, lo, hi, b) in [
+            ("partition", &a.p0, &a.p1, Bound::P1),
+            ("byte", &a.b0, &a.b1, Bound::B1),
+        ] {
+            let mut extent = hi.clone();
+            extent.add_scaled(lo, -1);
+            let Some(n) = extent.as_const() else {
+                return err(
+                    Loc::Bound(id, k, b),
+                    ValidateErrorKind::VaryingExtent {
+                        inst: self.inst_name(id),
+                        access: text(),
+                        dim,
+                    },
+                );
+            };
+            if n <= 0 {
+                return err(
+                    Loc::Operand(id, k),
+                    ValidateErrorKind::EmptyAccess {
+                        inst: self.inst_name(id),
+                        access: text(),
+                    },
+                );
+            }
+        }
+        let checks = [
+            (Bound::P0, false, 0, String::new()),
+            (
+                Bound::P1,
+                true,
+                t.partitions,
+                format!("{} partitions", t.partitions),
+            ),
+            (Bound::B0, false, 0, String::new()),
+            (Bound::B1, true, t.bytes, format!("{} bytes", t.bytes)),
+        ];
+        for (b, upper, limit, what) in checks {
+            let e = b.of(a);
+            let (value, it) = self.extreme(e, upper);
+            let bad = if upper {
+                value > i128::from(limit)
+            } else {
+                value < 0
+            };
+            if bad {
+                let limit = if upper {
+                    format!("beyond the {what} of '{}'", t.name)
+                } else {
+                    "below 0".to_string()
+                };
+                return err(
+                    Loc::Bound(id, k, b),
+                    ValidateErrorKind::OutOfBounds {
+                        inst: self.inst_name(id),
+                        access: text(),
+                        bound: b,
+                        expr: e.display(vars).to_string(),
+                        value: i64::try_from(value).unwrap_or(if upper {
+                            i64::MAX
+                        } else {
+                            i64::MIN
+                        }),
+                        at: self.iteration_text(&it),
+                        limit,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn matmul(&self, id: InstId) -> Result<(), ValidateError> {
+        let mm = self.m.inst(id).kind.as_matmul().expect("a matmul");
+        let inst = || self.inst_name(id);
+        let dt = self.m.tensor(mm.dst.tensor);
+        if dt.mem != Mem::Psum {
+            return err(
+                Loc::Operand(id, 0),
+                ValidateErrorKind::MatmulDstNotPsum {
+                    inst: inst(),
+                    name: dt.name.clone(),
+                    mem: dt.mem,
+                },
+            );
+        }
+        if dt.dtype != DType::F32 {
+            return err(
+                Loc::Operand(id, 0),
+                ValidateErrorKind::MatmulDstDtype {
+                    inst: inst(),
+                    name: dt.name.clone(),
+                    dtype: dt.dtype,
+                },
+            );
+        }
+        let text = |a: &Access| access_to_string(self.m, a);
+        let (k, m) = (
+            Access::part_extent(&mm.stationary),
+            self.elems(&mm.stationary),
+        );
+        let (k2, n) = (Access::part_extent(&mm.moving), self.elems(&mm.moving));
+        let (dm, dn) = (Access::part_extent(&mm.dst), self.elems(&mm.dst));
+        let shape = |operand, detail: String| {
+            err(
+                Loc::Operand(id, operand),
+                ValidateErrorKind::MatmulShape {
+                    inst: inst(),
+                    detail,
+                },
+            )
+        };
+        if k != k2 {
+            return shape(
+                2,
+                format!(
+                    "stationary {} has K={k} partitions but moving {} has K={k2}",
+                    text(&mm.stationary),
+                    text(&mm.moving)
+                ),
+            );
+        }
+        if dm != m {
+            return shape(
+                0,
+                format!(
+                    "destination {} has {dm} partitions but stationary {} has M={m} elements",
+                    text(&mm.dst),
+                    text(&mm.stationary)
+                ),
+            );
+        }
+        if dn != n {
+            return shape(
+                0,
+                format!(
+                    "destination {} has {dn} elements but moving {} has N={n}",
+                    text(&mm.dst),
+                    text(&mm.moving)
+                ),
+            );
+        }
+        let pe = *self.arch.pe();
+        let codename = &self.m.arch;
+        let limits = [
+            ('K', k, pe.rows, 1, format!("the {} PE rows", pe.rows)),
+            (
+                'M',
+                m,
+                pe.cols,
+                1,
+                format!("the {} PE columns of {codename}", pe.cols),
+            ),
+            (
+                'N',
+                n,
+                self.arch.max_matmul_n(),
+                2,
+                if self.arch.arch_level() >= 40 {
+                    format!("eight banks on {codename}")
+                } else {
+                    format!("one bank on {codename}; only gen4 allows 4096")
+                },
+            ),
+        ];
+        for (dim, value, max, operand, why) in limits {
+            if value > i64::from(max) {
+                return err(
+                    Loc::Operand(id, operand),
+                    ValidateErrorKind::MatmulLimit {
+                        inst: inst(),
+                        dim,
+                        value,
+                        max,
+                        why,
+                    },
+                );
+            }
+        }
+        let (row, col) = mm.pos;
+        if i64::from(row) + k > i64::from(pe.rows) || i64::from(col) + m > i64::from(pe.cols) {
+            return err(
+                Loc::Attr(id, Attr::Pos),
+                ValidateErrorKind::PosOutOfArray {
+                    inst: inst(),
+                    k,
+                    m,
+                    row,
+                    col,
+                    rows: pe.rows,
+                    cols: pe.cols,
+                },
+            );
+        }
+        if self.arch.arch_level() < 40 {
+            if let Some(it) = self.bank_crossing(&mm.dst.b0, mm.dst.byte_extent()) {
+                return err(
+                    Loc::Operand(id, 0),
+                    ValidateErrorKind::BankCrossing {
+                        inst: inst(),
+                        access: text(&mm.dst),
+                        at: self.iteration_text(&it),
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// An iteration at which `[b0, b0 + extent)` crosses a bank boundary.
+    /// Exact: explores the reachable residues of `b0` modulo the bank size
+    /// (each variable contributes at most one period of residues).
+    fn bank_crossing(&self, b0: &Affine, extent: i64) -> Option<Iteration> {
+        let bank = i64::from(PSUM_BANK_SIZE);
+        let mut reach: Vec<Option<Iteration>> = vec![None; PSUM_BANK_SIZE as usize];
+        reach[b0.constant.rem_euclid(bank) as usize] = Some(Vec::new());
+        for &(v, c) in &b0.terms {
+            let step = c.rem_euclid(bank);
+            let (lo, hi) = self.range[v.index()];
+            let period = if step == 0 { 1 } else { bank / gcd(step, bank) };
+            let mut next: Vec<Option<Iteration>> = vec![None; reach.len()];
+            for (r, w) in reach.iter().enumerate() {
+                let Some(w) = w else { continue };
+                for x in lo..hi.min(lo.saturating_add(period)) {
+                    let nr = (r as i64 + step * x.rem_euclid(bank)).rem_euclid(bank) as usize;
+                    if next[nr].is_none() {
+                        let mut w2 = w.clone();
+                        w2.push((v, x));
+                        next[nr] = Some(w2);
+                    }
+                }
+            }
+            reach = next;
+        }
+        reach
+            .into_iter()
+            .enumerate()
+            .filter(|(r, _)| *r as i64 + extent > bank)
+            .filter_map(|(_, w)| w)
+            .min_by(|a, b| a.iter().map(|p| p.1).cmp(b.iter().map(|p| p.1)))
+    }
+
+    /// SPEC §2.4: a PSUM tensor read at a program point with no write to it
+    /// at an earlier point (blocks in order, loop bodies once).
+    fn psum_reads(&self) -> Result<(), ValidateError> {
+        let mut written = vec![false; self.m.tensors.len()];
+        for id in self.m.insts_in_order() {
+            let kind = &self.m.inst(id).kind;
+            for (k, s) in kind.srcs().into_iter().enumerate() {
+                let t = self.m.tensor(s.tensor);
+                if t.mem == Mem::Psum && !written[s.tensor.index()] {
+                    return err(
+                        Loc::Operand(id, k + 1),
+                        ValidateErrorKind::ReadBeforeWrite(t.name.clone()),
+                    );
+                }
+            }
+            written[kind.dst().tensor.index()] = true;
+        }
+        Ok(())
+    }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
