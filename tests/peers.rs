@@ -80,3 +80,11 @@ fn module_has_one_instruction_per_step_and_distinct_matmul_operands() {
     }
     assert_eq!(m.tensor(m.tensor_by_name("x").unwrap()).bytes, 1024 + 2);
 }
+
+#[test]
+fn module_is_valid_and_round_trips_through_text() {
+    let m = Problem::generate(300, 8, 5).to_module("trn1");
+    psum::validate::validate(&m).unwrap();
+    let parsed = psum::text::parse(&psum::text::print(&m)).unwrap();
+    assert!(parsed.module.same_program(&m));
+}
