@@ -14,6 +14,9 @@ use crate::ir::{
     TensorId,
 };
 
+/// Partitions of the SBUF operand tensors.
+const PARTS: u32 = 128;
+
 /// One step of a problem: one instruction, one program point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
@@ -111,52 +114,48 @@ impl Problem {
 
     /// Builds the problem as a one-block psum module for `arch`.
     ///
-    /// Tensor `t` is `psum tT [128, 2048]` (one bank), written by a matmul
-    /// whose operands are windows of `sbuf w` and `sbuf x` distinct from every
-    /// other matmul's (so the simulator can tell tensors apart), and read by
-    /// `act out <- out, tT`, which folds every value read into one SBUF
-    /// accumulator.
+    /// Tensor `t` is `psum tT [1, 4]`: one f32 element, which still takes a
+    /// whole bank (`liveN = 1`, SPEC §3.3), so the allocation problem is the
+    /// same as with full `[128, 2048]` tiles while the independent checker and
+    /// simulator (SPEC §5) stay cheap at 100k tensors. It is written by a
+    /// matmul `[1, 1] × [1, 1]` whose operands are elements of `sbuf w` and
+    /// `sbuf x` that no other matmul reads (so values tell tensors apart), and
+    /// read by `act out <- out, tT`, which folds every value read into one
+    /// SBUF accumulator.
     pub fn to_module(&self, arch: &str) -> Module {
-        // Stationary [128, 128] bf16 = 256 bytes, moving [128, 512] bf16 =
-        // 1024 bytes, both sliding by one element (2 bytes) per matmul.
-        const W_COLS: u32 = 1024;
-        let x_cols = self.num_tensors.div_ceil(W_COLS).max(1);
+        let cols = self.num_tensors.div_ceil(PARTS).max(1);
         let mut m = Module::new(arch);
-        let sbuf = |name: &str, bytes: u32, dtype: DType| Tensor {
-            name: name.to_string(),
-            mem: Mem::Sbuf,
-            partitions: 128,
+        let tensor = |name: String, mem: Mem, partitions: u32, bytes: u32, dtype: DType| Tensor {
+            name,
+            mem,
+            partitions,
             bytes,
             dtype,
             bank: None,
             addr: None,
         };
-        let w = m.add_tensor(sbuf("w", 256 + 2 * (W_COLS - 1), DType::Bf16));
-        let x = m.add_tensor(sbuf("x", 1024 + 2 * (x_cols - 1), DType::Bf16));
-        let out = m.add_tensor(sbuf("out", 2048, DType::F32));
-        let first = TensorId::new(m.tensors.len());
+        let w = m.add_tensor(tensor("w".into(), Mem::Sbuf, PARTS, 2 * cols, DType::Bf16));
+        let x = m.add_tensor(tensor("x".into(), Mem::Sbuf, PARTS, 2 * cols, DType::Bf16));
+        let out = m.add_tensor(tensor("out".into(), Mem::Sbuf, 1, 4, DType::F32));
+        let first = m.tensors.len();
         for t in 0..self.num_tensors {
-            m.add_tensor(Tensor {
-                name: format!("t{t}"),
-                mem: Mem::Psum,
-                partitions: 128,
-                bytes: 2048,
-                dtype: DType::F32,
-                bank: None,
-                addr: None,
-            });
+            m.add_tensor(tensor(format!("t{t}"), Mem::Psum, 1, 4, DType::F32));
         }
-        let psum = |t: u32| TensorId(first.0 + t);
-        let window = |id: TensorId, off: i64, len: i64| Access::rect(id, 0, 128, off, off + len);
+        let psum = |t: u32| TensorId::new(first + t as usize);
         let whole = |m: &Module, id: TensorId| Access::whole(id, m.tensor(id));
+        // Operand element of matmul `t`: partition t % 128, column t / 128.
+        let operand = |id: TensorId, t: u32| {
+            let (p, c) = (i64::from(t % PARTS), 2 * i64::from(t / PARTS));
+            Access::rect(id, p, p + 1, c, c + 2)
+        };
         let mut body = Vec::with_capacity(self.steps.len());
         for step in &self.steps {
             let kind = match *step {
                 Step::Def(t) => InstKind::Matmul(Matmul {
                     kind: MatmulKind::Plain,
                     dst: whole(&m, psum(t)),
-                    stationary: window(w, 2 * i64::from(t % W_COLS), 256),
-                    moving: window(x, 2 * i64::from(t / W_COLS), 1024),
+                    stationary: operand(w, t),
+                    moving: operand(x, t),
                     pos: (0, 0),
                     flags: Flags::Auto,
                     zr: None,

@@ -78,7 +78,14 @@ fn module_has_one_instruction_per_step_and_distinct_matmul_operands() {
             (k, s) => panic!("step {s:?} built as {}", k.mnemonic()),
         }
     }
-    assert_eq!(m.tensor(m.tensor_by_name("x").unwrap()).bytes, 1024 + 2);
+    let x = m.tensor(m.tensor_by_name("x").unwrap());
+    assert_eq!((x.partitions, x.bytes), (128, 2 * 16));
+    let arch = psum::arch::lookup("trn1").unwrap();
+    assert!(m
+        .tensors
+        .iter()
+        .filter(|t| t.mem == Mem::Psum)
+        .all(|t| arch.bank_num(u64::from(t.bytes)) == 1));
 }
 
 #[test]
