@@ -16,8 +16,17 @@
 //!   intervals", Discrete Applied Mathematics 59, 1995): take intervals by
 //!   increasing right endpoint and keep one when, with it, no point is covered
 //!   by more than `k` kept intervals.
+//!
+//! [`problem`] extracts the intervals of a module's first allocation
+//! iteration (after the memloc split, before any spill), which is also what
+//! [`crate::export`] hands to MiniMalloc; [`bounds`] computes both bounds.
 
+use crate::alloc::linear::Linear;
+use crate::alloc::{liveness, split, AllocError, AllocOptions};
+use crate::arch;
+use crate::ir::Module;
 use serde::Serialize;
+use std::fmt::Write as _;
 
 /// A live interval: closed `[start, end]` in program points, holding `banks` banks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -28,6 +37,127 @@ pub struct Interval {
     pub end: u32,
     /// Banks held (`liveN`, SPEC §3.3).
     pub banks: u32,
+}
+
+/// One node of the allocation problem: its name and live interval.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Buffer {
+    /// The node's tensor name (a memloc piece is `NAME.K`).
+    pub id: String,
+    /// Closed live interval and bank count.
+    pub interval: Interval,
+}
+
+/// The first iteration's allocation problem of a module.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AllocProblem {
+    /// The arch codename of the module.
+    pub arch: String,
+    /// Banks available (after `--psum-banks`).
+    pub num_banks: u32,
+    /// The nodes, in node order (first definition).
+    pub buffers: Vec<Buffer>,
+}
+
+impl AllocProblem {
+    /// The intervals alone, in node order.
+    pub fn intervals(&self) -> Vec<Interval> {
+        self.buffers.iter().map(|b| b.interval).collect()
+    }
+}
+
+/// The nodes of a validated module's first allocation iteration (SPEC
+/// §3.2–3.3): memloc split, live ranges with the loop extension, `liveN`.
+pub fn problem(m: &Module, opts: &AllocOptions) -> Result<AllocProblem, AllocError> {
+    let arch = arch::lookup(&m.arch)?;
+    let num_banks = opts.num_banks(&arch)?;
+    let work = split::memloc_split(m);
+    let lin = Linear::new(&work);
+    let live = liveness::live_ranges(&work, &lin, &arch, num_banks)?;
+    let buffers = live
+        .nodes
+        .iter()
+        .map(|n| Buffer {
+            id: work.tensor(n.tensor).name.clone(),
+            interval: Interval {
+                start: n.start,
+                end: n.end,
+                banks: n.banks,
+            },
+        })
+        .collect();
+    Ok(AllocProblem {
+        arch: m.arch.clone(),
+        num_banks,
+        buffers,
+    })
+}
+
+/// Both lower bounds of a problem (`psum bound`, `--report json`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BoundReport {
+    /// The arch codename.
+    pub arch: String,
+    /// Banks available.
+    pub num_banks: u32,
+    /// Number of nodes.
+    pub nodes: usize,
+    /// Peak demand in banks: no allocation needs fewer banks without spilling.
+    pub peak_demand: u32,
+    /// First point of peak demand (`null` without nodes).
+    pub peak_point: Option<u32>,
+    /// Fewest nodes that must spill on `num_banks` banks (`null` unless every
+    /// node holds one bank).
+    pub min_spills: Option<usize>,
+    /// One minimum spill set, by name in node order (`null` with `min_spills`).
+    pub spill_set: Option<Vec<String>>,
+}
+
+/// Computes [`BoundReport`] for a problem.
+pub fn bounds(p: &AllocProblem) -> BoundReport {
+    let ivs = p.intervals();
+    let peak = peak_demand(&ivs);
+    let spilled = min_spills_one_bank(&ivs, p.num_banks);
+    BoundReport {
+        arch: p.arch.clone(),
+        num_banks: p.num_banks,
+        nodes: ivs.len(),
+        peak_demand: peak.banks,
+        peak_point: peak.point,
+        min_spills: spilled.as_ref().map(Vec::len),
+        spill_set: spilled.map(|s| s.iter().map(|&i| p.buffers[i].id.clone()).collect()),
+    }
+}
+
+impl BoundReport {
+    /// The text form printed by `psum bound`.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let at = self
+            .peak_point
+            .map(|p| format!(" at point {p}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "peak demand: {} banks{at} ({} nodes, {} banks available)",
+            self.peak_demand, self.nodes, self.num_banks
+        );
+        match (&self.min_spills, &self.spill_set) {
+            (Some(0), _) => {
+                let _ = writeln!(out, "minimum spills: 0 (every node fits without spilling)");
+            }
+            (Some(n), Some(set)) => {
+                let _ = writeln!(out, "minimum spills: {n} (for example {})", set.join(", "));
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "minimum spills: not computed (exact only when every node holds one bank)"
+                );
+            }
+        }
+        out
+    }
 }
 
 /// The peak demand and the first program point where it occurs.

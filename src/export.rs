@@ -12,23 +12,15 @@
 //! §3.7: bases aligned to `bank_alignment(liveN)`, inside the bank count, and
 //! no two interfering nodes sharing a bank.
 //!
-//! The library takes and returns strings; the CLI reads and writes the files.
+//! The library takes and returns strings; the CLI reads and writes the files
+//! and gets the nodes from [`crate::bound::problem`].
 
 use crate::arch::bank_alignment;
-use crate::bound::Interval;
+use crate::bound::Buffer;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use thiserror::Error;
-
-/// One node of the allocation problem: its name and live interval.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Buffer {
-    /// The node's tensor name (a memloc piece is `NAME.K`).
-    pub id: String,
-    /// Closed live interval and bank count.
-    pub interval: Interval,
-}
 
 /// Writes the problem as a MiniMalloc input CSV (`id,lower,upper,size`).
 pub fn to_minimalloc_csv(buffers: &[Buffer]) -> String {

@@ -8,11 +8,13 @@
 //! banks, so both allocators face the same interval graph: one program point
 //! per step, a tensor live from its def to its last use (SPEC §3.1, §3.3).
 
+use crate::alloc::{self, AllocError, AllocOptions};
 use crate::bound::Interval;
 use crate::ir::{
     Access, Block, DType, Flags, Inst, InstKind, Matmul, MatmulKind, Mem, Module, Stmt, Tensor,
     TensorId,
 };
+use std::time::Instant;
 
 /// Partitions of the SBUF operand tensors.
 const PARTS: u32 = 128;
@@ -177,4 +179,55 @@ impl Problem {
         });
         m
     }
+}
+
+/// What psum's allocator did on one module.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PsumRun {
+    /// Best wall time of the repetitions, in milliseconds.
+    pub ms: f64,
+    /// Tensors spilled (over all iterations).
+    pub spilled: usize,
+    /// Inserted saves (`copy SBUF <- PSUM`).
+    pub saves: usize,
+    /// Inserted reloads (`copy PSUM <- SBUF`).
+    pub reloads: usize,
+    /// Spill fixpoint iterations.
+    pub iterations: u32,
+}
+
+/// Allocates `m` `reps` times (at least once) with `opts`, timing each run;
+/// returns the best time, the counts, and the allocated module.
+pub fn run_psum(
+    m: &Module,
+    opts: &AllocOptions,
+    reps: usize,
+) -> Result<(PsumRun, Module), AllocError> {
+    let mut best = f64::INFINITY;
+    let mut outcome = None;
+    for _ in 0..reps.max(1) {
+        let t = Instant::now();
+        let out = alloc::allocate(m, opts)?;
+        best = best.min(t.elapsed().as_secs_f64() * 1e3);
+        outcome = Some(out);
+    }
+    let out = outcome.expect("at least one repetition");
+    let (mut saves, mut reloads) = (0, 0);
+    for i in out.module.insts_in_order() {
+        if let InstKind::Copy { dst, src } = &out.module.inst(i).kind {
+            match (out.module.tensor(dst.tensor).mem, out.module.tensor(src.tensor).mem) {
+                (Mem::Sbuf, Mem::Psum) => saves += 1,
+                (Mem::Psum, Mem::Sbuf) => reloads += 1,
+                _ => {}
+            }
+        }
+    }
+    let run = PsumRun {
+        ms: best,
+        spilled: out.report.spilled.len(),
+        saves,
+        reloads,
+        iterations: out.report.iterations,
+    };
+    Ok((run, out.module))
 }

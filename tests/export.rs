@@ -1,7 +1,7 @@
 //! `psum::export`: MiniMalloc CSV out, solutions back in.
 
-use psum::bound::Interval;
-use psum::export::{import_minimalloc, to_minimalloc_csv, Buffer, ImportError};
+use psum::bound::{Buffer, Interval};
+use psum::export::{import_minimalloc, to_minimalloc_csv, ImportError};
 
 fn buf(id: &str, start: u32, end: u32, banks: u32) -> Buffer {
     Buffer {
