@@ -215,7 +215,10 @@ pub fn run_psum(
     let (mut saves, mut reloads) = (0, 0);
     for i in out.module.insts_in_order() {
         if let InstKind::Copy { dst, src } = &out.module.inst(i).kind {
-            match (out.module.tensor(dst.tensor).mem, out.module.tensor(src.tensor).mem) {
+            match (
+                out.module.tensor(dst.tensor).mem,
+                out.module.tensor(src.tensor).mem,
+            ) {
                 (Mem::Sbuf, Mem::Psum) => saves += 1,
                 (Mem::Psum, Mem::Sbuf) => reloads += 1,
                 _ => {}

@@ -129,3 +129,25 @@ fn export_then_import_round_trips() {
     let ids: Vec<&str> = r.placements.iter().map(|p| p.id.as_str()).collect();
     assert_eq!(ids, vec!["acc.0", "acc.1", "big"]);
 }
+
+#[test]
+fn example_module_exports_one_row_per_node() {
+    let m = psum::text::parse(include_str!("../examples/01_three_tensors.psum"))
+        .unwrap()
+        .module;
+    let p = psum::bound::problem(&m, &psum::alloc::AllocOptions::default()).unwrap();
+    assert_eq!(p.num_banks, 8);
+    assert_eq!(
+        to_minimalloc_csv(&p.buffers),
+        "id,lower,upper,size\na,0,5,1\nb,1,5,1\nc,2,6,2\n"
+    );
+    // MiniMalloc's answer at capacity 8 (c needs an even base bank).
+    let sol = "id,lower,upper,size,offset\na,0,5,1,2\nb,1,5,1,3\nc,2,6,2,0\n";
+    assert!(import_minimalloc(&p.buffers, sol, p.num_banks)
+        .unwrap()
+        .is_valid());
+    let odd = "id,lower,upper,size,offset\na,0,5,1,1\nb,1,5,1,3\nc,2,6,2,1\n";
+    let r = import_minimalloc(&p.buffers, odd, p.num_banks).unwrap();
+    assert_eq!(r.misaligned, vec!["c"]);
+    assert_eq!(r.conflicts, vec![("a".to_string(), "c".to_string())]);
+}

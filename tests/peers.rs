@@ -1,8 +1,9 @@
 //! `psum::peers`: the problems shared with regalloc2.
 
+use psum::alloc::AllocOptions;
 use psum::bound::{min_spills_one_bank, peak_demand};
 use psum::ir::{InstKind, Mem};
-use psum::peers::{Problem, Step};
+use psum::peers::{run_psum, Problem, Step};
 
 #[test]
 fn generated_problems_hit_their_peak_and_use_each_tensor_one_to_three_times() {
@@ -94,4 +95,36 @@ fn module_is_valid_and_round_trips_through_text() {
     psum::validate::validate(&m).unwrap();
     let parsed = psum::text::parse(&psum::text::print(&m)).unwrap();
     assert!(parsed.module.same_program(&m));
+}
+
+#[test]
+fn psum_sees_the_same_intervals() {
+    let p = Problem::generate(400, 16, 9);
+    let m = p.to_module("trn1");
+    let seen = psum::bound::problem(&m, &psum::alloc::AllocOptions::default()).unwrap();
+    assert_eq!(seen.intervals(), p.intervals());
+    let names: Vec<String> = (0..400).map(|t| format!("t{t}")).collect();
+    let ids: Vec<&String> = seen.buffers.iter().map(|b| &b.id).collect();
+    assert_eq!(ids, names.iter().collect::<Vec<_>>());
+}
+
+#[test]
+fn psum_run_counts_spill_code() {
+    let p = Problem::generate(200, 16, 2);
+    let m = p.to_module("trn1");
+    let (run, result) = run_psum(&m, &AllocOptions::default(), 1).unwrap();
+    let bound = min_spills_one_bank(&p.intervals(), 8).unwrap().len();
+    assert!(run.spilled >= bound && bound > 0);
+    // One save per spilled tensor, one reload per read group (at least one).
+    assert_eq!(run.saves, run.spilled);
+    assert!(run.reloads >= run.spilled);
+    assert_eq!(result.insts.len(), m.insts.len() + run.saves + run.reloads);
+    assert!(psum::verify::verify(&m, &result).is_ok());
+
+    let easy = Problem::generate(200, 8, 2).to_module("trn1");
+    let (run, _) = run_psum(&easy, &AllocOptions::default(), 2).unwrap();
+    assert_eq!(
+        (run.spilled, run.saves, run.reloads, run.iterations),
+        (0, 0, 0, 1)
+    );
 }
