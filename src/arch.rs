@@ -12,7 +12,7 @@ use std::fmt;
 /// The PSUM bank size in bytes per partition (`getPsumBankSize`), the same on every generation.
 pub const PSUM_BANK_SIZE: u32 = 2048;
 
-/// Default cycles per bank moved by one spill/reload TensorCopy (SPEC §1 **[decision]**).
+/// Default cycles per bank moved by one spill/reload TensorCopy (SPEC §1 **\[decision\]**).
 pub const DEFAULT_SPILL_LATENCY: u64 = 64;
 
 /// The ten accepted codenames, in table order (ties in "did you mean" go to the first).
@@ -314,7 +314,7 @@ pub fn board(g: Generation) -> Board {
 }
 
 /// `bank_alignment(banks)`: 1 for ≤ 1 bank, else the next power of two
-/// (SPEC §1 **[decision]**).
+/// (SPEC §1 **\[decision\]**).
 pub fn bank_alignment(banks: u32) -> u32 {
     if banks <= 1 {
         1
@@ -325,6 +325,7 @@ pub fn bank_alignment(banks: u32) -> u32 {
 
 /// Seed 004's `zero_region_bank_range(lo, hi)`: the smallest aligned window of
 /// 1, 2, 4 or 8 banks containing `[lo, hi]`; `None` when 16 would be needed.
+#[allow(clippy::int_plus_one)] // the seed's comparison, kept verbatim
 pub fn zero_region_bank_range(lo: u32, hi: u32) -> Option<(u32, u32)> {
     (0..4).find_map(|k| {
         let win = 1u32 << k;

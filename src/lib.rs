@@ -5,11 +5,18 @@
 //! [`ir::Module`]: validate → alloc → unroll → order → legalize → verify.
 //! This crate is the library; the `psum` binary is a thin shell over it.
 
+pub mod alloc;
 pub mod arch;
 pub mod bound;
 pub mod export;
+pub mod gen;
 pub mod ir;
+pub mod matmul;
 pub mod peers;
+pub mod pipeline;
+pub mod report;
 pub mod source;
 pub mod text;
+pub mod unroll;
 pub mod validate;
+pub mod verify;

@@ -4,11 +4,15 @@
 //! (clap's own exit code for bad arguments).
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use psum::alloc::{AllocError, AllocOptions, AllocOutcome, Mode};
+use psum::ir::{Loc, Module};
+use psum::pipeline::{CompileError, CompileOptions};
 use psum::source::{self, Loaded};
-use psum::{arch, text};
+use psum::{arch, matmul, pipeline, report, text, verify};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 #[derive(Parser)]
 #[command(
@@ -27,6 +31,127 @@ enum Command {
     Fmt(FmtArgs),
     /// Show the hardware geometry: all generations, or one codename (SPEC §1).
     Arch(ArchArgs),
+    /// The main job: validate, allocate, unroll, order, legalize, verify (SPEC §6).
+    Compile(CompileArgs),
+    /// PSUM allocation only (SPEC §3).
+    Alloc(AllocArgs),
+    /// Order column tiles and legalize accumulation groups of an allocated,
+    /// loop-free program (SPEC §4.2, §4.3).
+    Legalize(LegalizeArgs),
+    /// Check that RESULT computes what ORIGINAL computes (SPEC §5).
+    Verify(VerifyArgs),
+    /// Run a single pass on its own.
+    #[command(subcommand)]
+    Pass(PassCommand),
+}
+
+/// Single passes (`psum pass NAME FILE`).
+#[derive(Subcommand)]
+enum PassCommand {
+    /// set_first_matmults: provisional `start` flags (SPEC §4.1).
+    FirstMatmults(FmtArgs),
+}
+
+/// Allocator settings shared by `alloc` and `compile`.
+#[derive(Args)]
+struct AllocFlags {
+    /// Use the reference allocator (the seed's data structures; same output).
+    #[arg(long)]
+    reference: bool,
+    /// Cycles per bank moved by one spill or reload TensorCopy.
+    #[arg(long, value_name = "N", default_value_t = arch::DEFAULT_SPILL_LATENCY)]
+    spill_latency: u64,
+    /// Banks the allocator may use (1..=numBanks), e.g. 7 when bank 7 is kept for PE transposes.
+    #[arg(long, value_name = "N")]
+    psum_banks: Option<u32>,
+    /// Print the allocator's log on stderr (-v), with its trace lines (-vv).
+    #[arg(short, action = clap::ArgAction::Count)]
+    verbose: u8,
+}
+
+impl AllocFlags {
+    fn options(&self) -> AllocOptions {
+        AllocOptions {
+            mode: if self.reference {
+                Mode::Reference
+            } else {
+                Mode::Fast
+            },
+            spill_latency: self.spill_latency,
+            psum_banks: self.psum_banks,
+            ..AllocOptions::default()
+        }
+    }
+
+    /// Prints the log (or trace) of an allocation on stderr, as -v / -vv ask.
+    fn print_log(&self, outcome: &AllocOutcome) {
+        let lines = match self.verbose {
+            0 => return,
+            1 => &outcome.log,
+            _ => &outcome.trace,
+        };
+        for l in lines {
+            eprintln!("{l}");
+        }
+    }
+}
+
+/// `--report json` (JSON on stdout; the program goes to `-o` only).
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum ReportKind {
+    /// The JSON report of SPEC §6.
+    Json,
+}
+
+#[derive(Args)]
+struct AllocArgs {
+    /// Input file (`.psum` text or `.json`); `-` reads stdin.
+    file: String,
+    #[command(flatten)]
+    flags: AllocFlags,
+    /// Write the JSON report to stdout (the program then goes to -o only).
+    #[arg(long, value_enum, value_name = "KIND")]
+    report: Option<ReportKind>,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+#[derive(Args)]
+struct CompileArgs {
+    /// Input file (`.psum` text or `.json`); `-` reads stdin.
+    file: String,
+    #[command(flatten)]
+    flags: AllocFlags,
+    /// Skip the verifier.
+    #[arg(long)]
+    no_verify: bool,
+    /// Write the JSON report to stdout (the program then goes to -o only).
+    #[arg(long, value_enum, value_name = "KIND")]
+    report: Option<ReportKind>,
+    /// Output format of the program.
+    #[arg(long, value_enum, default_value = "text")]
+    emit: Emit,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+#[derive(Args)]
+struct LegalizeArgs {
+    /// An allocated, loop-free program; `-` reads stdin.
+    file: String,
+    /// Write the JSON report to stdout (the program then goes to -o only).
+    #[arg(long, value_enum, value_name = "KIND")]
+    report: Option<ReportKind>,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    /// The program as written.
+    original: String,
+    /// The compiled program (allocated; possibly unrolled and legalized).
+    result: String,
 }
 
 /// Output format of a module.
@@ -80,6 +205,11 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Fmt(a) => cmd_fmt(a),
         Command::Arch(a) => cmd_arch(a),
+        Command::Compile(a) => cmd_compile(a),
+        Command::Alloc(a) => cmd_alloc(a),
+        Command::Legalize(a) => cmd_legalize(a),
+        Command::Verify(a) => cmd_verify(a),
+        Command::Pass(PassCommand::FirstMatmults(a)) => cmd_first_matmults(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -141,13 +271,11 @@ fn cmd_arch(a: ArchArgs) -> Result<(), Failure> {
         (None, true) => {
             let all: Vec<_> = arch::Generation::ALL
                 .iter()
-                .map(|&g| {
-                    serde_json::json!({
-                        "generation": g,
-                        "arch_level": g.arch_level(),
-                        "codenames": g.codenames(),
-                        "board": arch::board(g),
-                    })
+                .map(|&g| GenerationInfo {
+                    generation: g,
+                    arch_level: g.arch_level(),
+                    codenames: g.codenames(),
+                    board: arch::board(g),
                 })
                 .collect();
             to_json_line(&all)?
@@ -157,6 +285,148 @@ fn cmd_arch(a: ArchArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// One generation in `psum arch --json`.
+#[derive(serde::Serialize)]
+struct GenerationInfo {
+    generation: arch::Generation,
+    arch_level: u32,
+    codenames: &'static [&'static str],
+    board: arch::Board,
+}
+
 fn to_json_line(v: &impl serde::Serialize) -> Result<String, Failure> {
     Ok(serde_json::to_string_pretty(v)? + "\n")
+}
+
+/// Where an allocation error points in the input: the tensor it names.
+fn alloc_loc(m: &Module, e: &AllocError) -> Loc {
+    let name = match e {
+        AllocError::TooBig { name, .. }
+        | AllocError::NoFirstDef(name)
+        | AllocError::NoLastUse(name)
+        | AllocError::TooManyReloads { name, .. } => name.as_str(),
+        _ => return Loc::Module,
+    };
+    // A memloc-split piece `NAME.K` points at the declaration of NAME.
+    let base = |n: &str| m.tensor_by_name(n);
+    base(name)
+        .or_else(|| name.rsplit_once('.').and_then(|(b, _)| base(b)))
+        .map_or(Loc::Module, Loc::Tensor)
+}
+
+/// Renders a pipeline error against the input it came from.
+fn compile_failure(loaded: &Loaded, e: &CompileError) -> Failure {
+    let loc = match e {
+        CompileError::Invalid(v) => v.loc,
+        CompileError::Alloc(a) => alloc_loc(&loaded.module, a),
+        _ => Loc::Module,
+    };
+    Failure(loaded.diagnostic(loc, e.to_string()).to_string())
+}
+
+fn json_text(v: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
+}
+
+fn cmd_alloc(a: AllocArgs) -> Result<(), Failure> {
+    let loaded = load(&a.file)?;
+    let t0 = Instant::now();
+    let result = psum::alloc::allocate(&loaded.module, &a.flags.options());
+    let elapsed = t0.elapsed();
+    let outcome = result.map_err(|e| {
+        Failure(
+            loaded
+                .diagnostic(alloc_loc(&loaded.module, &e), e.to_string())
+                .to_string(),
+        )
+    })?;
+    a.flags.print_log(&outcome);
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    let program = text::print(&outcome.module);
+    match a.report {
+        Some(ReportKind::Json) => {
+            if a.out.output.is_some() {
+                emit(&a.out, &program)?;
+            }
+            print_stdout(&json_text(&report::alloc_report(&outcome.report, elapsed)))
+        }
+        None => emit(&a.out, &program),
+    }
+}
+
+fn cmd_compile(a: CompileArgs) -> Result<(), Failure> {
+    let loaded = load(&a.file)?;
+    let opts = CompileOptions {
+        alloc: a.flags.options(),
+        verify: !a.no_verify,
+    };
+    let c = pipeline::compile(&loaded.module, &opts).map_err(|e| compile_failure(&loaded, &e))?;
+    a.flags.print_log(&c.alloc);
+    let program = module_text(&c.module, a.emit);
+    match a.report {
+        Some(ReportKind::Json) => {
+            if a.out.output.is_some() {
+                emit(&a.out, &program)?;
+            }
+            print_stdout(&json_text(&report::compile_report(&c)))?;
+        }
+        None => {
+            emit(&a.out, &program)?;
+            eprint!("{}", report::compile_summary(&c));
+        }
+    }
+    match c.verify.as_ref().and_then(|v| v.first_error()) {
+        Some(e) => Err(Failure(format!("error: verification failed: {e}"))),
+        None => Ok(()),
+    }
+}
+
+fn cmd_legalize(a: LegalizeArgs) -> Result<(), Failure> {
+    let loaded = load(&a.file)?;
+    let arch = arch::lookup(&loaded.module.arch)?;
+    let mut m = loaded.module.clone();
+    let t0 = Instant::now();
+    let r = matmul::legalize_program(&mut m, &arch)?;
+    let elapsed = t0.elapsed();
+    for w in &r.warnings {
+        eprintln!("warning: {w}");
+    }
+    let program = text::print(&m);
+    match a.report {
+        Some(ReportKind::Json) => {
+            if a.out.output.is_some() {
+                emit(&a.out, &program)?;
+            }
+            let v = report::legalize_report(&m.arch, arch.num_banks(), &r, elapsed);
+            print_stdout(&json_text(&v))
+        }
+        None => emit(&a.out, &program),
+    }
+}
+
+fn cmd_verify(a: VerifyArgs) -> Result<(), Failure> {
+    let original = load(&a.original)?;
+    let result = load(&a.result)?;
+    let r = verify::verify(&original.module, &result.module);
+    match r.first_error() {
+        None => print_stdout("ok\n"),
+        Some(e) => {
+            let loc = r.first_loc(&result.module);
+            Err(Failure(result.diagnostic(loc, e).to_string()))
+        }
+    }
+}
+
+fn cmd_first_matmults(a: FmtArgs) -> Result<(), Failure> {
+    let loaded = load(&a.file)?;
+    let mut m = loaded.module;
+    matmul::set_first_matmults(&mut m);
+    emit(&a.out, &module_text(&m, a.emit))
+}
+
+fn print_stdout(s: &str) -> Result<(), Failure> {
+    std::io::stdout().write_all(s.as_bytes())?;
+    Ok(())
 }

@@ -107,7 +107,10 @@ impl std::error::Error for Diagnostic {}
 
 /// Parses and validates `bytes` read from `file`: JSON when the name ends in
 /// `.json` (or when stdin, `-`, starts with `{`), else the text format.
+/// Diagnostics name stdin `<stdin>`.
 pub fn load(file: &str, bytes: &[u8]) -> Result<Loaded, Diagnostic> {
+    let stdin = file == "-";
+    let file = if stdin { "<stdin>" } else { file };
     let text = match std::str::from_utf8(bytes) {
         Ok(s) => s.to_string(),
         Err(e) => {
@@ -125,7 +128,7 @@ pub fn load(file: &str, bytes: &[u8]) -> Result<Loaded, Diagnostic> {
             ));
         }
     };
-    let json = file.ends_with(".json") || (file == "-" && text.trim_start().starts_with('{'));
+    let json = file.ends_with(".json") || (stdin && text.trim_start().starts_with('{'));
     let (module, source_map) = if json {
         let m = text::parse_json(&text)
             .map_err(|e| Diagnostic::new(file, &text, Some(e.span()), e.to_string()))?;

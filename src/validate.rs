@@ -13,10 +13,22 @@
 
 use crate::arch::{self, Arch, PSUM_BANK_SIZE};
 use crate::ir::{
-    Access, Affine, Attr, Bound, DType, InstId, InstKind, Loc, LoopId, Mem, Module, Stmt, VarId,
+    Access, Affine, Attr, Bound, DType, InstId, InstKind, Loc, LoopId, Matmul, Mem, Module, Stmt,
+    VarId,
 };
+use crate::text::lexer::{is_label, is_name};
 use crate::text::{access_to_string, SourceMap};
 use std::collections::HashMap;
+
+/// The deepest loop nest accepted (keeps every recursive walk shallow).
+pub const MAX_LOOP_DEPTH: usize = 100;
+
+/// Largest magnitude of an affine coefficient or constant, so that every
+/// evaluation over valid loop ranges fits in `i64`.
+pub const MAX_AFFINE: i64 = 1 << 32;
+
+/// Largest magnitude of a loop bound.
+pub const MAX_LOOP_BOUND: i64 = 1 << 24;
 
 /// A validation failure: what is wrong and where.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -24,8 +36,8 @@ use std::collections::HashMap;
 pub struct ValidateError {
     /// The IR entity the error points at.
     pub loc: Loc,
-    /// What is wrong.
-    pub kind: ValidateErrorKind,
+    /// What is wrong (boxed: the variants carry rendered names).
+    pub kind: Box<ValidateErrorKind>,
 }
 
 /// The kinds of validation failure. `inst` fields name the instruction as
@@ -35,6 +47,16 @@ pub enum ValidateErrorKind {
     /// Ids out of range, an instruction placed twice, a bad name (JSON input).
     #[error("malformed module: {0}")]
     Malformed(String),
+    /// A loop bound, coefficient or constant beyond [`MAX_LOOP_BOUND`] or [`MAX_AFFINE`].
+    #[error("{what} {value} is out of range (magnitude at most {max})")]
+    OutOfRange {
+        /// Which number.
+        what: &'static str,
+        /// The number.
+        value: i64,
+        /// The limit.
+        max: i64,
+    },
     /// The `arch` codename is not one of the ten.
     #[error("{0}")]
     UnknownArch(arch::ArchError),
@@ -249,7 +271,10 @@ pub enum ValidateErrorKind {
 }
 
 fn err<T>(loc: Loc, kind: ValidateErrorKind) -> Result<T, ValidateError> {
-    Err(ValidateError { loc, kind })
+    Err(ValidateError {
+        loc,
+        kind: Box::new(kind),
+    })
 }
 
 fn malformed<T>(loc: Loc, msg: String) -> Result<T, ValidateError> {
@@ -289,10 +314,7 @@ pub fn validate_source(module: &Module, source_map: &SourceMap) -> Result<(), Va
         let (Some(tile), Some(mm)) = (spans.tile, module.inst(id).kind.as_matmul()) else {
             continue;
         };
-        let (k, m) = (
-            Access::part_extent(&mm.stationary),
-            cx.elems(&mm.stationary),
-        );
+        let (k, m) = (mm.stationary.part_extent(), cx.elems(&mm.stationary));
         if (i64::from(tile.rows), i64::from(tile.cols)) != (k, m) {
             return err(
                 Loc::Attr(id, Attr::Tile),
@@ -307,20 +329,6 @@ pub fn validate_source(module: &Module, source_map: &SourceMap) -> Result<(), Va
         }
     }
     Ok(())
-}
-
-fn valid_name(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.first()
-        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.')
-}
-
-fn valid_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
 }
 
 /// Structural soundness; returns the loop that binds each variable.
@@ -361,10 +369,16 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
                                 format!("loop variable {v} is out of range"),
                             );
                         };
-                        if !valid_name(&var.name) {
+                        if !is_name(&var.name) {
                             return malformed(
                                 Loc::Loop(l),
                                 format!("bad loop variable name {:?}", var.name),
+                            );
+                        }
+                        if self.scope.len() >= MAX_LOOP_DEPTH {
+                            return malformed(
+                                Loc::Loop(l),
+                                format!("loops nested deeper than {MAX_LOOP_DEPTH}"),
                             );
                         }
                         if self.loop_of_var[v.index()].is_some() {
@@ -386,6 +400,19 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
                                 ),
                             );
                         }
+                        let lp = &self.m.loops[l.index()];
+                        if let Some(&value) =
+                            [lp.lo, lp.hi].iter().find(|b| b.abs() > MAX_LOOP_BOUND)
+                        {
+                            return err(
+                                Loc::LoopRange(l),
+                                ValidateErrorKind::OutOfRange {
+                                    what: "loop bound",
+                                    value,
+                                    max: MAX_LOOP_BOUND,
+                                },
+                            );
+                        }
                         self.loop_of_var[v.index()] = Some(l);
                         self.scope.push(v);
                         self.body(&self.m.loops[l.index()].body)?;
@@ -399,7 +426,7 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
         fn inst(&self, i: InstId) -> Result<(), ValidateError> {
             let inst = &self.m.insts[i.index()];
             for l in inst.label.iter().chain(&inst.after) {
-                if !valid_label(l) {
+                if !is_label(l) {
                     return malformed(Loc::Inst(i), format!("bad label {l:?}"));
                 }
             }
@@ -425,6 +452,20 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
                             format!("bound {b} is not in canonical form"),
                         );
                     }
+                    let numbers = e.terms.iter().map(|t| ("coefficient", t.1));
+                    let big = std::iter::once(("constant", e.constant))
+                        .chain(numbers)
+                        .find(|n| n.1.abs() > MAX_AFFINE);
+                    if let Some((what, value)) = big {
+                        return err(
+                            Loc::Bound(i, k, b),
+                            ValidateErrorKind::OutOfRange {
+                                what,
+                                value,
+                                max: MAX_AFFINE,
+                            },
+                        );
+                    }
                     if let Some((v, _)) = e.terms.iter().find(|t| !self.scope.contains(&t.0)) {
                         return malformed(
                             Loc::Bound(i, k, b),
@@ -437,7 +478,7 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
         }
     }
     for t in &m.tensors {
-        if !valid_name(&t.name) {
+        if !is_name(&t.name) {
             return malformed(Loc::Module, format!("bad tensor name {:?}", t.name));
         }
     }
@@ -452,7 +493,7 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
         scope: Vec::new(),
     };
     for b in &m.blocks {
-        if !valid_name(&b.name) {
+        if !is_name(&b.name) {
             return malformed(Loc::Module, format!("bad block name {:?}", b.name));
         }
         s.body(&b.body)?;
@@ -628,11 +669,11 @@ impl<'m> Cx<'m> {
             self.access(id, k, a)?;
         }
         match kind {
-            InstKind::Matmul(_) => self.matmul(id),
+            InstKind::Matmul(mm) => self.matmul(id, mm),
             InstKind::Copy { dst, src } | InstKind::Dma { dst, src } => {
                 let (d, s) = (
-                    Access::part_extent(dst) * self.elems(dst),
-                    Access::part_extent(src) * self.elems(src),
+                    dst.part_extent() * self.elems(dst),
+                    src.part_extent() * self.elems(src),
                 );
                 if d != s {
                     return self.mismatch(
@@ -647,7 +688,7 @@ impl<'m> Cx<'m> {
                 Ok(())
             }
             InstKind::Act { dst, srcs } => {
-                let shape = |a: &Access| (Access::part_extent(a), self.elems(a));
+                let shape = |a: &Access| (a.part_extent(), self.elems(a));
                 let text = |(p, e): (i64, i64)| format!("shape [{p} partitions, {e} elements]");
                 for (k, s) in srcs.iter().enumerate() {
                     if shape(s) != shape(dst) {
@@ -788,8 +829,7 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
-    fn matmul(&self, id: InstId) -> Result<(), ValidateError> {
-        let mm = self.m.inst(id).kind.as_matmul().expect("a matmul");
+    fn matmul(&self, id: InstId, mm: &Matmul) -> Result<(), ValidateError> {
         let inst = || self.inst_name(id);
         let dt = self.m.tensor(mm.dst.tensor);
         if dt.mem != Mem::Psum {
@@ -813,12 +853,9 @@ impl<'m> Cx<'m> {
             );
         }
         let text = |a: &Access| access_to_string(self.m, a);
-        let (k, m) = (
-            Access::part_extent(&mm.stationary),
-            self.elems(&mm.stationary),
-        );
-        let (k2, n) = (Access::part_extent(&mm.moving), self.elems(&mm.moving));
-        let (dm, dn) = (Access::part_extent(&mm.dst), self.elems(&mm.dst));
+        let (k, m) = (mm.stationary.part_extent(), self.elems(&mm.stationary));
+        let (k2, n) = (mm.moving.part_extent(), self.elems(&mm.moving));
+        let (dm, dn) = (mm.dst.part_extent(), self.elems(&mm.dst));
         let shape = |operand, detail: String| {
             err(
                 Loc::Operand(id, operand),
@@ -984,5 +1021,58 @@ fn gcd(a: i64, b: i64) -> i64 {
         a
     } else {
         gcd(b, a % b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::parse;
+
+    /// The residue search of `bank_crossing` agrees with enumerating every
+    /// iteration, and its witness really crosses a bank.
+    #[test]
+    fn bank_crossing_matches_enumeration() {
+        let mut seed = 0x1234_5678_u64;
+        let mut next = |n: i64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as i64
+        };
+        let mut outcomes = [0; 2];
+        for _ in 0..300 {
+            let (ck, cj) = (4 * next(700) - 1400, 4 * next(300));
+            let (klo, jlo) = (next(3), next(2));
+            let (khi, jhi) = (klo + 1 + next(5), jlo + 1 + next(4));
+            let extent = 4 * (1 + next(512));
+            let c = 4 * next(1024) + 8192;
+            let src = format!(
+                "arch trn1\npsum acc [1, 65536]\nblock b {{\n  loop k {klo}..{khi} {{\n    loop j {jlo}..{jhi} {{\n      \
+                 memset acc[0:1, k*{ck}+j*{cj}+{c} : k*{ck}+j*{cj}+{}] = 0\n    }}\n  }}\n}}\n",
+                c + extent
+            );
+            let m = parse(&src).unwrap().module;
+            let loop_of_var = structure(&m).unwrap();
+            let cx = Cx::new(&m, arch::lookup("trn1").unwrap(), &loop_of_var);
+            let b0 = &m.insts[0].kind.dst().b0;
+            let crosses = |k: i64, j: i64| {
+                let v = b0.eval(|v| if v.index() == 0 { k } else { j });
+                v / 2048 != (v + extent - 1) / 2048
+            };
+            let any = (klo..khi).any(|k| (jlo..jhi).any(|j| crosses(k, j)));
+            let found = cx.bank_crossing(b0, extent);
+            assert_eq!(found.is_some(), any, "{src}");
+            outcomes[usize::from(any)] += 1;
+            if let Some(it) = found {
+                let val = |v: usize| it.iter().find(|p| p.0.index() == v).map_or(0, |p| p.1);
+                let (k, j) = (val(0), val(1));
+                let used = |v: usize| b0.terms.iter().any(|t| t.0.index() == v);
+                let k = if used(0) { k } else { klo };
+                let j = if used(1) { j } else { jlo };
+                assert!(crosses(k, j), "witness k={k} j={j} does not cross\n{src}");
+            }
+        }
+        assert!(outcomes[0] > 30 && outcomes[1] > 30, "{outcomes:?}");
     }
 }

@@ -57,3 +57,15 @@ block main {
 "
     );
 }
+
+#[test]
+fn readme_tour_program_is_valid_and_canonicalizes_to_the_gemm_example() {
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    let tour = readme.split("## The text format").nth(1).unwrap();
+    let code = tour.split("```").nth(1).unwrap();
+    let loaded = psum::source::load("README.md", code.as_bytes()).unwrap();
+    let gemm = parse(&examples()[3].1).unwrap().module;
+    assert_eq!(loaded.module, gemm);
+}

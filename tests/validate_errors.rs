@@ -384,6 +384,19 @@ fn unterminated_block() {
 }
 
 #[test]
+fn unterminated_block_followed_by_another_block() {
+    let src = "arch trn1\npsum acc [128, 2048]\nblock a {\n  memset acc = 0\nblock b {\n}\n";
+    assert_eq!(
+        error(src),
+        (
+            3,
+            1,
+            "block 'a' is not closed: expected '}' before 'block'".to_string()
+        )
+    );
+}
+
+#[test]
 fn unterminated_loop() {
     let src =
         "arch trn1\npsum acc [128, 2048]\nblock main {\n  loop i 0..2 {\n    memset acc = 0\n";

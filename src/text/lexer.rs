@@ -84,6 +84,16 @@ fn is_name_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'.'
 }
 
+/// Whether `s` is a valid name (`[A-Za-z_][A-Za-z0-9_.]*`).
+pub fn is_name(s: &str) -> bool {
+    s.bytes().next().is_some_and(is_name_start) && s.bytes().all(is_name_char)
+}
+
+/// Whether `s` is a valid label name (`[A-Za-z0-9_.]+`, after the `%`).
+pub fn is_label(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(is_name_char)
+}
+
 impl<'a> Lexer<'a> {
     /// A lexer at the start of `src`.
     pub fn new(src: &'a str) -> Self {

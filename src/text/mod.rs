@@ -1,5 +1,5 @@
 //! The text format (SPEC §2, §2.5): [`parse`] reads a module and a
-//! [`SourceMap`] of byte spans, [`print`] writes the canonical form, and
+//! [`SourceMap`] of byte spans, [`print`](fn@print) writes the canonical form, and
 //! [`parse_json`]/[`to_json`] are the serde form (`--emit json`).
 //!
 //! The parser is hand-written recursive descent over [`lexer::Lexer`]. It
@@ -36,15 +36,6 @@ impl Span {
     }
 }
 
-/// Where a tensor declaration is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TensorSpans {
-    /// The whole declaration.
-    pub decl: Span,
-    /// The name.
-    pub name: Span,
-}
-
 /// Where an operand access is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessSpans {
@@ -70,13 +61,11 @@ pub struct Tile {
 pub struct InstSpans {
     /// The whole instruction, label to last attribute.
     pub span: Span,
-    /// The mnemonic.
-    pub mnemonic: Span,
     /// Operands: the destination, then the sources in order.
     pub operands: Vec<AccessSpans>,
     /// `tile=RxC`, if given.
     pub tile: Option<Tile>,
-    /// Spans of the other attributes, the label and a memset value.
+    /// Spans of the attributes (`NAME=VALUE`), the label and a memset value.
     pub attrs: Vec<(Attr, Span)>,
 }
 
@@ -94,8 +83,8 @@ pub struct LoopSpans {
 pub struct SourceMap {
     /// The codename on the `arch` line.
     pub arch: Span,
-    /// Per [`TensorId`].
-    pub tensors: Vec<TensorSpans>,
+    /// The name in each declaration, per [`TensorId`].
+    pub tensors: Vec<Span>,
     /// Per [`InstId`].
     pub insts: Vec<InstSpans>,
     /// Per [`LoopId`].
@@ -105,7 +94,7 @@ pub struct SourceMap {
 impl SourceMap {
     /// The span of a tensor declaration's name.
     pub fn tensor(&self, t: TensorId) -> Option<Span> {
-        self.tensors.get(t.index()).map(|s| s.name)
+        self.tensors.get(t.index()).copied()
     }
 
     /// The span of an instruction.
@@ -140,11 +129,6 @@ impl SourceMap {
                     .or_else(|| a.map(|a| a.span))
                     .or_else(|| self.inst(i))
             }
-            Loc::Attr(i, Attr::Tile) => self
-                .insts
-                .get(i.index())
-                .and_then(|s| s.tile.map(|t| t.span))
-                .or_else(|| self.inst(i)),
             Loc::Attr(i, attr) => self
                 .insts
                 .get(i.index())
@@ -187,7 +171,7 @@ pub enum ParseError {
         found: String,
     },
     /// A block or loop without its closing `}`.
-    #[error("{what} '{name}' is not closed: expected '}}' before end of input")]
+    #[error("{what} '{name}' is not closed: expected '}}' before {at}")]
     Unterminated {
         /// The opening keyword and name.
         span: Span,
@@ -195,6 +179,8 @@ pub enum ParseError {
         what: &'static str,
         /// The block name or loop variable.
         name: String,
+        /// What came instead (`end of input`, `'block'`).
+        at: String,
     },
     /// A name that no declaration introduces.
     #[error("undefined tensor '{name}'")]

@@ -14,13 +14,12 @@
 //! ```
 
 use super::lexer::{Lexer, Tok};
-use super::{
-    AccessSpans, InstSpans, LoopSpans, ParseError, Parsed, SourceMap, Span, TensorSpans, Tile,
-};
+use super::{AccessSpans, InstSpans, LoopSpans, ParseError, Parsed, SourceMap, Span, Tile};
 use crate::ir::{
     Access, Affine, Attr, Block, DType, FlagSet, Flags, Inst, InstKind, Loop, Matmul, MatmulKind,
     Mem, Module, Stmt, Tensor, TensorId, VarId,
 };
+use crate::validate::MAX_LOOP_DEPTH;
 use std::collections::HashMap;
 
 type PResult<T> = Result<T, ParseError>;
@@ -73,9 +72,11 @@ enum Rhs {
     Value(f64),
 }
 
-/// Matmul attributes as parsed.
+/// Instruction attributes as parsed.
 #[derive(Default)]
-struct MatmulAttrs {
+struct InstAttrs {
+    after: Option<String>,
+    tile: Option<Tile>,
     pos: Option<(u32, u32)>,
     flags: Option<Flags>,
     zr: Option<u32>,
@@ -218,7 +219,7 @@ impl<'a> Parser<'a> {
     }
 
     fn decl(&mut self, mem: Mem) -> PResult<()> {
-        let start = self.bump()?.1;
+        self.bump()?;
         let (name, name_span) = self.name("a tensor name")?;
         self.expect(Tok::LBracket)?;
         let (partitions, _) = self.u32_("partition count")?;
@@ -262,10 +263,7 @@ impl<'a> Parser<'a> {
         }
         let id = self.module.add_tensor(t);
         self.tensors.entry(name).or_insert(id);
-        self.map.tensors.push(TensorSpans {
-            decl: start.to(Span::new(start.end, self.prev_end)),
-            name: name_span,
-        });
+        self.map.tensors.push(name_span);
         Ok(())
     }
 
@@ -290,11 +288,13 @@ impl<'a> Parser<'a> {
                     self.bump()?;
                     return Ok(body);
                 }
-                Tok::Eof => {
+                // A statement never starts with `block`: the `}` was forgotten.
+                Tok::Eof | Tok::Ident("block") => {
                     return Err(ParseError::Unterminated {
                         span: open,
                         what,
                         name: name.to_string(),
+                        at: self.tok.describe(),
                     })
                 }
                 Tok::Ident("loop") => body.push(self.loop_()?),
@@ -305,6 +305,9 @@ impl<'a> Parser<'a> {
 
     fn loop_(&mut self) -> PResult<Stmt> {
         let start = self.bump()?.1;
+        if self.scope.len() >= MAX_LOOP_DEPTH {
+            return Self::invalid(start, format!("loops nested deeper than {MAX_LOOP_DEPTH}"));
+        }
         let (name, name_span) = self.name("a loop variable name")?;
         if self.scope.iter().any(|(n, _)| *n == name) {
             return Err(ParseError::ShadowedVar {
@@ -373,69 +376,10 @@ impl<'a> Parser<'a> {
             }
             Rhs::Sources(srcs)
         };
-        let mut after = None;
-        let mut mm = MatmulAttrs::default();
-        let mut tile = None;
-        while matches!(self.tok, Tok::Ident(_)) && self.peek2()? == Tok::Eq {
-            let (attr, aspan) = self.name("an attribute")?;
-            self.bump()?;
-            let key = match attr {
-                "after" => Attr::After,
-                "tile" => Attr::Tile,
-                "pos" => Attr::Pos,
-                "flags" => Attr::Flags,
-                "zr" => Attr::Zr,
-                _ => {
-                    return Self::invalid(
-                        aspan,
-                        format!(
-                            "unknown attribute '{attr}' (expected tile, pos, flags, zr or after)"
-                        ),
-                    )
-                }
-            };
-            if key != Attr::After && matmul_kind.is_none() {
-                return Self::invalid(
-                    aspan,
-                    format!("attribute '{attr}' is only valid on matmul instructions"),
-                );
-            }
-            if attrs.iter().any(|(a, _)| *a == key) || (key == Attr::Tile && tile.is_some()) {
-                return Self::invalid(aspan, format!("duplicate attribute '{attr}'"));
-            }
-            let vstart = self.span;
-            match key {
-                Attr::After => match self.tok {
-                    Tok::Label(l) => {
-                        after = Some(l.to_string());
-                        self.bump()?;
-                    }
-                    _ => return self.unexpected("a label ('%NAME')"),
-                },
-                Attr::Tile => {
-                    let t = self.tile()?;
-                    tile = Some(Tile {
-                        span: aspan.to(t.span),
-                        ..t
-                    });
-                }
-                Attr::Pos => {
-                    let (r, _) = self.u32_("PE row")?;
-                    self.expect(Tok::Comma)?;
-                    let (c, _) = self.u32_("PE column")?;
-                    mm.pos = Some((r, c));
-                }
-                Attr::Flags => mm.flags = Some(self.flags()?),
-                Attr::Zr => mm.zr = Some(self.u32_("zero-region width")?.0),
-                Attr::Label | Attr::Value => unreachable!("not attribute keywords"),
-            }
-            let full = aspan.to(Span::new(vstart.start, self.prev_end));
-            if key != Attr::Tile {
-                attrs.push((key, full));
-            }
-        }
-        let kind = match (matmul_kind, rhs) {
-            (Some(kind), Rhs::Sources(srcs)) => {
+        let at = self.attributes(matmul_kind.is_some(), &mut attrs)?;
+        let kind = match (rhs, matmul_kind) {
+            (Rhs::Value(value), _) => InstKind::Memset { dst, value },
+            (Rhs::Sources(srcs), Some(kind)) => {
                 let [stationary, moving] = <[Access; 2]>::try_from(srcs).or_else(|s| {
                     Self::invalid(
                         mn_span,
@@ -450,14 +394,13 @@ impl<'a> Parser<'a> {
                     dst,
                     stationary,
                     moving,
-                    pos: mm.pos.unwrap_or((0, 0)),
-                    flags: mm.flags.unwrap_or(Flags::Auto),
-                    zr: mm.zr,
+                    pos: at.pos.unwrap_or((0, 0)),
+                    flags: at.flags.unwrap_or(Flags::Auto),
+                    zr: at.zr,
                 })
             }
-            (None, Rhs::Value(value)) => InstKind::Memset { dst, value },
-            (None, Rhs::Sources(srcs)) if mnemonic == "act" => InstKind::Act { dst, srcs },
-            (None, Rhs::Sources(srcs)) => {
+            (Rhs::Sources(srcs), None) if mnemonic == "act" => InstKind::Act { dst, srcs },
+            (Rhs::Sources(srcs), None) => {
                 let [src] = <[Access; 1]>::try_from(srcs).or_else(|s| {
                     Self::invalid(
                         mn_span,
@@ -470,17 +413,80 @@ impl<'a> Parser<'a> {
                     InstKind::Dma { dst, src }
                 }
             }
-            (Some(_), Rhs::Value(_)) => unreachable!("memset is not a matmul"),
         };
-        let id = self.module.add_inst(Inst { label, kind, after });
+        let id = self.module.add_inst(Inst {
+            label,
+            kind,
+            after: at.after,
+        });
         self.map.insts.push(InstSpans {
             span: start.to(Span::new(start.start, self.prev_end)),
-            mnemonic: mn_span,
             operands,
-            tile,
+            tile: at.tile,
             attrs,
         });
         Ok(id)
+    }
+
+    /// Trailing `NAME=VALUE` attributes; records each one's span in `spans`.
+    fn attributes(&mut self, is_matmul: bool, spans: &mut Vec<(Attr, Span)>) -> PResult<InstAttrs> {
+        let mut at = InstAttrs::default();
+        while matches!(self.tok, Tok::Ident(_)) && self.peek2()? == Tok::Eq {
+            let (name, name_span) = self.name("an attribute")?;
+            self.bump()?;
+            let key = match name {
+                "after" => {
+                    let Tok::Label(l) = self.tok else {
+                        return self.unexpected("a label ('%NAME')");
+                    };
+                    at.after = Some(l.to_string());
+                    self.bump()?;
+                    Attr::After
+                }
+                "tile" => {
+                    let t = self.tile()?;
+                    at.tile = Some(Tile {
+                        span: name_span.to(t.span),
+                        ..t
+                    });
+                    Attr::Tile
+                }
+                "pos" => {
+                    let (r, _) = self.u32_("PE row")?;
+                    self.expect(Tok::Comma)?;
+                    let (c, _) = self.u32_("PE column")?;
+                    at.pos = Some((r, c));
+                    Attr::Pos
+                }
+                "flags" => {
+                    at.flags = Some(self.flags()?);
+                    Attr::Flags
+                }
+                "zr" => {
+                    at.zr = Some(self.u32_("zero-region width")?.0);
+                    Attr::Zr
+                }
+                _ => {
+                    return Self::invalid(
+                        name_span,
+                        format!(
+                            "unknown attribute '{name}' (expected tile, pos, flags, zr or after)"
+                        ),
+                    )
+                }
+            };
+            if key != Attr::After && !is_matmul {
+                return Self::invalid(
+                    name_span,
+                    format!("attribute '{name}' is only valid on matmul instructions"),
+                );
+            }
+            if spans.iter().any(|(a, _)| *a == key) {
+                return Self::invalid(name_span, format!("duplicate attribute '{name}'"));
+            }
+            spans.push((key, name_span.to(Span::new(name_span.start, self.prev_end))));
+        }
+        Ok(at)
     }
 
     fn tile(&mut self) -> PResult<Tile> {

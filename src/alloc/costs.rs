@@ -1,0 +1,136 @@
+//! Spill costs (SPEC §3.5; seed: `PSUM_Allocator::find_costs`, bank × latency).
+//!
+//! Spilling node `v` costs `liveN(v) × spill_latency × (weight(save) +
+//! Σ weight(reload))`, the weights taken where §3.8 puts the code: one save
+//! after the last write (hoisted past the loops that do not hold the next
+//! read) and one reload before each read group. A node is unspillable (+∞)
+//! when it is a spill/reload temporary, when it is not read after its last
+//! write, or when spilling would relieve no point (SPEC's rule, plus: a save
+//! that would leave the interval as long as it was relieves nothing either).
+
+use super::linear::Linear;
+use super::liveness::{self, Event, Liveness};
+use super::NodeId;
+use std::fmt;
+
+/// A spill cost or score in cycles: a whole number, or +∞ (prints `inf`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Cost {
+    /// A finite number of cycles.
+    Finite(u64),
+    /// Unspillable.
+    Inf,
+}
+
+impl Cost {
+    /// Zero cycles.
+    pub const ZERO: Cost = Cost::Finite(0);
+
+    /// The sum (saturating; +∞ absorbs).
+    pub fn plus(self, o: Cost) -> Cost {
+        match (self, o) {
+            (Cost::Finite(a), Cost::Finite(b)) => Cost::Finite(a.saturating_add(b)),
+            _ => Cost::Inf,
+        }
+    }
+
+    /// The finite value, if any.
+    pub fn finite(self) -> Option<u64> {
+        match self {
+            Cost::Finite(c) => Some(c),
+            Cost::Inf => None,
+        }
+    }
+}
+
+impl fmt::Display for Cost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cost::Finite(c) => write!(f, "{c}"),
+            Cost::Inf => f.write_str("inf"),
+        }
+    }
+}
+
+/// Where §3.8 puts the spill code of a spillable node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpillPlan {
+    /// The save goes right after this point (the last write, or the end of
+    /// the outermost loop around it that does not hold the next read).
+    pub save_after: u32,
+    /// Index (into the node's events) of the first read after the save.
+    first_read: usize,
+}
+
+impl SpillPlan {
+    /// The read groups after the save, as closed point ranges in order: maximal
+    /// runs of consecutive points that are all instructions reading the node.
+    pub fn groups<'a>(&self, ev: &'a [Event]) -> impl Iterator<Item = (u32, u32)> + 'a {
+        let mut reads = ev[self.first_read..]
+            .iter()
+            .filter(|e| e.read)
+            .map(|e| e.point)
+            .peekable();
+        std::iter::from_fn(move || {
+            let lo = reads.next()?;
+            let mut hi = lo;
+            while reads.next_if(|&p| p == hi + 1).is_some() {
+                hi += 1;
+            }
+            Some((lo, hi))
+        })
+    }
+}
+
+/// The spill plan of node `v`, or `None` when spilling it cannot help: it is
+/// not read after its last write, or every point strictly between the save
+/// and its last read is in a read group, or the save itself would keep the
+/// interval as it is (a save inside a loop that does not hold the def
+/// stretches to that loop's end, exactly as the last read did).
+pub fn spill_plan(lin: &Linear, live: &Liveness, v: NodeId) -> Option<SpillPlan> {
+    let ev = live.events_of(v);
+    let last_write = ev.iter().rev().find(|e| e.write)?.point;
+    let first_read = ev.iter().position(|e| e.read && e.point > last_write)?;
+    let next_read = ev[first_read].point;
+    let mut save_after = last_write;
+    let mut l = lin.points[last_write as usize].innermost;
+    while let Some(x) = l.filter(|&x| !lin.inside(x, next_read)) {
+        save_after = lin.end[x.index()];
+        l = lin.parent[x.index()];
+    }
+    let plan = SpillPlan {
+        save_after,
+        first_read,
+    };
+    let mut groups = plan.groups(ev);
+    let gap = groups.next().is_some_and(|g| g.0 != save_after + 1) || groups.next().is_some();
+    let n = &live.nodes[v.index()];
+    (gap && liveness::extend(lin, n.def, save_after) != (n.start, n.end)).then_some(plan)
+}
+
+/// The cost of spilling every node (SPEC §3.5). `is_temp` flags, by tensor,
+/// the spill/reload temporaries.
+pub fn find_costs(lin: &Linear, live: &Liveness, is_temp: &[bool], latency: u64) -> Vec<Cost> {
+    (0..live.nodes.len())
+        .map(|i| {
+            let v = NodeId::new(i);
+            let node = &live.nodes[i];
+            if is_temp[node.tensor.index()] {
+                return Cost::Inf;
+            }
+            let Some(plan) = spill_plan(lin, live, v) else {
+                return Cost::Inf;
+            };
+            let weight = plan
+                .groups(live.events_of(v))
+                .fold(lin.weight[plan.save_after as usize], |acc, g| {
+                    acc.saturating_add(lin.weight[g.0 as usize])
+                });
+            Cost::Finite(
+                u64::from(node.banks)
+                    .saturating_mul(latency)
+                    .saturating_mul(weight),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,163 @@
+//! Interference (SPEC §3.4; seed: `PSUM_Allocator::build`).
+//!
+//! Two nodes interfere iff their closed intervals intersect. Both modes find
+//! the edges with the seed's sweep over the points (insert the nodes starting
+//! at a point before erasing those ending there; every newcomer meets every
+//! resident) and differ only in storage: reference mode keeps the seed's
+//! lower-triangular bit-matrix and enumerates neighbors by scanning a row
+//! (quadratic), fast mode keeps adjacency lists in one flat vector (linear in
+//! the edge count, which pressure bounds).
+
+use super::liveness::Node;
+use super::{Mode, NodeId};
+
+/// The interference graph in one of the two representations.
+#[derive(Clone, Debug)]
+pub enum Interference {
+    /// Reference mode: lower-triangular bit-matrix.
+    Matrix(BitMatrix),
+    /// Fast mode: adjacency lists.
+    Lists(AdjLists),
+}
+
+/// The seed's lower-triangular bit-matrix: bit `i(i−1)/2 + j` for `i > j`.
+#[derive(Clone, Debug)]
+pub struct BitMatrix {
+    n: usize,
+    bits: Vec<u64>,
+}
+
+impl BitMatrix {
+    fn bit(i: usize, j: usize) -> usize {
+        let (i, j) = if i > j { (i, j) } else { (j, i) };
+        i * (i - 1) / 2 + j
+    }
+
+    fn set(&mut self, i: usize, j: usize) {
+        let b = Self::bit(i, j);
+        self.bits[b / 64] |= 1 << (b % 64);
+    }
+
+    fn get(&self, i: usize, j: usize) -> bool {
+        i != j && {
+            let b = Self::bit(i, j);
+            self.bits[b / 64] & (1 << (b % 64)) != 0
+        }
+    }
+}
+
+/// Adjacency lists, sliced out of one vector.
+#[derive(Clone, Debug)]
+pub struct AdjLists {
+    offsets: Vec<u32>,
+    adj: Vec<NodeId>,
+}
+
+impl Interference {
+    /// Builds the graph of `nodes` over a program of `num_points` points.
+    pub fn build(nodes: &[Node], num_points: usize, mode: Mode) -> Interference {
+        let n = nodes.len();
+        match mode {
+            Mode::Reference => {
+                let mut m = BitMatrix {
+                    n,
+                    bits: vec![0; (n * n.saturating_sub(1) / 2).div_ceil(64)],
+                };
+                sweep(nodes, num_points, |u, v| m.set(u.index(), v.index()));
+                Interference::Matrix(m)
+            }
+            Mode::Fast => {
+                let mut offsets = vec![0u32; n + 1];
+                sweep(nodes, num_points, |u, v| {
+                    offsets[u.index() + 1] += 1;
+                    offsets[v.index() + 1] += 1;
+                });
+                for i in 0..n {
+                    offsets[i + 1] += offsets[i];
+                }
+                let mut fill = offsets.clone();
+                let mut adj = vec![NodeId(0); offsets[n] as usize];
+                sweep(nodes, num_points, |u, v| {
+                    adj[fill[u.index()] as usize] = v;
+                    fill[u.index()] += 1;
+                    adj[fill[v.index()] as usize] = u;
+                    fill[v.index()] += 1;
+                });
+                Interference::Lists(AdjLists { offsets, adj })
+            }
+        }
+    }
+
+    /// Calls `f` on every neighbor of `v` (in no particular order).
+    pub fn for_each_neighbor(&self, v: NodeId, mut f: impl FnMut(NodeId)) {
+        match self {
+            Interference::Matrix(m) => {
+                for u in 0..m.n {
+                    if m.get(v.index(), u) {
+                        f(NodeId::new(u));
+                    }
+                }
+            }
+            Interference::Lists(l) => {
+                let r = l.offsets[v.index()] as usize..l.offsets[v.index() + 1] as usize;
+                for &u in &l.adj[r] {
+                    f(u);
+                }
+            }
+        }
+    }
+
+    /// Whether `u` and `v` interfere.
+    pub fn interferes(&self, u: NodeId, v: NodeId) -> bool {
+        match self {
+            Interference::Matrix(m) => m.get(u.index(), v.index()),
+            Interference::Lists(l) => {
+                let r = l.offsets[u.index()] as usize..l.offsets[u.index() + 1] as usize;
+                l.adj[r].contains(&v)
+            }
+        }
+    }
+}
+
+/// The seed's sweep: at each point insert the nodes starting there (each
+/// meets every resident, `edge(resident, newcomer)`), then erase the nodes
+/// ending there. Each interfering pair is reported exactly once.
+fn sweep(nodes: &[Node], num_points: usize, mut edge: impl FnMut(NodeId, NodeId)) {
+    let bucket = |key: fn(&Node) -> u32| {
+        let mut off = vec![0u32; num_points + 1];
+        for n in nodes {
+            off[key(n) as usize + 1] += 1;
+        }
+        for i in 0..num_points {
+            off[i + 1] += off[i];
+        }
+        let mut fill = off.clone();
+        let mut ids = vec![NodeId(0); nodes.len()];
+        for (i, n) in nodes.iter().enumerate() {
+            ids[fill[key(n) as usize] as usize] = NodeId::new(i);
+            fill[key(n) as usize] += 1;
+        }
+        (off, ids)
+    };
+    let (s_off, starts) = bucket(|n| n.start);
+    let (e_off, ends) = bucket(|n| n.end);
+    let mut live: Vec<NodeId> = Vec::new();
+    let mut pos = vec![u32::MAX; nodes.len()];
+    for p in 0..num_points {
+        for &v in &starts[s_off[p] as usize..s_off[p + 1] as usize] {
+            for &u in &live {
+                edge(u, v);
+            }
+            pos[v.index()] = live.len() as u32;
+            live.push(v);
+        }
+        for &v in &ends[e_off[p] as usize..e_off[p + 1] as usize] {
+            let i = pos[v.index()] as usize;
+            let last = *live.last().expect("an ending node is live");
+            live.swap_remove(i);
+            if last != v {
+                pos[last.index()] = i as u32;
+            }
+        }
+    }
+}

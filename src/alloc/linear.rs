@@ -1,0 +1,257 @@
+//! Program points (SPEC §3.1; seed: `Rep::linearize` / `flattern_loop`).
+//!
+//! Blocks are numbered in order; every instruction is one point; a loop
+//! contributes a header point, its body once (recursively), and an end point.
+//! A loop's header and end points belong to the enclosing nest, so the points
+//! strictly between `header(L)` and `end(L)` are exactly the points inside `L`.
+//! The bank-timeline pictures (SPEC §8) reuse this numbering.
+
+use crate::ir::{InstId, LoopId, Module, Stmt};
+
+/// What a program point is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointKind {
+    /// An instruction.
+    Inst(InstId),
+    /// The header of a loop.
+    Header(LoopId),
+    /// The end of a loop.
+    End(LoopId),
+}
+
+/// A statement list of the module: a block body or a loop body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum BodyRef {
+    /// `Module::blocks[n].body`.
+    Block(usize),
+    /// `Module::loops[l].body`.
+    Loop(LoopId),
+}
+
+/// One program point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Point {
+    /// What it is.
+    pub kind: PointKind,
+    /// The innermost loop around it (`None` at top level).
+    pub innermost: Option<LoopId>,
+    /// The body holding its statement (for a header or end: the loop's statement).
+    pub body: BodyRef,
+    /// The statement's index in that body.
+    pub index: u32,
+}
+
+/// The linearized program: points in order and the loop structure over them.
+#[derive(Clone, Debug, Default)]
+pub struct Linear {
+    /// Points in program order.
+    pub points: Vec<Point>,
+    /// The point of each instruction (by [`InstId`]); `None` when unreachable.
+    pub inst_point: Vec<Option<u32>>,
+    /// Header point of each loop (by [`LoopId`]; `u32::MAX` when unreachable).
+    pub header: Vec<u32>,
+    /// End point of each loop (by [`LoopId`]; `u32::MAX` when unreachable).
+    pub end: Vec<u32>,
+    /// The loop directly around each loop.
+    pub parent: Vec<Option<LoopId>>,
+    /// Nesting depth of each loop (an outermost loop has depth 1).
+    pub depth: Vec<u32>,
+    /// `weight(p)`: product of the trip counts of the loops around each point (saturating).
+    pub weight: Vec<u64>,
+}
+
+impl Linear {
+    /// Numbers the points of `m`.
+    pub fn new(m: &Module) -> Linear {
+        let nl = m.loops.len();
+        let mut lin = Linear {
+            points: Vec::new(),
+            inst_point: vec![None; m.insts.len()],
+            header: vec![u32::MAX; nl],
+            end: vec![u32::MAX; nl],
+            parent: vec![None; nl],
+            depth: vec![0; nl],
+            weight: Vec::new(),
+        };
+        for (bi, b) in m.blocks.iter().enumerate() {
+            lin.body(m, &b.body, BodyRef::Block(bi), None, 0, 1);
+        }
+        lin
+    }
+
+    fn body(
+        &mut self,
+        m: &Module,
+        body: &[Stmt],
+        at: BodyRef,
+        innermost: Option<LoopId>,
+        depth: u32,
+        weight: u64,
+    ) {
+        for (index, s) in body.iter().enumerate() {
+            let index = index as u32;
+            let push = |lin: &mut Linear, kind| {
+                lin.points.push(Point {
+                    kind,
+                    innermost,
+                    body: at,
+                    index,
+                });
+                lin.weight.push(weight);
+                (lin.points.len() - 1) as u32
+            };
+            match *s {
+                Stmt::Inst(i) => {
+                    let p = push(self, PointKind::Inst(i));
+                    self.inst_point[i.index()] = Some(p);
+                }
+                Stmt::Loop(l) => {
+                    self.header[l.index()] = push(self, PointKind::Header(l));
+                    self.parent[l.index()] = innermost;
+                    self.depth[l.index()] = depth + 1;
+                    let lp = m.loop_(l);
+                    let w = weight.saturating_mul(lp.trip_count());
+                    self.body(m, &lp.body, BodyRef::Loop(l), Some(l), depth + 1, w);
+                    self.end[l.index()] = push(self, PointKind::End(l));
+                }
+            }
+        }
+    }
+
+    /// Number of points.
+    pub fn len(&self) -> usize {
+        self.points.len()
+    }
+
+    /// Whether the program has no points.
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// The loop nest of point `p`, outermost first.
+    pub fn nest(&self, p: u32) -> Vec<LoopId> {
+        let mut out = Vec::new();
+        let mut l = self.points[p as usize].innermost;
+        while let Some(x) = l {
+            out.push(x);
+            l = self.parent[x.index()];
+        }
+        out.reverse();
+        out
+    }
+
+    /// Nesting depth of point `p` (0 at top level).
+    pub fn point_depth(&self, p: u32) -> u32 {
+        self.points[p as usize]
+            .innermost
+            .map_or(0, |l| self.depth[l.index()])
+    }
+
+    /// Whether point `p` lies inside loop `l` (strictly between its header and end).
+    pub fn inside(&self, l: LoopId, p: u32) -> bool {
+        self.header[l.index()] < p && p < self.end[l.index()]
+    }
+
+    /// The loop at depth `d` (1-based) in the nest of point `p`, i.e. `nest(p)[d − 1]`.
+    pub fn nest_at(&self, p: u32, d: u32) -> LoopId {
+        let mut l = self.points[p as usize]
+            .innermost
+            .expect("nest_at beyond the point's depth");
+        while self.depth[l.index()] > d {
+            l = self.parent[l.index()].expect("loop depth is consistent");
+        }
+        l
+    }
+
+    /// Length of the common prefix of the loop nests of points `a` and `b`.
+    pub fn common_depth(&self, a: u32, b: u32) -> u32 {
+        let mut x = self.points[a as usize].innermost;
+        let mut y = self.points[b as usize].innermost;
+        let d = |l: Option<LoopId>| l.map_or(0, |l| self.depth[l.index()]);
+        while d(x) > d(y) {
+            x = x.and_then(|l| self.parent[l.index()]);
+        }
+        while d(y) > d(x) {
+            y = y.and_then(|l| self.parent[l.index()]);
+        }
+        while x != y {
+            x = x.and_then(|l| self.parent[l.index()]);
+            y = y.and_then(|l| self.parent[l.index()]);
+        }
+        d(x)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Access, Inst, InstKind, Loop, Mem, Tensor, TensorId};
+
+    fn memset(m: &mut Module) -> InstId {
+        m.add_inst(Inst {
+            label: None,
+            kind: InstKind::Memset {
+                dst: Access::rect(TensorId(0), 0, 1, 0, 4),
+                value: 0.0,
+            },
+            after: None,
+        })
+    }
+
+    #[test]
+    fn headers_ends_nests_and_weights() {
+        let mut m = Module::new("trn1");
+        m.add_tensor(Tensor {
+            name: "s".into(),
+            mem: Mem::Sbuf,
+            partitions: 1,
+            bytes: 4,
+            dtype: Default::default(),
+            bank: None,
+            addr: None,
+        });
+        let i0 = memset(&mut m);
+        let i1 = memset(&mut m);
+        let i2 = memset(&mut m);
+        let i3 = memset(&mut m);
+        let vi = m.add_var("i");
+        let vj = m.add_var("j");
+        let inner = m.add_loop(Loop {
+            var: vj,
+            lo: 0,
+            hi: 3,
+            body: vec![Stmt::Inst(i2)],
+        });
+        let outer = m.add_loop(Loop {
+            var: vi,
+            lo: 0,
+            hi: 4,
+            body: vec![Stmt::Inst(i1), Stmt::Loop(inner)],
+        });
+        m.blocks.push(crate::ir::Block {
+            name: "a".into(),
+            body: vec![Stmt::Inst(i0), Stmt::Loop(outer)],
+        });
+        m.blocks.push(crate::ir::Block {
+            name: "b".into(),
+            body: vec![Stmt::Inst(i3)],
+        });
+        let lin = Linear::new(&m);
+        // i0=0, H(outer)=1, i1=2, H(inner)=3, i2=4, E(inner)=5, E(outer)=6, i3=7
+        assert_eq!(lin.len(), 8);
+        assert_eq!(lin.inst_point, vec![Some(0), Some(2), Some(4), Some(7)]);
+        assert_eq!((lin.header[outer.index()], lin.end[outer.index()]), (1, 6));
+        assert_eq!((lin.header[inner.index()], lin.end[inner.index()]), (3, 5));
+        assert_eq!(lin.weight, vec![1, 1, 4, 4, 12, 4, 1, 1]);
+        assert_eq!(lin.nest(4), vec![outer, inner]);
+        assert_eq!(lin.nest(3), vec![outer]);
+        assert_eq!(lin.nest(6), Vec::<LoopId>::new());
+        assert_eq!(lin.common_depth(4, 2), 1);
+        assert_eq!(lin.common_depth(4, 7), 0);
+        assert_eq!(lin.nest_at(4, 1), outer);
+        assert!(lin.inside(outer, 5) && !lin.inside(inner, 5));
+        assert_eq!(lin.points[7].body, BodyRef::Block(1));
+        assert_eq!(lin.points[5].body, BodyRef::Loop(outer));
+        assert_eq!(lin.points[5].index, 1);
+    }
+}

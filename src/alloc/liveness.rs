@@ -1,0 +1,321 @@
+//! Candidates and live ranges (SPEC §3.2 node numbering, §3.3; seed:
+//! `PSUM_Allocator::live_range` in `psum_live_range_with_loop.cpp`).
+//!
+//! Every PSUM tensor with at least one access is a candidate node. Its def is
+//! its first write and its use its last read, in linear order; the interval
+//! is stretched to whole loops exactly as the seed's `_with_loop` extension
+//! does, then widened over every loop that carries the value around its back
+//! edge. Nodes are numbered in order of first definition.
+
+use super::linear::Linear;
+use super::{AllocError, NodeId};
+use crate::arch::Arch;
+use crate::ir::{InstId, Mem, Module, TensorId};
+
+/// One instruction's access to a PSUM tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// The instruction's point.
+    pub point: u32,
+    /// The instruction.
+    pub inst: InstId,
+    /// It reads the tensor.
+    pub read: bool,
+    /// It writes the tensor.
+    pub write: bool,
+}
+
+/// The accesses of every PSUM tensor, in point order (one flat vector,
+/// sliced per tensor).
+#[derive(Clone, Debug, Default)]
+pub struct Events {
+    offsets: Vec<u32>,
+    events: Vec<Event>,
+}
+
+impl Events {
+    /// Collects the PSUM accesses of the reachable instructions of `m`.
+    pub fn new(m: &Module, lin: &Linear) -> Events {
+        let mut offsets = vec![0u32; m.tensors.len() + 1];
+        let mut scratch = Vec::new();
+        for_each_access(m, lin, &mut scratch, |t, _| offsets[t.index() + 1] += 1);
+        for i in 0..m.tensors.len() {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let blank = Event {
+            point: 0,
+            inst: InstId(0),
+            read: false,
+            write: false,
+        };
+        let mut events = vec![blank; offsets[m.tensors.len()] as usize];
+        for_each_access(m, lin, &mut scratch, |t, e| {
+            events[fill[t.index()] as usize] = e;
+            fill[t.index()] += 1;
+        });
+        Events { offsets, events }
+    }
+
+    /// The accesses of tensor `t`, in point order.
+    pub fn of(&self, t: TensorId) -> &[Event] {
+        &self.events[self.offsets[t.index()] as usize..self.offsets[t.index() + 1] as usize]
+    }
+}
+
+/// Calls `f` once per (instruction, PSUM tensor it accesses), in point order.
+fn for_each_access(
+    m: &Module,
+    lin: &Linear,
+    scratch: &mut Vec<(TensorId, bool, bool)>,
+    mut f: impl FnMut(TensorId, Event),
+) {
+    for (p, pt) in lin.points.iter().enumerate() {
+        let super::linear::PointKind::Inst(i) = pt.kind else {
+            continue;
+        };
+        scratch.clear();
+        let kind = &m.inst(i).kind;
+        let mut note = |t: TensorId, read: bool, write: bool| {
+            if m.tensor(t).mem != Mem::Psum {
+                return;
+            }
+            match scratch.iter_mut().find(|s| s.0 == t) {
+                Some(s) => {
+                    s.1 |= read;
+                    s.2 |= write;
+                }
+                None => scratch.push((t, read, write)),
+            }
+        };
+        for s in kind.srcs() {
+            note(s.tensor, true, false);
+        }
+        note(kind.dst().tensor, false, true);
+        for &(t, read, write) in scratch.iter() {
+            f(
+                t,
+                Event {
+                    point: p as u32,
+                    inst: i,
+                    read,
+                    write,
+                },
+            );
+        }
+    }
+}
+
+/// A candidate: one PSUM tensor and its live range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Node {
+    /// The tensor.
+    pub tensor: TensorId,
+    /// Point of its first write.
+    pub def: u32,
+    /// Point of its last read.
+    pub last_use: u32,
+    /// First point of the interval (after the loop extension).
+    pub start: u32,
+    /// Last point of the interval (closed).
+    pub end: u32,
+    /// `liveN`: aligned bank count.
+    pub banks: u32,
+}
+
+impl Node {
+    /// `len = end − start + 1`.
+    pub fn len(&self) -> u64 {
+        u64::from(self.end - self.start) + 1
+    }
+}
+
+/// The candidates of one iteration.
+#[derive(Clone, Debug, Default)]
+pub struct Liveness {
+    /// Nodes, numbered in order of first definition.
+    pub nodes: Vec<Node>,
+    /// The node of each tensor (by [`TensorId`]), if it is a candidate.
+    pub node_of: Vec<Option<NodeId>>,
+    /// PSUM tensors with no access at all, in declaration order.
+    pub unused: Vec<TensorId>,
+    /// The PSUM accesses, per tensor.
+    pub events: Events,
+}
+
+impl Liveness {
+    /// The accesses of node `v`, in point order.
+    pub fn events_of(&self, v: NodeId) -> &[Event] {
+        self.events.of(self.nodes[v.index()].tensor)
+    }
+}
+
+/// Computes the candidates and their intervals (SPEC §3.3). Errors, checked
+/// per tensor in declaration order: no write, no read, too many banks.
+pub fn live_ranges(
+    m: &Module,
+    lin: &Linear,
+    arch: &Arch,
+    num_banks: u32,
+) -> Result<Liveness, AllocError> {
+    let events = Events::new(m, lin);
+    let mut unused = Vec::new();
+    let mut found = Vec::new();
+    let mut carried = Carried::new(m.loops.len());
+    for (ti, t) in m.tensors.iter().enumerate() {
+        if t.mem != Mem::Psum {
+            continue;
+        }
+        let id = TensorId::new(ti);
+        let ev = events.of(id);
+        if ev.is_empty() {
+            unused.push(id);
+            continue;
+        }
+        let def = ev
+            .iter()
+            .find(|e| e.write)
+            .ok_or_else(|| AllocError::NoFirstDef(t.name.clone()))?
+            .point;
+        let last_use = ev
+            .iter()
+            .rev()
+            .find(|e| e.read)
+            .ok_or_else(|| AllocError::NoLastUse(t.name.clone()))?
+            .point;
+        let banks = arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes)));
+        if banks > num_banks {
+            return Err(AllocError::TooBig {
+                name: t.name.clone(),
+                banks,
+                size: num_banks,
+            });
+        }
+        let (start, end) = carried.widen(lin, ev, extend(lin, def, last_use));
+        found.push(Node {
+            tensor: id,
+            def,
+            last_use,
+            start,
+            end,
+            banks,
+        });
+    }
+    found.sort_unstable_by_key(|n| n.def);
+    let mut node_of = vec![None; m.tensors.len()];
+    for (i, n) in found.iter().enumerate() {
+        node_of[n.tensor.index()] = Some(NodeId::new(i));
+    }
+    Ok(Liveness {
+        nodes: found,
+        node_of,
+        unused,
+        events,
+    })
+}
+
+/// The seed's loop extension: with `c` the common nest depth of def and use,
+/// a deeper def starts at the header of its loop at depth `c + 1`, a deeper
+/// use ends at the end of its loop at depth `c + 1`. Returns `(start, end)`.
+pub fn extend(lin: &Linear, def: u32, last_use: u32) -> (u32, u32) {
+    let c = lin.common_depth(def, last_use);
+    let start = if lin.point_depth(def) > c {
+        lin.header[lin.nest_at(def, c + 1).index()]
+    } else {
+        def
+    };
+    let end = if lin.point_depth(last_use) > c {
+        lin.end[lin.nest_at(last_use, c + 1).index()]
+    } else {
+        last_use
+    };
+    (start, end)
+}
+
+/// Scratch for the loop-carried widening: first read and first write of the
+/// current node in each loop, reset lazily by a per-node stamp.
+struct Carried {
+    stamp: Vec<u32>,
+    first_read: Vec<Option<u32>>,
+    first_write: Vec<Option<u32>>,
+    touched: Vec<usize>,
+    tag: u32,
+}
+
+impl Carried {
+    fn new(loops: usize) -> Self {
+        Carried {
+            stamp: vec![0; loops],
+            first_read: vec![None; loops],
+            first_write: vec![None; loops],
+            touched: Vec::new(),
+            tag: 0,
+        }
+    }
+
+    /// Widens `(start, end)` over every loop in which some read of the node
+    /// comes before every write and which contains a write (an instruction
+    /// that reads and writes counts as reading first).
+    fn widen(
+        &mut self,
+        lin: &Linear,
+        ev: &[Event],
+        (mut start, mut end): (u32, u32),
+    ) -> (u32, u32) {
+        self.tag += 1;
+        self.touched.clear();
+        for e in ev {
+            let mut l = lin.points[e.point as usize].innermost;
+            while let Some(x) = l {
+                let i = x.index();
+                if self.stamp[i] != self.tag {
+                    self.stamp[i] = self.tag;
+                    self.first_read[i] = None;
+                    self.first_write[i] = None;
+                    self.touched.push(i);
+                }
+                if e.read && self.first_read[i].is_none() {
+                    self.first_read[i] = Some(e.point);
+                }
+                if e.write && self.first_write[i].is_none() {
+                    self.first_write[i] = Some(e.point);
+                }
+                l = lin.parent[i];
+            }
+        }
+        for &i in &self.touched {
+            if let (Some(r), Some(w)) = (self.first_read[i], self.first_write[i]) {
+                if r <= w {
+                    start = start.min(lin.header[i]);
+                    end = end.max(lin.end[i]);
+                }
+            }
+        }
+        (start, end)
+    }
+}
+
+/// `peak_demand` (SPEC §3.4): the largest Σ liveN over the nodes live at one
+/// point, and the first point where it occurs (0 when there are no nodes).
+pub fn peak_demand(nodes: &[Node], num_points: usize) -> (u64, u32) {
+    peak_in(nodes, num_points, 0, num_points.saturating_sub(1) as u32)
+}
+
+/// The largest demand at one point of `[lo, hi]`, and the first point reaching it.
+pub fn peak_in(nodes: &[Node], num_points: usize, lo: u32, hi: u32) -> (u64, u32) {
+    let mut delta = vec![0i64; num_points + 1];
+    for n in nodes {
+        delta[n.start as usize] += i64::from(n.banks);
+        delta[n.end as usize + 1] -= i64::from(n.banks);
+    }
+    let mut cur = 0i64;
+    let mut best = (0u64, lo);
+    for (p, d) in delta.iter().enumerate().take(num_points) {
+        cur += d;
+        let p = p as u32;
+        if p >= lo && p <= hi && cur as u64 > best.0 {
+            best = (cur as u64, p);
+        }
+    }
+    best
+}

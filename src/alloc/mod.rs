@@ -1,0 +1,411 @@
+//! PSUM bank allocation (SPEC §3; seed 000: `PSUM_Allocator::allocate`).
+//!
+//! Chaitin–Briggs over banks with TensorCopy spill. The driver splits reused
+//! tensors once ([`split`]), then iterates the spill fixpoint: number the
+//! points ([`linear`]), compute live ranges ([`liveness`]), build the
+//! interference graph ([`interference`]) and spill costs ([`costs`]), run
+//! [`simplify`] and [`select`] under each heuristic H0..H3 and keep the best
+//! (best-of-n); if something did not fit, insert spill code ([`spill`]) and
+//! go again, at most [`MAX_ITERATIONS`] times.
+//!
+//! Both [`Mode`]s produce byte-identical results; reference mode keeps the
+//! seed's quadratic data structures, fast mode is near-linear in the number
+//! of tensors.
+//!
+//! The log is always collected: [`AllocOutcome::log`] holds the `-v` lines of
+//! SPEC §3.9 and [`AllocOutcome::trace`] the complete `-vv` stream (the same
+//! lines with the trace lines interleaved), so a front end prints one or the
+//! other.
+
+pub mod costs;
+pub mod interference;
+pub mod linear;
+pub mod liveness;
+pub mod select;
+pub mod simplify;
+pub mod spill;
+pub mod split;
+
+use crate::arch::{self, ArchError};
+use crate::ir::{entity, Mem, Module, TensorId};
+use costs::Cost;
+use interference::Interference;
+use linear::Linear;
+use liveness::Liveness;
+use select::Selection;
+use serde::{Deserialize, Serialize};
+use simplify::{Budgets, Heuristic};
+
+entity!(
+    /// A candidate node of the interference graph, numbered in order of first definition.
+    NodeId
+);
+
+/// Default limit on fixpoint iterations (SPEC §3.8: at most 32).
+pub const MAX_ITERATIONS: u32 = 32;
+
+/// Which data structures the allocator uses (SPEC §3.10).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Near-linear: sweep-built adjacency lists, heap-driven simplify.
+    #[default]
+    Fast,
+    /// The seed's structures: lower-triangular bit-matrix, linear scans.
+    Reference,
+}
+
+/// Allocator settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocOptions {
+    /// Fast or reference data structures.
+    pub mode: Mode,
+    /// Cycles per bank moved by one TensorCopy (`--spill-latency`).
+    pub spill_latency: u64,
+    /// Banks the allocator may use (`--psum-banks`, 1..=numBanks); `None` for all.
+    pub psum_banks: Option<u32>,
+    /// Fixpoint iterations allowed before [`AllocError::NotConverged`]
+    /// ([`MAX_ITERATIONS`] by default).
+    pub max_iterations: u32,
+}
+
+impl Default for AllocOptions {
+    fn default() -> Self {
+        AllocOptions {
+            mode: Mode::Fast,
+            spill_latency: arch::DEFAULT_SPILL_LATENCY,
+            psum_banks: None,
+            max_iterations: MAX_ITERATIONS,
+        }
+    }
+}
+
+/// Why allocation failed (the reference's diagnostics, reported as user errors).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AllocError {
+    /// The module's arch line names no known architecture.
+    #[error(transparent)]
+    Arch(#[from] ArchError),
+    /// `--psum-banks` outside `1..=numBanks`.
+    #[error("--psum-banks {requested} is out of range 1..={max}")]
+    PsumBanks {
+        /// What was asked for.
+        requested: u32,
+        /// The architecture's bank count.
+        max: u32,
+    },
+    /// A tensor needs more banks than there are.
+    #[error("{name} is too big for PSUM, requires {banks} banks with PSUM size {size}")]
+    TooBig {
+        /// The tensor.
+        name: String,
+        /// Its aligned bank count.
+        banks: u32,
+        /// The number of banks available.
+        size: u32,
+    },
+    /// A PSUM tensor is read but never written.
+    #[error("no first def find: {0}")]
+    NoFirstDef(String),
+    /// A PSUM tensor is written but never read.
+    #[error("no last use find: {0}")]
+    NoLastUse(String),
+    /// An unspillable node cannot be placed and no spillable neighbor is left.
+    #[error("too many reloads required: cannot place {name}; PSUM pressure peaks at {pressure} banks at point {point}")]
+    TooManyReloads {
+        /// The node's tensor.
+        name: String,
+        /// The highest demand within its interval.
+        pressure: u64,
+        /// The first point of its interval with that demand.
+        point: u32,
+    },
+    /// The spill fixpoint did not finish within the iteration limit.
+    #[error("PSUM allocation did not converge")]
+    NotConverged,
+}
+
+/// One PSUM tensor of the result (SPEC §6 `tensors`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TensorReport {
+    /// Its name.
+    pub name: String,
+    /// Base bank (`null` for an unused tensor).
+    pub bank: Option<u32>,
+    /// Banks occupied (`aligned_bank_num`).
+    pub banks: u32,
+    /// `[start, end]` points of the final iteration (`null` when unused).
+    pub interval: Option<[u32; 2]>,
+    /// Whether it was spilled (it keeps its bank for its shortened range).
+    pub spilled: bool,
+}
+
+/// What the allocator did (SPEC §6 `--report json`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AllocReport {
+    /// The arch codename of the module.
+    pub arch: String,
+    /// Banks the allocator used (after `--psum-banks`).
+    pub num_banks: u32,
+    /// Every PSUM tensor of the result, in declaration order.
+    pub tensors: Vec<TensorReport>,
+    /// Names of the spilled tensors, in spill order.
+    pub spilled: Vec<String>,
+    /// Σ over iterations of the cost of the nodes spilled.
+    pub spill_cost_cycles: u64,
+    /// Fixpoint iterations run.
+    pub iterations: u32,
+    /// Best heuristic of the final iteration.
+    pub best_heuristic: u32,
+    /// `100 × peak_demand / numBanks` of the first iteration, two decimals.
+    pub demand_pct: f64,
+    /// `100 × peak banks in use / numBanks` after allocation, two decimals.
+    pub utilization_pct: f64,
+}
+
+/// The allocated program and what happened.
+#[derive(Clone, Debug)]
+pub struct AllocOutcome {
+    /// The program: split, spill code inserted, every used PSUM tensor with `bank=`.
+    pub module: Module,
+    /// The report.
+    pub report: AllocReport,
+    /// The `-v` log lines (SPEC §3.9).
+    pub log: Vec<String>,
+    /// The `-vv` stream: the log lines with the trace lines interleaved.
+    pub trace: Vec<String>,
+    /// Warnings (`unused PSUM tensor NAME`).
+    pub warnings: Vec<String>,
+}
+
+/// Collects the log and the trace together.
+#[derive(Default)]
+struct Log {
+    log: Vec<String>,
+    trace: Vec<String>,
+}
+
+impl Log {
+    fn v(&mut self, line: String) {
+        self.trace.push(line.clone());
+        self.log.push(line);
+    }
+    fn vv(&mut self, line: String) {
+        self.trace.push(line);
+    }
+}
+
+/// `100 × part / whole` in hundredths, rounded half up.
+fn hundredths(part: u64, whole: u32) -> u64 {
+    let whole = u64::from(whole);
+    (10_000 * part + whole / 2) / whole
+}
+
+fn pct_text(h: u64) -> String {
+    format!("{}.{:02}", h / 100, h % 100)
+}
+
+/// The analysis and best-of-n outcome of one fixpoint iteration.
+struct Iteration {
+    lin: Linear,
+    live: Liveness,
+    graph: Interference,
+    costs: Vec<Cost>,
+    best: Heuristic,
+    sel: Selection,
+}
+
+/// Allocates the PSUM tensors of a validated module (SPEC §3).
+pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
+    let arch = arch::lookup(&m.arch)?;
+    let max = arch.num_banks();
+    let num_banks = match opts.psum_banks {
+        None => max,
+        Some(n) if (1..=max).contains(&n) => n,
+        Some(requested) => return Err(AllocError::PsumBanks { requested, max }),
+    };
+    let mut log = Log::default();
+    log.v(" allocating PSUM".into());
+    let mut work = split::memloc_split(m);
+    for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
+        t.bank = None;
+    }
+    let mut is_temp = vec![false; work.tensors.len()];
+    let mut counter = 0u32;
+    let mut spilled: Vec<TensorId> = Vec::new();
+    let mut spill_cost = 0u64;
+    let mut warnings = Vec::new();
+    let mut demand = 0;
+    for iteration in 1..=opts.max_iterations {
+        let lin = Linear::new(&work);
+        let live = liveness::live_ranges(&work, &lin, &arch, num_banks)?;
+        if iteration == 1 {
+            warnings = (live.unused.iter())
+                .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
+                .collect();
+            demand = hundredths(liveness::peak_demand(&live.nodes, lin.len()).0, num_banks);
+            log.v(format!("{}% PSUM demand before spilling", pct_text(demand)));
+        }
+        let it = best_of_n(&work, lin, live, num_banks, opts, &is_temp, &mut log);
+        log.v(format!("best PSUM heuristic = {}", it.best));
+        if it.sel.unplaced.is_empty() {
+            log.v(format!(
+                "number of tensors spilled from PSUM = {}",
+                spilled.len()
+            ));
+            let used = liveness::peak_demand(&it.live.nodes, it.lin.len()).0;
+            let utilization = hundredths(used, num_banks);
+            log.v(format!(
+                "{}% PSUM utilization after allocation",
+                pct_text(utilization)
+            ));
+            let report = AllocReport {
+                arch: m.arch.clone(),
+                num_banks,
+                tensors: Vec::new(),
+                spilled: spilled
+                    .iter()
+                    .map(|&t| work.tensor(t).name.clone())
+                    .collect(),
+                spill_cost_cycles: spill_cost,
+                iterations: iteration,
+                best_heuristic: it.best.index(),
+                demand_pct: demand as f64 / 100.0,
+                utilization_pct: utilization as f64 / 100.0,
+            };
+            return Ok(finish(work, &arch, &it, &spilled, report, log, warnings));
+        }
+        let chosen = spill_set(&work, &it)?;
+        let cycles = chosen
+            .iter()
+            .filter_map(|v| it.costs[v.index()].finite())
+            .fold(0u64, u64::saturating_add);
+        log.v(format!("spilling from PSUM cost about {cycles} cycles"));
+        spill_cost = spill_cost.saturating_add(cycles);
+        spilled.extend(chosen.iter().map(|v| it.live.nodes[v.index()].tensor));
+        let reloads = spill::insert_spill_code(&mut work, &it.lin, &it.live, &chosen, &mut counter);
+        is_temp.resize(work.tensors.len(), false);
+        for t in reloads {
+            is_temp[t.index()] = true;
+        }
+    }
+    Err(AllocError::NotConverged)
+}
+
+/// One iteration's analysis and the best of H0..H3 (ties: lowest; a score of
+/// 0 ends the search at once).
+fn best_of_n(
+    work: &Module,
+    lin: Linear,
+    live: Liveness,
+    num_banks: u32,
+    opts: &AllocOptions,
+    is_temp: &[bool],
+    log: &mut Log,
+) -> Iteration {
+    let graph = Interference::build(&live.nodes, lin.len(), opts.mode);
+    let costs = costs::find_costs(&lin, &live, is_temp, opts.spill_latency);
+    let init = Budgets::new(&graph, &live.nodes, &costs, num_banks);
+    let mut best: Option<(Heuristic, Selection)> = None;
+    for h in Heuristic::ALL {
+        log.v(format!("best-of-n loop, heuristic = {h}"));
+        let stack = simplify::simplify(&graph, &live.nodes, &costs, &init, num_banks, h, opts.mode);
+        log.vv(format!("            lo = {}", init.lo));
+        log.vv(format!("            hi = {}", init.hi));
+        log.vv(format!("            inf = {}", init.inf));
+        log.vv(format!("            total = {}", live.nodes.len()));
+        let sel = select::select(&graph, &live.nodes, &costs, &stack, num_banks);
+        for v in &sel.unplaced {
+            let t = live.nodes[v.index()].tensor;
+            log.vv(format!(" cannot allocate {}", work.tensor(t).name));
+        }
+        log.v(format!("PSUM score = {} (lower is better)", sel.score));
+        let zero = sel.score == Cost::ZERO;
+        if best.as_ref().is_none_or(|b| sel.score < b.1.score) {
+            best = Some((h, sel));
+        }
+        if zero {
+            break;
+        }
+    }
+    let (best, sel) = best.expect("at least one heuristic ran");
+    Iteration {
+        lin,
+        live,
+        graph,
+        costs,
+        best,
+        sel,
+    }
+}
+
+/// The nodes to spill, ascending: every finite-cost node of the spill set,
+/// and the finite-cost neighbors of each unspillable one (SPEC §3.8
+/// **[decision]**); an unspillable node with none is fatal.
+fn spill_set(work: &Module, it: &Iteration) -> Result<Vec<NodeId>, AllocError> {
+    let mut chosen = vec![false; it.live.nodes.len()];
+    for &v in &it.sel.unplaced {
+        if it.costs[v.index()] != Cost::Inf {
+            chosen[v.index()] = true;
+            continue;
+        }
+        let mut any = false;
+        it.graph.for_each_neighbor(v, |u| {
+            if it.costs[u.index()] != Cost::Inf {
+                chosen[u.index()] = true;
+                any = true;
+            }
+        });
+        if !any {
+            let n = &it.live.nodes[v.index()];
+            let (pressure, point) = liveness::peak_in(&it.live.nodes, it.lin.len(), n.start, n.end);
+            return Err(AllocError::TooManyReloads {
+                name: work.tensor(n.tensor).name.clone(),
+                pressure,
+                point,
+            });
+        }
+    }
+    Ok((0..chosen.len())
+        .filter(|&i| chosen[i])
+        .map(NodeId::new)
+        .collect())
+}
+
+/// Writes the banks into the module and completes the report.
+fn finish(
+    mut work: Module,
+    arch: &arch::Arch,
+    it: &Iteration,
+    spilled: &[TensorId],
+    mut report: AllocReport,
+    log: Log,
+    warnings: Vec<String>,
+) -> AllocOutcome {
+    for (n, b) in it.live.nodes.iter().zip(&it.sel.bank) {
+        work.tensors[n.tensor.index()].bank = *b;
+    }
+    let mut was_spilled = vec![false; work.tensors.len()];
+    for t in spilled {
+        was_spilled[t.index()] = true;
+    }
+    report.tensors = (work.tensors.iter().enumerate())
+        .filter(|(_, t)| t.mem == Mem::Psum)
+        .map(|(i, t)| {
+            let node = it.live.node_of[i].map(|v| &it.live.nodes[v.index()]);
+            TensorReport {
+                name: t.name.clone(),
+                bank: t.bank,
+                banks: arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes))),
+                interval: node.map(|n| [n.start, n.end]),
+                spilled: was_spilled[i],
+            }
+        })
+        .collect();
+    AllocOutcome {
+        module: work,
+        report,
+        log: log.log,
+        trace: log.trace,
+        warnings,
+    }
+}

@@ -1,0 +1,68 @@
+//! Select (SPEC §3.7; seed: `PSUM_Allocator::select`, 1-D bank-bitmap first-fit).
+//!
+//! Nodes are popped off the simplify stack; each gets the lowest base bank
+//! `b = 0, a, 2a, …` (`a = bank_alignment(liveN)`) whose `liveN` banks no
+//! already-placed neighbor holds. A node that fits nowhere joins the spill
+//! set. The score is the summed cost of the spill set.
+
+use super::costs::Cost;
+use super::interference::Interference;
+use super::liveness::Node;
+use super::NodeId;
+use crate::arch::bank_alignment;
+
+/// The outcome of one select.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selection {
+    /// Base bank of each node (by [`NodeId`]); `None` for the spill set.
+    pub bank: Vec<Option<u32>>,
+    /// The spill set, in pop order.
+    pub unplaced: Vec<NodeId>,
+    /// Σ cost of the spill set (0 when empty, +∞ if any is unspillable).
+    pub score: Cost,
+}
+
+/// The bitmap of `banks` banks from `base`.
+fn mask(base: u32, banks: u32) -> u64 {
+    ((1u64 << banks) - 1) << base
+}
+
+/// Colors the nodes in the reverse of `stack`.
+pub fn select(
+    g: &Interference,
+    nodes: &[Node],
+    costs: &[Cost],
+    stack: &[NodeId],
+    num_banks: u32,
+) -> Selection {
+    let mut bank: Vec<Option<u32>> = vec![None; nodes.len()];
+    let mut unplaced = Vec::new();
+    let mut score = Cost::ZERO;
+    for &v in stack.iter().rev() {
+        let mut used = 0u64;
+        g.for_each_neighbor(v, |u| {
+            if let Some(b) = bank[u.index()] {
+                debug_assert!(b < num_banks, "bad PSUM address during select");
+                used |= mask(b, nodes[u.index()].banks);
+            }
+        });
+        let need = nodes[v.index()].banks;
+        let align = bank_alignment(need) as usize;
+        let fit = (0..num_banks)
+            .step_by(align)
+            .take_while(|&b| b + need <= num_banks)
+            .find(|&b| used & mask(b, need) == 0);
+        match fit {
+            Some(b) => bank[v.index()] = Some(b),
+            None => {
+                unplaced.push(v);
+                score = score.plus(costs[v.index()]);
+            }
+        }
+    }
+    Selection {
+        bank,
+        unplaced,
+        score,
+    }
+}

@@ -1,0 +1,291 @@
+//! Simplify (SPEC §3.6; seed: `PSUM_Allocator::simplify`, the additive bank test).
+//!
+//! `budget(v) = numBanks − liveN(v) − Σ liveN(remaining neighbors)`; a node
+//! with a non-negative budget is trivially colorable (`lo`), the others wait
+//! in `inf` (unspillable) or `hi`. Nodes are removed lowest-id first from
+//! `lo`, else the `hi` node with the smallest heuristic metric (optimistic
+//! push), else the lowest-id `inf` node; each removal gives its banks back to
+//! its remaining neighbors' budgets. Metrics are exact fractions compared by
+//! cross-multiplication. Reference mode scans the seed's sparse sets linearly;
+//! fast mode keeps a heap for `lo`, an ordered set keyed by metric for `hi`
+//! and a cursor over `inf`, so one simplify costs O((n + E) log n).
+
+use super::costs::Cost;
+use super::interference::Interference;
+use super::liveness::Node;
+use super::{Mode, NodeId};
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BTreeSet, BinaryHeap};
+use std::fmt;
+
+/// The four spill-choice heuristics (SPEC §3.6 **[decision]**).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Heuristic {
+    /// H0: `cost / deg`.
+    H0,
+    /// H1: `cost / (liveN · deg)`.
+    H1,
+    /// H2: `cost / nb`.
+    H2,
+    /// H3: `cost / len`.
+    H3,
+}
+
+impl Heuristic {
+    /// H0..H3 in the order best-of-n tries them.
+    pub const ALL: [Heuristic; 4] = [Heuristic::H0, Heuristic::H1, Heuristic::H2, Heuristic::H3];
+
+    /// The number printed in the log and report.
+    pub fn index(self) -> u32 {
+        self as u32
+    }
+
+    /// The metric of a `hi` node: `cost` over the heuristic's denominator
+    /// (clamped to 1, so a zero-bank node cannot divide by zero).
+    fn metric(self, cost: u64, node: &Node, deg: u32, nb: u64) -> Ratio {
+        let den = match self {
+            Heuristic::H0 => u64::from(deg),
+            Heuristic::H1 => u64::from(node.banks) * u64::from(deg),
+            Heuristic::H2 => nb,
+            Heuristic::H3 => node.len(),
+        };
+        Ratio {
+            num: cost,
+            den: den.max(1),
+        }
+    }
+}
+
+impl fmt::Display for Heuristic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.index())
+    }
+}
+
+/// An exact non-negative fraction, ordered by cross-multiplication.
+#[derive(Clone, Copy, Debug)]
+struct Ratio {
+    num: u64,
+    den: u64,
+}
+
+impl Ord for Ratio {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (u128::from(self.num) * u128::from(o.den)).cmp(&(u128::from(o.num) * u128::from(self.den)))
+    }
+}
+
+impl PartialOrd for Ratio {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl PartialEq for Ratio {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+
+impl Eq for Ratio {}
+
+/// Worklist membership of a node during simplify.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum List {
+    Lo,
+    Hi,
+    Inf,
+    Removed,
+}
+
+/// The initial budgets and worklists, shared by the four heuristics of one
+/// iteration.
+#[derive(Clone, Debug)]
+pub struct Budgets {
+    budget: Vec<i64>,
+    deg: Vec<u32>,
+    list: Vec<List>,
+    /// Initial size of `lo`.
+    pub lo: usize,
+    /// Initial size of `hi`.
+    pub hi: usize,
+    /// Initial size of `inf`.
+    pub inf: usize,
+}
+
+impl Budgets {
+    /// Computes every node's budget and degree and sorts it into a worklist.
+    pub fn new(g: &Interference, nodes: &[Node], costs: &[Cost], num_banks: u32) -> Budgets {
+        let mut b = Budgets {
+            budget: Vec::with_capacity(nodes.len()),
+            deg: Vec::with_capacity(nodes.len()),
+            list: Vec::with_capacity(nodes.len()),
+            lo: 0,
+            hi: 0,
+            inf: 0,
+        };
+        for (i, n) in nodes.iter().enumerate() {
+            let mut budget = i64::from(num_banks) - i64::from(n.banks);
+            let mut deg = 0;
+            g.for_each_neighbor(NodeId::new(i), |u| {
+                budget -= i64::from(nodes[u.index()].banks);
+                deg += 1;
+            });
+            let list = if budget >= 0 {
+                b.lo += 1;
+                List::Lo
+            } else if costs[i] == Cost::Inf {
+                b.inf += 1;
+                List::Inf
+            } else {
+                b.hi += 1;
+                List::Hi
+            };
+            b.budget.push(budget);
+            b.deg.push(deg);
+            b.list.push(list);
+        }
+        b
+    }
+}
+
+/// Working state of one simplify run.
+struct State<'a> {
+    nodes: &'a [Node],
+    costs: &'a [Cost],
+    num_banks: u32,
+    h: Heuristic,
+    budget: Vec<i64>,
+    deg: Vec<u32>,
+    list: Vec<List>,
+}
+
+impl State<'_> {
+    fn key(&self, u: usize) -> (Ratio, usize) {
+        let n = &self.nodes[u];
+        let nb = (i64::from(self.num_banks) - i64::from(n.banks) - self.budget[u]) as u64;
+        let cost = self.costs[u].finite().expect("hi nodes have finite cost");
+        (self.h.metric(cost, n, self.deg[u], nb), u)
+    }
+
+    /// Gives `banks` back to the remaining neighbor `u`; returns whether `u`
+    /// just became trivially colorable.
+    fn relieve(&mut self, u: usize, banks: u32) -> bool {
+        self.budget[u] += i64::from(banks);
+        self.deg[u] -= 1;
+        self.budget[u] >= 0 && matches!(self.list[u], List::Hi | List::Inf)
+    }
+}
+
+/// Runs simplify under heuristic `h`; returns the stack (bottom first).
+pub fn simplify(
+    g: &Interference,
+    nodes: &[Node],
+    costs: &[Cost],
+    init: &Budgets,
+    num_banks: u32,
+    h: Heuristic,
+    mode: Mode,
+) -> Vec<NodeId> {
+    let st = State {
+        nodes,
+        costs,
+        num_banks,
+        h,
+        budget: init.budget.clone(),
+        deg: init.deg.clone(),
+        list: init.list.clone(),
+    };
+    match mode {
+        Mode::Reference => simplify_reference(g, st),
+        Mode::Fast => simplify_fast(g, st),
+    }
+}
+
+/// The seed's drain: each pick scans the node universe.
+fn simplify_reference(g: &Interference, mut st: State) -> Vec<NodeId> {
+    let n = st.nodes.len();
+    let mut stack = Vec::with_capacity(n);
+    loop {
+        let first = |st: &State, l: List| (0..n).find(|&u| st.list[u] == l);
+        let v = match first(&st, List::Lo) {
+            Some(v) => v,
+            None => match (0..n)
+                .filter(|&u| st.list[u] == List::Hi)
+                .min_by_key(|&u| st.key(u))
+            {
+                Some(v) => v,
+                None => match first(&st, List::Inf) {
+                    Some(v) => v,
+                    None => break,
+                },
+            },
+        };
+        st.list[v] = List::Removed;
+        stack.push(NodeId::new(v));
+        let banks = st.nodes[v].banks;
+        for u in 0..n {
+            if st.list[u] != List::Removed
+                && g.interferes(NodeId::new(v), NodeId::new(u))
+                && st.relieve(u, banks)
+            {
+                st.list[u] = List::Lo;
+            }
+        }
+    }
+    stack
+}
+
+/// The drain with a heap, an ordered set and a cursor.
+fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
+    let n = st.nodes.len();
+    let mut stack = Vec::with_capacity(n);
+    let mut lo: BinaryHeap<Reverse<usize>> = (0..n)
+        .filter(|&u| st.list[u] == List::Lo)
+        .map(Reverse)
+        .collect();
+    let infs: Vec<usize> = (0..n).filter(|&u| st.list[u] == List::Inf).collect();
+    let mut inf_cursor = 0;
+    let mut hi: BTreeSet<(Ratio, usize)> = (0..n)
+        .filter(|&u| st.list[u] == List::Hi)
+        .map(|u| st.key(u))
+        .collect();
+    let static_key = st.h == Heuristic::H3;
+    loop {
+        let v = if let Some(Reverse(v)) = lo.pop() {
+            v
+        } else if let Some((_, v)) = hi.pop_first() {
+            v
+        } else {
+            while inf_cursor < infs.len() && st.list[infs[inf_cursor]] != List::Inf {
+                inf_cursor += 1;
+            }
+            match infs.get(inf_cursor) {
+                Some(&v) => v,
+                None => break,
+            }
+        };
+        st.list[v] = List::Removed;
+        stack.push(NodeId::new(v));
+        let banks = st.nodes[v].banks;
+        g.for_each_neighbor(NodeId::new(v), |u| {
+            let u = u.index();
+            let old = match st.list[u] {
+                List::Removed => return,
+                List::Hi => Some(st.key(u)),
+                List::Lo | List::Inf => None,
+            };
+            if st.relieve(u, banks) {
+                if let Some(k) = old {
+                    hi.remove(&k);
+                }
+                st.list[u] = List::Lo;
+                lo.push(Reverse(u));
+            } else if let Some(k) = old.filter(|_| !static_key) {
+                hi.remove(&k);
+                hi.insert(st.key(u));
+            }
+        });
+    }
+    stack
+}

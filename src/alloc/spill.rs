@@ -1,0 +1,138 @@
+//! Spill code (SPEC §3.8; seed: `PSUM_Allocator::insert_spill_code`,
+//! TensorCopy spill in `psum_spill_with_loop.cpp`).
+//!
+//! PSUM has no PSUM-side spill space: a spilled value is saved by
+//! `copy NAME_SpillTensorCopyK <- NAME` into a new SBUF tensor after its last
+//! write, and reloaded by `copy NAME_ReloadTensorCopyJ <- NAME_SpillTensorCopyK`
+//! into a new PSUM tensor right before each read group, whose reads are
+//! rewritten to the reload. Reloads are never hoisted out of loops. `K` and
+//! `J` share one module-wide counter; nodes go in id order, each node's save
+//! before its reloads; where code lands in the same gap, saves come first.
+
+use super::costs::spill_plan;
+use super::linear::{BodyRef, Linear, PointKind};
+use super::liveness::Liveness;
+use super::NodeId;
+use crate::ir::{Access, Inst, InstId, InstKind, Mem, Module, Stmt, Tensor, TensorId};
+use std::collections::HashSet;
+
+/// One copy to insert: into `body` before statement `pos`; `rank` 0 for a
+/// save, 1 for a reload; ties keep creation order.
+struct Insertion {
+    body: BodyRef,
+    pos: u32,
+    rank: u8,
+    inst: InstId,
+}
+
+/// Mints tensor names from the module-wide counter, skipping names already
+/// declared (a re-allocated program may hold earlier spill tensors).
+struct Namer {
+    taken: HashSet<String>,
+}
+
+impl Namer {
+    fn fresh(&mut self, base: &str, what: &str, counter: &mut u32) -> String {
+        loop {
+            let name = format!("{base}_{what}{counter}");
+            *counter += 1;
+            if self.taken.insert(name.clone()) {
+                return name;
+            }
+        }
+    }
+}
+
+/// Inserts the spill code of the spillable nodes `spill` (ascending ids),
+/// planned on `lin`/`live` (the analysis of `m` before this call). Returns
+/// the new PSUM reload tensors.
+pub fn insert_spill_code(
+    m: &mut Module,
+    lin: &Linear,
+    live: &Liveness,
+    spill: &[NodeId],
+    counter: &mut u32,
+) -> Vec<TensorId> {
+    let mut namer = Namer {
+        taken: m.tensors.iter().map(|t| t.name.clone()).collect(),
+    };
+    let mut inserts = Vec::new();
+    let mut reloads = Vec::new();
+    for &v in spill {
+        let plan = spill_plan(lin, live, v).expect("only spillable nodes are spilled");
+        let t = live.nodes[v.index()].tensor;
+        let orig = m.tensor(t).clone();
+        debug_assert!(orig.mem == Mem::Psum, "Expected save from PSUM");
+        let declare = |m: &mut Module, namer: &mut Namer, counter: &mut u32, what, mem| {
+            m.add_tensor(Tensor {
+                name: namer.fresh(&orig.name, what, counter),
+                mem,
+                bank: None,
+                addr: None,
+                ..orig.clone()
+            })
+        };
+        let saved = declare(m, &mut namer, counter, "SpillTensorCopy", Mem::Sbuf);
+        let at = lin.points[plan.save_after as usize];
+        let inst = copy(m, saved, t);
+        inserts.push(Insertion {
+            body: at.body,
+            pos: at.index + 1,
+            rank: 0,
+            inst,
+        });
+        for (lo, hi) in plan.groups(live.events_of(v)) {
+            let reload = declare(m, &mut namer, counter, "ReloadTensorCopy", Mem::Psum);
+            debug_assert!(m.tensor(reload).mem == Mem::Psum, "Expected reload to PSUM");
+            let at = lin.points[lo as usize];
+            let inst = copy(m, reload, saved);
+            inserts.push(Insertion {
+                body: at.body,
+                pos: at.index,
+                rank: 1,
+                inst,
+            });
+            for p in lo..=hi {
+                let PointKind::Inst(i) = lin.points[p as usize].kind else {
+                    unreachable!("read groups hold instructions only");
+                };
+                for s in m.insts[i.index()].kind.srcs_mut() {
+                    if s.tensor == t {
+                        s.tensor = reload;
+                    }
+                }
+            }
+            reloads.push(reload);
+        }
+    }
+    inserts.sort_by_key(|x| (x.body, x.pos, x.rank));
+    for chunk in inserts.chunk_by(|a, b| a.body == b.body) {
+        let body = match chunk[0].body {
+            BodyRef::Block(b) => &mut m.blocks[b].body,
+            BodyRef::Loop(l) => &mut m.loops[l.index()].body,
+        };
+        let old = std::mem::take(body);
+        let mut next = chunk.iter().peekable();
+        for (i, s) in old.into_iter().enumerate() {
+            while let Some(x) = next.next_if(|x| x.pos as usize == i) {
+                body.push(Stmt::Inst(x.inst));
+            }
+            body.push(s);
+        }
+        body.extend(next.map(|x| Stmt::Inst(x.inst)));
+    }
+    reloads
+}
+
+/// Adds the unlabelled instruction `copy dst <- src` (whole tensors).
+fn copy(m: &mut Module, dst: TensorId, src: TensorId) -> InstId {
+    let kind = InstKind::Copy {
+        dst: Access::whole(dst, m.tensor(dst)),
+        src: Access::whole(src, m.tensor(src)),
+    };
+    m.add_inst(Inst {
+        label: None,
+        kind,
+        after: None,
+    })
+}

@@ -1,0 +1,119 @@
+//! Memloc split (SPEC §3.2 **[decision]**; seed: `psum_memloc_split`, run
+//! between the two `renumber_locations` calls of `PSUM_Allocator::allocate`).
+//!
+//! A PSUM tensor reused for unrelated values is cut before every write that
+//! starts a fresh value: a write outside all loops that covers the whole
+//! tensor, overwrites it (a non-matmul write, or a matmul that starts an
+//! accumulation run with no init, SPEC §2.4) without reading it, and follows
+//! a read of the current piece. The pieces become tensors `NAME.0`, `NAME.1`,
+//! … declared in place of the original; a tensor with no cut keeps its name.
+
+use super::linear::Linear;
+use super::liveness::{Event, Events};
+use crate::ir::{Access, InstKind, Mem, Module, Region, Tensor, TensorId};
+
+/// Splits every PSUM tensor of `m` at its overwrite points; returns `m`
+/// unchanged (cloned) when there are none.
+pub fn memloc_split(m: &Module) -> Module {
+    let lin = Linear::new(m);
+    let events = Events::new(m, &lin);
+    let mut last_value = vec![0i64; m.vars.len()];
+    for l in &m.loops {
+        last_value[l.var.index()] = l.hi - 1;
+    }
+    let cuts: Vec<Vec<u32>> = (0..m.tensors.len())
+        .map(|ti| {
+            let t = &m.tensors[ti];
+            if t.mem == Mem::Psum {
+                cut_points(m, &lin, events.of(TensorId::new(ti)), t, &last_value)
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    if cuts.iter().all(Vec::is_empty) {
+        return m.clone();
+    }
+    let mut out = m.clone();
+    out.tensors.clear();
+    let mut base = Vec::with_capacity(m.tensors.len());
+    for (t, c) in m.tensors.iter().zip(&cuts) {
+        base.push(out.tensors.len());
+        if c.is_empty() {
+            out.tensors.push(t.clone());
+        } else {
+            for piece in 0..=c.len() {
+                out.tensors.push(Tensor {
+                    name: format!("{}.{piece}", t.name),
+                    ..t.clone()
+                });
+            }
+        }
+    }
+    for (ii, inst) in out.insts.iter_mut().enumerate() {
+        let point = lin.inst_point[ii];
+        let rename = |a: &mut Access| {
+            let c = &cuts[a.tensor.index()];
+            let piece = point.map_or(0, |p| c.partition_point(|&x| x <= p));
+            a.tensor = TensorId::new(base[a.tensor.index()] + piece);
+        };
+        rename(inst.kind.dst_mut());
+        for s in inst.kind.srcs_mut() {
+            rename(s);
+        }
+    }
+    out
+}
+
+/// The points of tensor `t` (accesses `ev`) before which a new piece starts.
+fn cut_points(m: &Module, lin: &Linear, ev: &[Event], t: &Tensor, last_value: &[i64]) -> Vec<u32> {
+    let whole = Region {
+        p0: 0,
+        p1: i64::from(t.partitions),
+        b0: 0,
+        b1: i64::from(t.bytes),
+    };
+    let mut cuts = Vec::new();
+    let mut read_since_cut = false;
+    let mut prev: Option<&Event> = None;
+    for e in ev {
+        let kind = &m.inst(e.inst).kind;
+        let is_cut = read_since_cut
+            && e.write
+            && !e.read
+            && lin.points[e.point as usize].innermost.is_none()
+            && kind.dst().is_whole(t)
+            && prev.is_some_and(|p| overwrites(m, kind, p, whole, last_value));
+        if is_cut {
+            cuts.push(e.point);
+            read_since_cut = false;
+        }
+        read_since_cut |= e.read;
+        prev = Some(e);
+    }
+    cuts
+}
+
+/// Whether the whole-tensor write `kind` overwrites rather than continues:
+/// a non-matmul write always does; a matmul does unless the tensor's latest
+/// event (`prev`, evaluated at the last iteration of its loops) is a matmul
+/// write of the same region (the run continues) or a non-matmul write
+/// covering it (an init).
+fn overwrites(
+    m: &Module,
+    kind: &InstKind,
+    prev: &Event,
+    whole: Region,
+    last_value: &[i64],
+) -> bool {
+    if kind.as_matmul().is_none() || !prev.write {
+        return true;
+    }
+    let pk = &m.inst(prev.inst).kind;
+    let region = pk.dst().region(|v| last_value[v.index()]);
+    if pk.as_matmul().is_some() {
+        region != whole
+    } else {
+        !region.contains(&whole)
+    }
+}

@@ -1,0 +1,224 @@
+//! Physical PSUM cells for the legalizer (SPEC §4.3.3–4, §4.4).
+//!
+//! Physical PSUM is partitions × bytes, a tensor at `bank=B` occupying bytes
+//! `B·2048 + offset`. The accesses of one program cut it into a coarse grid
+//! ([`Grid`]: coordinate compression over every access boundary and every
+//! bank boundary), so per-cell facts cost one slot per grid cell instead of
+//! one per byte. Two sweeps compute the facts the legalizer needs:
+//! [`forward`] (whose group a read still needs, and what was last written
+//! under each group head) and [`live_in_zones`] (backward liveness: does a
+//! `start` at a head wipe a value that is read later).
+
+use super::Trace;
+use crate::arch::PSUM_BANK_SIZE;
+use std::ops::Range;
+
+/// A physical PSUM rectangle: partitions `[p0, p1)` × bytes `[x0, x1)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Rect {
+    /// First partition.
+    pub p0: i64,
+    /// One past the last partition.
+    pub p1: i64,
+    /// First physical byte (`bank·2048 + offset`).
+    pub x0: i64,
+    /// One past the last physical byte.
+    pub x1: i64,
+}
+
+impl Rect {
+    /// Whether every cell of `o` is in `self`.
+    pub fn contains(&self, o: &Rect) -> bool {
+        self.p0 <= o.p0 && o.p1 <= self.p1 && self.x0 <= o.x0 && o.x1 <= self.x1
+    }
+}
+
+/// The coordinate-compressed grid over physical PSUM.
+pub(crate) struct Grid {
+    pcuts: Vec<i64>,
+    xcuts: Vec<i64>,
+}
+
+impl Grid {
+    /// A grid whose cuts include every bound of `rects` and every bank boundary
+    /// up to the last byte touched.
+    pub fn new(rects: impl IntoIterator<Item = Rect>) -> Grid {
+        let mut pcuts = Vec::new();
+        let mut xcuts = Vec::new();
+        for r in rects {
+            pcuts.extend([r.p0, r.p1]);
+            xcuts.extend([r.x0, r.x1]);
+        }
+        let bank = i64::from(PSUM_BANK_SIZE);
+        let top = xcuts.iter().copied().max().unwrap_or(0);
+        xcuts.extend((0..=(top + bank - 1) / bank).map(|b| b * bank));
+        for c in [&mut pcuts, &mut xcuts] {
+            c.sort_unstable();
+            c.dedup();
+        }
+        Grid { pcuts, xcuts }
+    }
+
+    /// Number of cells.
+    pub fn len(&self) -> usize {
+        self.pcuts.len().saturating_sub(1) * self.xcuts.len().saturating_sub(1)
+    }
+
+    fn span(cuts: &[i64], lo: i64, hi: i64) -> Range<usize> {
+        let i0 = cuts.partition_point(|&c| c < lo);
+        let i1 = cuts.partition_point(|&c| c < hi);
+        i0..i1
+    }
+
+    /// Row and column index ranges of `r` (whose bounds are grid cuts).
+    fn spans(&self, r: &Rect) -> (Range<usize>, Range<usize>) {
+        (
+            Self::span(&self.pcuts, r.p0, r.p1),
+            Self::span(&self.xcuts, r.x0, r.x1),
+        )
+    }
+
+    /// The cells of `r`.
+    pub fn cells(&self, r: &Rect) -> impl Iterator<Item = usize> {
+        let nx = self.xcuts.len().saturating_sub(1);
+        let (ps, xs) = self.spans(r);
+        ps.flat_map(move |p| xs.clone().map(move |x| p * nx + x))
+    }
+
+    /// The cells of `outer` that are not in `inner`.
+    pub fn cells_outside(&self, outer: &Rect, inner: &Rect) -> impl Iterator<Item = usize> {
+        let nx = self.xcuts.len().saturating_sub(1);
+        let (ps, xs) = self.spans(outer);
+        let (ips, ixs) = self.spans(inner);
+        ps.flat_map(move |p| {
+            let (ips, ixs) = (ips.clone(), ixs.clone());
+            xs.clone()
+                .filter(move |x| !(ips.contains(&p) && ixs.contains(x)))
+                .map(move |x| p * nx + x)
+        })
+    }
+}
+
+/// Facts from the forward sweep, indexed by group.
+pub(crate) struct Forward {
+    /// The last ordinal that reads a cell whose latest write (at that read)
+    /// is a matmul of the group.
+    pub last_needed: Vec<Option<usize>>,
+    /// The latest ordinal before the group's head that wrote any of the
+    /// group's cells.
+    pub last_write_before_head: Vec<Option<usize>>,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Forward sweep over `trace`: `group_of[ord]` is the group of a matmul
+/// ordinal, `heads[g]` the head ordinal and `rects[g]` the cells of group `g`.
+pub(crate) fn forward(
+    trace: &Trace,
+    grid: &Grid,
+    group_of: &[Option<usize>],
+    heads: &[(usize, Rect)],
+) -> Forward {
+    let mut latest = vec![NONE; grid.len()];
+    let mut head_at: Vec<Option<usize>> = vec![None; trace.len()];
+    for (g, &(h, _)) in heads.iter().enumerate() {
+        head_at[h] = Some(g);
+    }
+    let mut last_needed = vec![None; heads.len()];
+    let mut last_write_before_head = vec![None; heads.len()];
+    for (ord, head) in head_at.iter().enumerate() {
+        if let Some(g) = *head {
+            last_write_before_head[g] = grid
+                .cells(&heads[g].1)
+                .filter_map(|c| (latest[c] != NONE).then_some(latest[c] as usize))
+                .max();
+        }
+        for r in &trace.reads[ord] {
+            for c in grid.cells(&r.rect) {
+                if latest[c] == NONE {
+                    continue;
+                }
+                if let Some(g) = group_of[latest[c] as usize] {
+                    last_needed[g] = Some(ord);
+                }
+            }
+        }
+        if let Some(w) = &trace.writes[ord] {
+            let o = u32::try_from(ord).unwrap_or(NONE - 1);
+            for c in grid.cells(&w.rect) {
+                latest[c] = o;
+            }
+        }
+    }
+    Forward {
+        last_needed,
+        last_write_before_head,
+    }
+}
+
+/// One liveness question: just after `ord`, does any cell of `zone` outside
+/// `own` hold a value that is read later?
+pub(crate) struct ZoneQuery {
+    /// The instruction (a group head).
+    pub ord: usize,
+    /// The cells its `start` would zero.
+    pub zone: Rect,
+    /// The cells it writes itself.
+    pub own: Rect,
+}
+
+/// Backward liveness sweep answering `queries` (at most one per ordinal).
+/// `accumulates[ord]` says the ordinal's write reads its destination first (a
+/// matmul continuing a run, or opening a run onto an init).
+pub(crate) fn live_in_zones(
+    trace: &Trace,
+    grid: &Grid,
+    accumulates: &[bool],
+    queries: &[ZoneQuery],
+) -> Vec<bool> {
+    let mut live = vec![false; grid.len()];
+    let mut query_at: Vec<Option<usize>> = vec![None; trace.len()];
+    for (q, z) in queries.iter().enumerate() {
+        query_at[z.ord] = Some(q);
+    }
+    let mut answer = vec![false; queries.len()];
+    for ord in (0..trace.len()).rev() {
+        if let Some(q) = query_at[ord] {
+            let z = &queries[q];
+            answer[q] = grid.cells_outside(&z.zone, &z.own).any(|c| live[c]);
+        }
+        if let Some(w) = &trace.writes[ord] {
+            let keep = accumulates[ord];
+            for c in grid.cells(&w.rect) {
+                live[c] = keep;
+            }
+        }
+        for c in trace.reads[ord].iter().flat_map(|r| grid.cells(&r.rect)) {
+            live[c] = true;
+        }
+    }
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rect(p0: i64, p1: i64, x0: i64, x1: i64) -> Rect {
+        Rect { p0, p1, x0, x1 }
+    }
+
+    #[test]
+    fn grid_cuts_on_accesses_and_banks() {
+        let g = Grid::new([rect(0, 64, 0, 1024), rect(32, 128, 2048, 4096)]);
+        assert_eq!(g.pcuts, vec![0, 32, 64, 128]);
+        assert_eq!(g.xcuts, vec![0, 1024, 2048, 4096]);
+        assert_eq!(g.len(), 9);
+        let cells: Vec<_> = g.cells(&rect(0, 64, 0, 2048)).collect();
+        assert_eq!(cells, vec![0, 1, 3, 4]);
+        let outside: Vec<_> = g
+            .cells_outside(&rect(0, 64, 0, 2048), &rect(0, 64, 0, 1024))
+            .collect();
+        assert_eq!(outside, vec![1, 4]);
+    }
+}

@@ -1,0 +1,526 @@
+//! Accumulation groups and their clusters (SPEC §4.3.1–3, seed 004
+//! `collect_acc_grps`, `MatmulAccGrp`, the five overlap predicates and
+//! `find_overlapped_psum_zero_region_groups`).
+//!
+//! Per PSUM tensor (declaration order), its matmul writers are split into
+//! accumulation runs (SPEC §2.4); each run becomes an [`AccGroup`] carrying
+//! the seed's geometry ranges. Groups are clustered with union-find: two
+//! groups join when their zero-region bank windows intersect, their partition
+//! ranges intersect (in quadrant or exact units, by the first group's
+//! [`PartitionMode`]), and their values overlap in time (interleaved index
+//! ranges, or the earlier group's result still read after the later head).
+
+use super::cells::{self, Forward, Grid, Rect};
+use super::order::is_column_tiled;
+use super::{MatmulError, Trace};
+use crate::arch::{zero_region_bank_range, Arch, PSUM_BANK_SIZE};
+use crate::ir::{Module, Region, TensorId};
+
+/// How a group reasons about the partition axis (the seed's mode byte).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartitionMode {
+    /// Every matmul is column-tiled: exact partition ranges.
+    ColGroup,
+    /// Otherwise: 32-partition PE quadrants.
+    Quadrant,
+}
+
+/// One accumulation run with its geometry (the seed's `MatmulAccGrp`).
+/// Ranges are closed `(lo, hi)`; ordinals are program positions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AccGroup {
+    /// The PSUM tensor written.
+    pub tensor: TensorId,
+    /// The tensor-relative region every matmul of the run writes.
+    pub region: Region,
+    /// The run's matmul ordinals, ascending.
+    pub matmuls: Vec<usize>,
+    /// The ordinal of the run's init (SPEC §2.4), if any.
+    pub init: Option<usize>,
+    /// Partition range.
+    pub partitions: (i64, i64),
+    /// Quadrant range (`partition >> 5`).
+    pub quadrants: (i64, i64),
+    /// Physical byte interval (`bank·2048 + offset`).
+    pub bytes: (i64, i64),
+    /// Bank range.
+    pub banks: (i64, i64),
+    /// Zero-region bank window (`zero_region_bank_range` of the bank range).
+    pub zr_banks: (u32, u32),
+    /// Index range `(head, tail)`.
+    pub index: (usize, usize),
+    /// Partition-axis mode.
+    pub mode: PartitionMode,
+}
+
+/// Closed-interval intersection, the skeleton of the seed's four interval tests.
+pub fn intervals_overlap<T: Ord>(a: (T, T), b: (T, T)) -> bool {
+    a.0 <= b.1 && b.0 <= a.1
+}
+
+impl AccGroup {
+    /// The first matmul's ordinal.
+    pub fn head(&self) -> usize {
+        self.index.0
+    }
+
+    /// The last matmul's ordinal.
+    pub fn tail(&self) -> usize {
+        self.index.1
+    }
+
+    /// Predicate 1: the zero-region bank windows intersect.
+    pub fn is_zero_region_bank_overlap(&self, o: &AccGroup) -> bool {
+        intervals_overlap(self.zr_banks, o.zr_banks)
+    }
+
+    /// Predicate 2: the quadrant ranges intersect.
+    pub fn is_quadrant_overlap(&self, o: &AccGroup) -> bool {
+        intervals_overlap(self.quadrants, o.quadrants)
+    }
+
+    /// Predicate 3: the exact partition ranges intersect.
+    pub fn is_col_grp_overlap(&self, o: &AccGroup) -> bool {
+        intervals_overlap(self.partitions, o.partitions)
+    }
+
+    /// Predicate 4: quadrant or col-group overlap, by `self`'s mode.
+    pub fn is_partition_dim_overlap(&self, o: &AccGroup) -> bool {
+        match self.mode {
+            PartitionMode::Quadrant => self.is_quadrant_overlap(o),
+            PartitionMode::ColGroup => self.is_col_grp_overlap(o),
+        }
+    }
+
+    /// Predicate 5: the index ranges intersect (the groups interleave).
+    pub fn is_index_overlap(&self, o: &AccGroup) -> bool {
+        intervals_overlap(self.index, o.index)
+    }
+
+    /// The group's physical cells.
+    pub(crate) fn rect(&self) -> Rect {
+        Rect {
+            p0: self.partitions.0,
+            p1: self.partitions.1 + 1,
+            x0: self.bytes.0,
+            x1: self.bytes.1 + 1,
+        }
+    }
+
+    /// The cells a `start` on the head zeroes: its partitions × every byte
+    /// of its banks (SPEC §4.4).
+    pub(crate) fn zone(&self) -> Rect {
+        let bank = i64::from(PSUM_BANK_SIZE);
+        Rect {
+            p0: self.partitions.0,
+            p1: self.partitions.1 + 1,
+            x0: self.banks.0 * bank,
+            x1: (self.banks.1 + 1) * bank,
+        }
+    }
+}
+
+/// Value overlap (SPEC §4.3.3) of `earlier` and `later` (by head): `later`
+/// opens while `earlier` still runs or while its result is still to be
+/// read; `earlier_live_end` is the later of its tail and one before the
+/// last read that needs its result.
+pub fn is_value_overlap(earlier: &AccGroup, later: &AccGroup, earlier_live_end: usize) -> bool {
+    earlier.head() <= later.head() && later.head() <= earlier_live_end
+}
+
+/// An accumulation run before its geometry is folded.
+struct Run {
+    tensor: TensorId,
+    region: Region,
+    rect: Rect,
+    matmuls: Vec<usize>,
+    init: Option<usize>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EventKind {
+    Read,
+    MatmulWrite,
+    OtherWrite,
+}
+
+/// An access of one tensor, for finding the event most recently touching a region.
+struct Event {
+    ord: usize,
+    region: Region,
+    kind: EventKind,
+}
+
+#[derive(Default)]
+struct TensorState {
+    /// Runs that can still be extended.
+    open: Vec<usize>,
+    /// Recent events, oldest first; an event whose region a later one
+    /// contains can never again be the most recent to touch anything, and
+    /// is dropped.
+    events: Vec<Event>,
+}
+
+impl TensorState {
+    fn push(&mut self, e: Event) {
+        self.events.retain(|o| !e.region.contains(&o.region));
+        self.events.push(e);
+    }
+
+    /// The init of a run over `region` opening now: the most recent event
+    /// touching `region`, when it is a non-matmul write of a superset.
+    fn init_for(&self, region: &Region) -> Option<usize> {
+        let e = self
+            .events
+            .iter()
+            .rev()
+            .find(|e| e.region.overlaps(region))?;
+        (e.kind == EventKind::OtherWrite && e.region.contains(region)).then_some(e.ord)
+    }
+
+    fn close_overlapping(&mut self, runs: &[Run], region: &Region, keep: Option<usize>) {
+        self.open
+            .retain(|&k| Some(k) == keep || !runs[k].region.overlaps(region));
+    }
+}
+
+/// Splits every PSUM tensor's matmul writers into accumulation runs (SPEC
+/// §2.4), ordered by tensor declaration, then program order.
+fn accumulation_runs(m: &Module, trace: &Trace) -> Vec<Run> {
+    let mut state: Vec<TensorState> = (0..m.tensors.len()).map(|_| Default::default()).collect();
+    let mut runs: Vec<Run> = Vec::new();
+    for ord in 0..trace.len() {
+        let is_matmul = m.inst(trace.insts[ord]).kind.as_matmul().is_some();
+        let write = trace.writes[ord];
+        let init = write
+            .filter(|_| is_matmul)
+            .and_then(|w| state[w.tensor.index()].init_for(&w.region));
+        for r in &trace.reads[ord] {
+            let st = &mut state[r.tensor.index()];
+            st.close_overlapping(&runs, &r.region, None);
+            st.push(Event {
+                ord,
+                region: r.region,
+                kind: EventKind::Read,
+            });
+        }
+        let Some(w) = write else { continue };
+        let st = &mut state[w.tensor.index()];
+        let kind = if is_matmul {
+            let same = st
+                .open
+                .iter()
+                .copied()
+                .find(|&k| runs[k].region == w.region);
+            st.close_overlapping(&runs, &w.region, same);
+            match same {
+                Some(k) => runs[k].matmuls.push(ord),
+                None => {
+                    st.open.push(runs.len());
+                    runs.push(Run {
+                        tensor: w.tensor,
+                        region: w.region,
+                        rect: w.rect,
+                        matmuls: vec![ord],
+                        init,
+                    });
+                }
+            }
+            EventKind::MatmulWrite
+        } else {
+            st.close_overlapping(&runs, &w.region, None);
+            EventKind::OtherWrite
+        };
+        st.push(Event {
+            ord,
+            region: w.region,
+            kind,
+        });
+    }
+    runs.sort_by_key(|r| (r.tensor, r.matmuls[0]));
+    runs
+}
+
+fn fold_group(run: Run, m: &Module, arch: &Arch, trace: &Trace) -> Result<AccGroup, MatmulError> {
+    let head = run.matmuls[0];
+    let tail = *run.matmuls.last().unwrap_or(&head);
+    let rect = run.rect;
+    let bank = i64::from(PSUM_BANK_SIZE);
+    let partitions = (rect.p0, rect.p1 - 1);
+    let bytes = (rect.x0, rect.x1 - 1);
+    let banks = (bytes.0.div_euclid(bank), bytes.1.div_euclid(bank));
+    let zr_banks = match (u32::try_from(banks.0), u32::try_from(banks.1)) {
+        (Ok(lo), Ok(hi)) if hi < u32::MAX - 8 => zero_region_bank_range(lo, hi),
+        _ => None,
+    }
+    .ok_or_else(|| MatmulError::ZeroRegionTooWide {
+        inst: trace.name(m, head),
+        lo: banks.0,
+        hi: banks.1,
+    })?;
+    let all_column_tiled = run.matmuls.iter().all(|&o| {
+        m.inst(trace.insts[o])
+            .kind
+            .as_matmul()
+            .is_some_and(|mm| is_column_tiled(mm, arch))
+    });
+    Ok(AccGroup {
+        tensor: run.tensor,
+        region: run.region,
+        init: run.init,
+        partitions,
+        quadrants: (partitions.0 >> 5, partitions.1 >> 5),
+        bytes,
+        banks,
+        zr_banks,
+        index: (head, tail),
+        mode: if all_column_tiled {
+            PartitionMode::ColGroup
+        } else {
+            PartitionMode::Quadrant
+        },
+        matmuls: run.matmuls,
+    })
+}
+
+/// Disjoint-set forest over group indices (path halving, union by index).
+struct UnionFind {
+    parent: Vec<usize>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> Self {
+        UnionFind {
+            parent: (0..n).collect(),
+        }
+    }
+
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            self.parent[ra.max(rb)] = ra.min(rb);
+        }
+    }
+}
+
+/// Clusters `groups` (SPEC §4.3.3); `live_end[g]` as in [`is_value_overlap`].
+/// Returns the connected components ordered by head, each ordered by head.
+fn find_clusters(groups: &[AccGroup], live_end: &[usize]) -> Vec<Vec<usize>> {
+    let mut by_head: Vec<usize> = (0..groups.len()).collect();
+    by_head.sort_by_key(|&g| groups[g].head());
+    let mut uf = UnionFind::new(groups.len());
+    let mut active: Vec<usize> = Vec::new();
+    for &l in &by_head {
+        let later = &groups[l];
+        active.retain(|&e| is_value_overlap(&groups[e], later, live_end[e]));
+        for &e in &active {
+            let earlier = &groups[e];
+            if earlier.is_zero_region_bank_overlap(later)
+                && (earlier.is_partition_dim_overlap(later)
+                    || later.is_partition_dim_overlap(earlier))
+            {
+                uf.union(e, l);
+            }
+        }
+        active.push(l);
+    }
+    let mut cluster_of_root = vec![usize::MAX; groups.len()];
+    let mut clusters: Vec<Vec<usize>> = Vec::new();
+    for &g in &by_head {
+        let r = uf.find(g);
+        if cluster_of_root[r] == usize::MAX {
+            cluster_of_root[r] = clusters.len();
+            clusters.push(Vec::new());
+        }
+        clusters[cluster_of_root[r]].push(g);
+    }
+    clusters
+}
+
+/// The groups and clusters of an allocated loop-free program, with the cell
+/// facts the flag assignment needs.
+pub struct Analysis {
+    /// Accumulation groups, by tensor declaration then program order.
+    pub groups: Vec<AccGroup>,
+    /// Clusters (indices into `groups`), ordered by head ordinal, each
+    /// ordered by head ordinal.
+    pub clusters: Vec<Vec<usize>>,
+    pub(crate) trace: Trace,
+    pub(crate) grid: Grid,
+    pub(crate) forward: Forward,
+    /// Whether each ordinal's write reads its destination first.
+    pub(crate) accumulates: Vec<bool>,
+}
+
+/// Groups and clusters the matmuls of an allocated loop-free program (SPEC §4.3.1–3).
+pub fn analyze(m: &Module, arch: &Arch) -> Result<Analysis, MatmulError> {
+    let trace = Trace::new(m)?;
+    let groups = accumulation_runs(m, &trace)
+        .into_iter()
+        .map(|r| fold_group(r, m, arch, &trace))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut group_of = vec![None; trace.len()];
+    let mut accumulates = vec![false; trace.len()];
+    for (g, grp) in groups.iter().enumerate() {
+        for (k, &o) in grp.matmuls.iter().enumerate() {
+            group_of[o] = Some(g);
+            accumulates[o] = k > 0 || grp.init.is_some();
+        }
+    }
+    let grid = Grid::new(
+        trace
+            .reads
+            .iter()
+            .flatten()
+            .chain(trace.writes.iter().flatten())
+            .map(|a| a.rect),
+    );
+    let heads: Vec<(usize, Rect)> = groups.iter().map(|g| (g.head(), g.rect())).collect();
+    let forward = cells::forward(&trace, &grid, &group_of, &heads);
+    let live_end: Vec<usize> = groups
+        .iter()
+        .zip(&forward.last_needed)
+        .map(|(g, n)| n.map_or(g.tail(), |n| g.tail().max(n.saturating_sub(1))))
+        .collect();
+    let clusters = find_clusters(&groups, &live_end);
+    Ok(Analysis {
+        groups,
+        clusters,
+        trace,
+        grid,
+        forward,
+        accumulates,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A group with the given partition, bank and index ranges (one bank wide
+    /// per bank listed, zero-region window computed).
+    fn grp(
+        parts: (i64, i64),
+        banks: (i64, i64),
+        index: (usize, usize),
+        mode: PartitionMode,
+    ) -> AccGroup {
+        let bank = i64::from(PSUM_BANK_SIZE);
+        AccGroup {
+            tensor: TensorId(0),
+            region: Region {
+                p0: parts.0,
+                p1: parts.1 + 1,
+                b0: 0,
+                b1: (banks.1 - banks.0 + 1) * bank,
+            },
+            matmuls: vec![index.0, index.1],
+            init: None,
+            partitions: parts,
+            quadrants: (parts.0 >> 5, parts.1 >> 5),
+            bytes: (banks.0 * bank, (banks.1 + 1) * bank - 1),
+            banks,
+            zr_banks: zero_region_bank_range(banks.0 as u32, banks.1 as u32).unwrap(),
+            index,
+            mode,
+        }
+    }
+
+    use PartitionMode::{ColGroup, Quadrant};
+
+    #[test]
+    fn interval_overlap_touching_disjoint_nested() {
+        assert!(intervals_overlap((0, 3), (3, 5)));
+        assert!(intervals_overlap((3, 5), (0, 3)));
+        assert!(!intervals_overlap((0, 3), (4, 5)));
+        assert!(!intervals_overlap((4, 5), (0, 3)));
+        assert!(intervals_overlap((0, 7), (2, 3)));
+        assert!(intervals_overlap((2, 3), (0, 7)));
+        assert!(intervals_overlap((2, 2), (2, 2)));
+    }
+
+    #[test]
+    fn zero_region_bank_overlap() {
+        let b1 = grp((0, 127), (1, 1), (0, 0), Quadrant);
+        let b2 = grp((0, 127), (2, 2), (1, 1), Quadrant);
+        let b12 = grp((0, 127), (1, 2), (2, 2), Quadrant);
+        let b0 = grp((0, 127), (0, 0), (3, 3), Quadrant);
+        assert!(!b1.is_zero_region_bank_overlap(&b2));
+        // Banks 1..2 need the window 0..3, which touches both and nests bank 0.
+        assert_eq!(b12.zr_banks, (0, 3));
+        assert!(b12.is_zero_region_bank_overlap(&b1));
+        assert!(b12.is_zero_region_bank_overlap(&b2));
+        assert!(b0.is_zero_region_bank_overlap(&b12));
+        assert!(!b0.is_zero_region_bank_overlap(&b1));
+    }
+
+    #[test]
+    fn quadrant_and_col_group_overlap() {
+        let lo = grp((0, 63), (0, 0), (0, 0), ColGroup);
+        let hi = grp((64, 127), (0, 0), (1, 1), ColGroup);
+        let mid = grp((40, 50), (0, 0), (2, 2), Quadrant);
+        let touch = grp((63, 63), (0, 0), (3, 3), ColGroup);
+        assert!(!lo.is_quadrant_overlap(&hi));
+        assert!(!lo.is_col_grp_overlap(&hi));
+        assert!(lo.is_col_grp_overlap(&touch));
+        assert!(!hi.is_col_grp_overlap(&touch));
+        // 40..50 is quadrant 1, which 0..63 (quadrants 0..1) contains.
+        assert!(lo.is_quadrant_overlap(&mid));
+        // Partitions 32..39 vs 40..50: no exact overlap, same quadrant.
+        let q1 = grp((32, 39), (0, 0), (4, 4), ColGroup);
+        assert!(!q1.is_col_grp_overlap(&mid));
+        assert!(q1.is_quadrant_overlap(&mid));
+        // Predicate 4 dispatches on the first group's mode.
+        assert!(!q1.is_partition_dim_overlap(&mid));
+        assert!(mid.is_partition_dim_overlap(&q1));
+        assert!(!lo.is_partition_dim_overlap(&hi));
+        assert!(!hi.is_partition_dim_overlap(&lo));
+    }
+
+    #[test]
+    fn index_and_value_overlap() {
+        let a = grp((0, 127), (0, 0), (0, 4), Quadrant);
+        let b = grp((0, 127), (0, 0), (4, 6), Quadrant);
+        let c = grp((0, 127), (0, 0), (5, 9), Quadrant);
+        let d = grp((0, 127), (0, 0), (1, 2), Quadrant);
+        assert!(a.is_index_overlap(&b));
+        assert!(!a.is_index_overlap(&c));
+        assert!(a.is_index_overlap(&d) && d.is_index_overlap(&a));
+        assert!(is_value_overlap(&a, &b, 4));
+        assert!(!is_value_overlap(&a, &c, 4));
+        // a's result is read at ordinal 6 (after c's head 5): live_end 5.
+        assert!(is_value_overlap(&a, &c, 5));
+        assert!(!is_value_overlap(&c, &a, 9));
+    }
+
+    #[test]
+    fn clusters_are_connected_components_by_head() {
+        // g0 and g2 interleave on bank 0; g1 is on bank 1; g3 reuses bank 0 later.
+        let groups = vec![
+            grp((0, 127), (0, 0), (0, 4), Quadrant),
+            grp((0, 127), (1, 1), (1, 1), Quadrant),
+            grp((0, 127), (0, 0), (2, 6), Quadrant),
+            grp((0, 127), (0, 0), (8, 9), Quadrant),
+        ];
+        let live_end = vec![4, 1, 6, 9];
+        assert_eq!(
+            find_clusters(&groups, &live_end),
+            vec![vec![0, 2], vec![1], vec![3]]
+        );
+        // If g2's result is still read after g3 opens, g3 joins, and the
+        // transitive chain pulls all three bank-0 groups together.
+        let live_end = vec![4, 1, 8, 9];
+        assert_eq!(
+            find_clusters(&groups, &live_end),
+            vec![vec![0, 2, 3], vec![1]]
+        );
+    }
+}

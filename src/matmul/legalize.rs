@@ -1,0 +1,351 @@
+//! `legalize_mm_accumulation_groups` (SPEC §4.3.4–5, seed 004
+//! `legalize_psum_accumulate_flag`, `set_psum_accumulate_flag`,
+//! `set_psum_zero_region`; BackendPass order 94) and [`legalize_program`],
+//! which runs §4.2 and §4.3 on an allocated loop-free program.
+//!
+//! Per cluster, walking its groups by head:
+//! - a group with an init accumulates onto it (no `start`);
+//! - the first group without an init gets `start` on its head, unless the
+//!   cells that `start` would zero hold a value read later: then a
+//!   `memset REGION = 0` goes right before the head, which accumulates;
+//! - a later group without an init accumulates onto the head's zeroes when
+//!   the head did `start`, its cells lie in the zeroed ones and nothing wrote
+//!   them since the cluster head; otherwise it gets a memset too;
+//! - the cluster's tail gets `stop`; on gen4 (ArchLevel 40), a cluster whose
+//!   groups all have inits gets `acc` on every matmul and no `start`.
+//!
+//! Zero regions: the cluster head gets `bit_width(span − 1)` of the merged
+//! quadrant span, every other matmul the same over its group's bank span.
+//! A cluster whose matmuls all carry explicit flags is kept (a missing `zr`
+//! is computed); a cluster mixing explicit and `auto` is re-derived with a
+//! warning. Finally every unlabelled instruction is labelled with its
+//! position, and the §4.2 edges become `after=%L`.
+
+use super::cells::{live_in_zones, ZoneQuery};
+use super::groups::{analyze, AccGroup, Analysis};
+use super::order::order_column_tiled_mms;
+use super::MatmulError;
+use crate::arch::Arch;
+use crate::ir::{Access, FlagSet, Flags, Inst, InstId, InstKind, Module, Stmt};
+use std::collections::{HashMap, HashSet};
+
+/// What [`legalize_program`] did (the SPEC §6 report keys it owns).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatmulReport {
+    /// Ordered edges `(later, earlier)` as labels (§4.2).
+    pub ordered_edges: Vec<(String, String)>,
+    /// Final flags of every grouped matmul, in program order.
+    pub flags: Vec<(String, FlagSet)>,
+    /// The codegen's accumulate byte per matmul (bit0 start, bit1 stop,
+    /// bit2 acc); `None` above ArchLevel 40, where the codegen skips it.
+    pub isa_acc_byte: Option<Vec<(String, u8)>>,
+    /// How many `memset … = 0` were inserted.
+    pub memsets_inserted: usize,
+    /// Number of accumulation groups.
+    pub groups: usize,
+    /// Number of clusters.
+    pub clusters: usize,
+    /// Warnings (mixed explicit/auto clusters).
+    pub warnings: Vec<String>,
+}
+
+impl MatmulReport {
+    /// The report keys as JSON: `ordered_edges` (pairs `[later, earlier]`),
+    /// `flags` and `isa_acc_byte` (maps label → value; the latter omitted
+    /// when `None`), `memsets_inserted`, `groups`, `clusters`, `warnings`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut o = serde_json::Map::new();
+        o.insert(
+            "ordered_edges".into(),
+            serde_json::json!(self
+                .ordered_edges
+                .iter()
+                .map(|(a, b)| [a, b])
+                .collect::<Vec<_>>()),
+        );
+        o.insert(
+            "flags".into(),
+            self.flags
+                .iter()
+                .map(|(l, f)| (l.clone(), f.to_string().into()))
+                .collect::<serde_json::Map<_, _>>()
+                .into(),
+        );
+        if let Some(bytes) = &self.isa_acc_byte {
+            o.insert(
+                "isa_acc_byte".into(),
+                bytes
+                    .iter()
+                    .map(|(l, b)| (l.clone(), (*b).into()))
+                    .collect::<serde_json::Map<_, _>>()
+                    .into(),
+            );
+        }
+        o.insert("memsets_inserted".into(), self.memsets_inserted.into());
+        o.insert("groups".into(), self.groups.into());
+        o.insert("clusters".into(), self.clusters.into());
+        o.insert("warnings".into(), serde_json::json!(self.warnings));
+        o.into()
+    }
+}
+
+/// `bit_width(span − 1)`, 0 when `span ≤ 1` (the seed's `bsr` idiom).
+pub fn zero_region_width(span: i64) -> u32 {
+    if span <= 1 {
+        0
+    } else {
+        u64::BITS - ((span - 1) as u64).leading_zeros()
+    }
+}
+
+/// The decisions for one program, by ordinal and group index.
+#[derive(Default)]
+struct Plan {
+    /// Flags to set.
+    flags: Vec<(usize, FlagSet)>,
+    /// `zr` values to set.
+    zr: Vec<(usize, u32)>,
+    /// Groups that get a memset right before their head.
+    memsets: Vec<usize>,
+    /// Head ordinals of mixed explicit/auto clusters.
+    mixed: Vec<usize>,
+}
+
+fn is_explicit(m: &Module, an: &Analysis, ord: usize) -> bool {
+    m.inst(an.trace.insts[ord])
+        .kind
+        .as_matmul()
+        .is_some_and(|mm| matches!(mm.flags, Flags::Set(_)))
+}
+
+fn has_zr(m: &Module, an: &Analysis, ord: usize) -> bool {
+    m.inst(an.trace.insts[ord])
+        .kind
+        .as_matmul()
+        .is_some_and(|mm| mm.zr.is_some())
+}
+
+/// The zero-region widths of a cluster's matmuls (§4.3.5).
+fn zero_regions<'a>(
+    groups: &'a [AccGroup],
+    cluster: &'a [usize],
+) -> impl Iterator<Item = (usize, u32)> + 'a {
+    let head = groups[cluster[0]].head();
+    let q_lo = cluster.iter().map(|&g| groups[g].quadrants.0).min();
+    let q_hi = cluster.iter().map(|&g| groups[g].quadrants.1).max();
+    let head_zr = zero_region_width(q_hi.unwrap_or(0) - q_lo.unwrap_or(0) + 1);
+    cluster.iter().flat_map(move |&g| {
+        let grp = &groups[g];
+        let zr = zero_region_width(grp.banks.1 - grp.banks.0 + 1);
+        grp.matmuls
+            .iter()
+            .map(move |&o| (o, if o == head { head_zr } else { zr }))
+    })
+}
+
+/// Decides flags, zero regions and memsets for every cluster (§4.3.4–5).
+fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
+    let groups = &an.groups;
+    let mut plan = Plan::default();
+    let mut derive = Vec::new();
+    for cluster in &an.clusters {
+        let mms = cluster
+            .iter()
+            .flat_map(|&g| groups[g].matmuls.iter().copied());
+        let explicit = mms.clone().filter(|&o| is_explicit(m, an, o)).count();
+        if explicit == mms.clone().count() {
+            plan.zr
+                .extend(zero_regions(groups, cluster).filter(|&(o, _)| !has_zr(m, an, o)));
+            continue;
+        }
+        if explicit > 0 {
+            plan.mixed.push(groups[cluster[0]].head());
+        }
+        derive.push(cluster);
+    }
+    let all_acc =
+        |c: &[usize]| arch.arch_level() == 40 && c.iter().all(|&g| groups[g].init.is_some());
+    let queries: Vec<ZoneQuery> = derive
+        .iter()
+        .map(|c| &groups[c[0]])
+        .filter(|g| g.init.is_none())
+        .map(|g| ZoneQuery {
+            ord: g.head(),
+            zone: g.zone(),
+            own: g.rect(),
+        })
+        .collect();
+    let wipes = live_in_zones(&an.trace, &an.grid, &an.accumulates, &queries);
+    let wipes: HashMap<usize, bool> = queries.iter().map(|q| q.ord).zip(wipes).collect();
+    for cluster in derive {
+        let mut flags: HashMap<usize, FlagSet> = cluster
+            .iter()
+            .flat_map(|&g| groups[g].matmuls.iter().map(|&o| (o, FlagSet::NONE)))
+            .collect();
+        let first = &groups[cluster[0]];
+        let head = first.head();
+        if all_acc(cluster) {
+            for f in flags.values_mut() {
+                f.acc = true;
+            }
+        } else {
+            let mut started = false;
+            if first.init.is_none() {
+                if wipes[&head] {
+                    plan.memsets.push(cluster[0]);
+                } else {
+                    started = true;
+                    flags.entry(head).or_default().start = true;
+                }
+            }
+            for &g in &cluster[1..] {
+                let grp = &groups[g];
+                if grp.init.is_some() {
+                    continue;
+                }
+                let untouched = an.forward.last_write_before_head[g].is_none_or(|w| w < head);
+                if !(started && first.zone().contains(&grp.rect()) && untouched) {
+                    plan.memsets.push(g);
+                }
+            }
+        }
+        let tail = cluster
+            .iter()
+            .map(|&g| groups[g].tail())
+            .max()
+            .unwrap_or(head);
+        flags.entry(tail).or_default().stop = true;
+        plan.flags.extend(flags);
+        plan.zr.extend(zero_regions(groups, cluster));
+    }
+    plan
+}
+
+/// Runs §4.2 (ordered edges) and §4.3 (groups, clusters, flags, memsets,
+/// zero regions) on an allocated loop-free program, then labels every
+/// unlabelled instruction `N` (its final program position) and records the
+/// edges as `after=%L`.
+pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, MatmulError> {
+    let edges = order_column_tiled_mms(m, arch)?;
+    let an = analyze(m, arch)?;
+    let plan = plan(m, arch, &an);
+    let id = |ord: usize| an.trace.insts[ord];
+    for &(ord, fs) in &plan.flags {
+        if let InstKind::Matmul(mm) = &mut m.insts[id(ord).index()].kind {
+            mm.flags = Flags::Set(fs);
+        }
+    }
+    for &(ord, zr) in &plan.zr {
+        if let InstKind::Matmul(mm) = &mut m.insts[id(ord).index()].kind {
+            mm.zr = Some(zr);
+        }
+    }
+    let mut memset_before: HashMap<InstId, InstId> = HashMap::new();
+    for &g in &plan.memsets {
+        let grp = &an.groups[g];
+        let r = grp.region;
+        let memset = m.add_inst(Inst {
+            label: None,
+            kind: InstKind::Memset {
+                dst: Access::rect(grp.tensor, r.p0, r.p1, r.b0, r.b1),
+                value: 0.0,
+            },
+            after: None,
+        });
+        memset_before.insert(id(grp.head()), memset);
+    }
+    for b in &mut m.blocks {
+        let body = std::mem::take(&mut b.body);
+        b.body = body
+            .into_iter()
+            .flat_map(|s| {
+                let pre = match s {
+                    Stmt::Inst(i) => memset_before.get(&i).copied().map(Stmt::Inst),
+                    Stmt::Loop(_) => None,
+                };
+                pre.into_iter().chain([s])
+            })
+            .collect();
+    }
+    label_positions(m);
+    let label = |m: &Module, i: InstId| m.inst(i).label.clone().unwrap_or_default();
+    let mut ordered_edges = Vec::with_capacity(edges.len());
+    for &(later, earlier) in &edges {
+        let l = label(m, earlier);
+        m.insts[later.index()].after = Some(l.clone());
+        ordered_edges.push((label(m, later), l));
+    }
+    let grouped: HashSet<InstId> = an
+        .groups
+        .iter()
+        .flat_map(|g| g.matmuls.iter().map(|&o| id(o)))
+        .collect();
+    let flags: Vec<(String, FlagSet)> = m
+        .insts_in_order()
+        .into_iter()
+        .filter(|i| grouped.contains(i))
+        .filter_map(|i| match m.inst(i).kind.as_matmul()?.flags {
+            Flags::Set(fs) => Some((label(m, i), fs)),
+            Flags::Auto => None,
+        })
+        .collect();
+    let warnings = plan
+        .mixed
+        .iter()
+        .map(|&ord| {
+            format!(
+                "cluster headed by %{} mixes explicit and auto flags; its flags were re-derived",
+                label(m, id(ord))
+            )
+        })
+        .collect();
+    Ok(MatmulReport {
+        ordered_edges,
+        isa_acc_byte: (arch.arch_level() <= 40).then(|| {
+            flags
+                .iter()
+                .map(|(l, f)| (l.clone(), f.isa_byte()))
+                .collect()
+        }),
+        flags,
+        memsets_inserted: plan.memsets.len(),
+        groups: an.groups.len(),
+        clusters: an.clusters.len(),
+        warnings,
+    })
+}
+
+/// Labels every unlabelled instruction with its program position (SPEC §4.3:
+/// unlabelled instructions print as `%N`). When another instruction already
+/// carries the label `N`, the first free `N.1`, `N.2`, … is used instead.
+fn label_positions(m: &mut Module) {
+    let order = m.insts_in_order();
+    let mut taken: HashSet<String> = order
+        .iter()
+        .filter_map(|&i| m.inst(i).label.clone())
+        .collect();
+    for (position, i) in order.into_iter().enumerate() {
+        if m.inst(i).label.is_some() {
+            continue;
+        }
+        let mut l = position.to_string();
+        let mut k = 0;
+        while taken.contains(&l) {
+            k += 1;
+            l = format!("{position}.{k}");
+        }
+        taken.insert(l.clone());
+        m.insts[i.index()].label = Some(l);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_region_width_is_bit_width_of_span_minus_one() {
+        let w: Vec<u32> = (0..=9).map(zero_region_width).collect();
+        assert_eq!(w, [0, 0, 1, 2, 2, 3, 3, 3, 3, 4]);
+    }
+}

@@ -1,0 +1,196 @@
+//! Full loop unrolling (SPEC §4.3 preamble), run by `compile` after
+//! allocation and before the matmul passes, which work on loop-free programs.
+//!
+//! Every loop is replaced by one copy of its body per iteration, in order.
+//! Access bounds are evaluated to constants. A labelled instruction's copies
+//! get one `.V` suffix per enclosing loop, V the loop variable's value
+//! (`%a` inside `loop i` and `loop j` becomes `%a.0.1`, …; a negative value
+//! `-2` is written `n2`, as labels admit no `-`); unlabelled instructions
+//! stay unlabelled. An `after=%L` is pointed at the copy of `L` in the
+//! current iteration of the loops it shares with the instruction and the
+//! last iteration of the others. The resulting instruction count is computed
+//! arithmetically first, so an over-large program is rejected before any
+//! memory is spent on it.
+
+use crate::ir::{Access, Affine, Block, Inst, InstId, LoopId, Module, Stmt, Visit};
+use std::collections::{HashMap, HashSet};
+
+/// The most instructions an unrolled program may have (SPEC §4.3).
+pub const MAX_UNROLLED_INSTS: u128 = 10_000_000;
+
+/// Why a module could not be unrolled.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UnrollError {
+    /// The unrolled program would exceed [`MAX_UNROLLED_INSTS`].
+    #[error(
+        "unrolling would produce {count} instructions, more than the limit of {MAX_UNROLLED_INSTS}"
+    )]
+    TooManyInstructions {
+        /// The instruction count after unrolling (saturating).
+        count: u128,
+    },
+    /// Two unrolled copies (or a copy and another instruction) share a label.
+    #[error("unrolling creates the label %{label} twice")]
+    DuplicateLabel {
+        /// The clashing label (without `%`).
+        label: String,
+    },
+}
+
+/// The number of instructions `m` has once fully unrolled (saturating).
+pub fn unrolled_count(m: &Module) -> u128 {
+    m.blocks
+        .iter()
+        .fold(0u128, |acc, b| acc.saturating_add(body_count(m, &b.body)))
+}
+
+fn body_count(m: &Module, body: &[Stmt]) -> u128 {
+    body.iter().fold(0u128, |acc, s| {
+        let n = match *s {
+            Stmt::Inst(_) => 1,
+            Stmt::Loop(l) => {
+                let lp = m.loop_(l);
+                u128::from(lp.trip_count()).saturating_mul(body_count(m, &lp.body))
+            }
+        };
+        acc.saturating_add(n)
+    })
+}
+
+/// Returns the loop-free program equivalent to `m` (SPEC §4.3).
+pub fn unroll(m: &Module) -> Result<Module, UnrollError> {
+    let count = unrolled_count(m);
+    if count > MAX_UNROLLED_INSTS {
+        return Err(UnrollError::TooManyInstructions { count });
+    }
+    let mut u = Unroller {
+        m,
+        label_nests: HashMap::new(),
+        env: vec![0; m.vars.len()],
+        nest: Vec::new(),
+        labels: HashSet::new(),
+        out: Module::new(m.arch.clone()),
+    };
+    u.out.tensors = m.tensors.clone();
+    m.walk(|v, nest| {
+        if let Visit::Inst(i) = v {
+            if let Some(l) = &m.inst(i).label {
+                u.label_nests.insert(l.as_str(), nest.to_vec());
+            }
+        }
+    });
+    for b in &m.blocks {
+        let mut body = Vec::new();
+        u.expand(&b.body, &mut body)?;
+        u.out.blocks.push(Block {
+            name: b.name.clone(),
+            body,
+        });
+    }
+    Ok(u.out)
+}
+
+/// One `.V` label suffix; a negative value `-V` is written `.nV`, since
+/// labels admit no `-`.
+fn label_part(v: i64) -> String {
+    if v < 0 {
+        format!(".n{}", v.unsigned_abs())
+    } else {
+        format!(".{v}")
+    }
+}
+
+struct Unroller<'m> {
+    m: &'m Module,
+    /// Loop nest (outermost first) of each labelled instruction.
+    label_nests: HashMap<&'m str, Vec<LoopId>>,
+    /// Current value of every loop variable.
+    env: Vec<i64>,
+    /// Loops currently being expanded, outermost first.
+    nest: Vec<LoopId>,
+    /// Labels emitted so far.
+    labels: HashSet<String>,
+    out: Module,
+}
+
+impl Unroller<'_> {
+    fn expand(&mut self, body: &[Stmt], out_body: &mut Vec<Stmt>) -> Result<(), UnrollError> {
+        for s in body {
+            match *s {
+                Stmt::Inst(i) => {
+                    let inst = self.instantiate(i)?;
+                    out_body.push(Stmt::Inst(self.out.add_inst(inst)));
+                }
+                Stmt::Loop(l) => {
+                    let lp = self.m.loop_(l);
+                    self.nest.push(l);
+                    for v in lp.lo..lp.hi {
+                        self.env[lp.var.index()] = v;
+                        self.expand(&lp.body, out_body)?;
+                    }
+                    self.nest.pop();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The `.V.W…` suffix of the current copy of an instruction in `nest`.
+    fn suffix(&self) -> String {
+        self.nest
+            .iter()
+            .map(|&l| label_part(self.env[self.m.loop_(l).var.index()]))
+            .collect()
+    }
+
+    /// The suffix naming the copy of an `after=` target in loops `tnest`:
+    /// the current iteration of the loops that enclose this instruction too,
+    /// the last iteration of the others.
+    fn target_suffix(&self, tnest: &[LoopId]) -> String {
+        let shared = tnest
+            .iter()
+            .zip(&self.nest)
+            .take_while(|(a, b)| a == b)
+            .count();
+        tnest
+            .iter()
+            .enumerate()
+            .map(|(depth, &l)| {
+                let lp = self.m.loop_(l);
+                label_part(if depth < shared {
+                    self.env[lp.var.index()]
+                } else {
+                    lp.hi - 1
+                })
+            })
+            .collect()
+    }
+
+    fn instantiate(&mut self, id: InstId) -> Result<Inst, UnrollError> {
+        let src = self.m.inst(id);
+        let mut inst = src.clone();
+        let env = &self.env;
+        let eval = |a: &mut Access| {
+            for b in [&mut a.p0, &mut a.p1, &mut a.b0, &mut a.b1] {
+                *b = Affine::constant(b.eval(|v| env[v.index()]));
+            }
+        };
+        eval(inst.kind.dst_mut());
+        for s in inst.kind.srcs_mut() {
+            eval(s);
+        }
+        if let Some(l) = &src.label {
+            let label = format!("{l}{}", self.suffix());
+            if !self.labels.insert(label.clone()) {
+                return Err(UnrollError::DuplicateLabel { label });
+            }
+            inst.label = Some(label);
+        }
+        if let Some(target) = &src.after {
+            if let Some(tnest) = self.label_nests.get(target.as_str()) {
+                inst.after = Some(format!("{target}{}", self.target_suffix(tnest)));
+            }
+        }
+        Ok(inst)
+    }
+}

@@ -1,0 +1,283 @@
+//! Dynamic execution order and the accumulation-run rule (SPEC §2.4), shared
+//! by the simulator, the checker and the static checks.
+//!
+//! [`for_each_step`] runs a module's blocks and loops in dynamic program order
+//! and hands every instruction instance to a callback with the current loop
+//! variable values. [`RunTracker`] decides, instance by instance, whether a
+//! matmul-family write starts an accumulation run (`=`), starts one on top of
+//! an init (`+=`), or continues a run (`+=`).
+
+use crate::ir::{Access, InstId, Module, Region, Stmt, Tensor, TensorId, VarId};
+use std::fmt;
+
+/// The loop variables bound at one dynamic instruction instance.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Env {
+    /// Current value of every variable (indexed by [`VarId`]; unbound are 0).
+    pub values: Vec<i64>,
+    /// Bound variables, outermost first.
+    pub bound: Vec<VarId>,
+}
+
+impl Env {
+    /// Evaluates `a` to a concrete region.
+    pub fn region(&self, a: &Access) -> Region {
+        a.region(|v| self.values.get(v.index()).copied().unwrap_or(0))
+    }
+}
+
+/// Calls `f` for every dynamic instruction instance of `m`, in order.
+pub(crate) fn for_each_step<E>(
+    m: &Module,
+    mut f: impl FnMut(InstId, &Env) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut env = Env {
+        values: vec![0; m.vars.len()],
+        bound: Vec::new(),
+    };
+    for b in &m.blocks {
+        run_body(m, &b.body, &mut env, &mut f)?;
+    }
+    Ok(())
+}
+
+fn run_body<E>(
+    m: &Module,
+    body: &[Stmt],
+    env: &mut Env,
+    f: &mut impl FnMut(InstId, &Env) -> Result<(), E>,
+) -> Result<(), E> {
+    for s in body {
+        match *s {
+            Stmt::Inst(i) => f(i, env)?,
+            Stmt::Loop(l) => {
+                let lp = m.loop_(l);
+                env.bound.push(lp.var);
+                for v in lp.lo..lp.hi {
+                    env.values[lp.var.index()] = v;
+                    run_body(m, &lp.body, env, f)?;
+                }
+                env.bound.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How instructions are named in diagnostics: `%label`, or `%N` with N the
+/// instruction's program position (as the printer numbers them).
+pub(crate) struct InstNames {
+    names: Vec<String>,
+}
+
+impl InstNames {
+    /// Names every instruction reachable in `m`.
+    pub fn new(m: &Module) -> Self {
+        let mut names = vec![String::new(); m.insts.len()];
+        for (pos, id) in m.insts_in_order().into_iter().enumerate() {
+            names[id.index()] = match &m.inst(id).label {
+                Some(l) => format!("%{l}"),
+                None => format!("%{pos}"),
+            };
+        }
+        InstNames { names }
+    }
+
+    /// The static name of `id`.
+    pub fn get(&self, id: InstId) -> &str {
+        &self.names[id.index()]
+    }
+
+    /// The name of one dynamic instance: `%a (k=1, j=0)` inside loops.
+    pub fn instance(&self, m: &Module, id: InstId, env: &Env) -> String {
+        let b: Vec<(VarId, i64)> = env
+            .bound
+            .iter()
+            .map(|&v| (v, env.values[v.index()]))
+            .collect();
+        self.instance_with(m, id, &b)
+    }
+
+    /// The name of one dynamic instance given its loop bindings, outermost first.
+    pub fn instance_with(&self, m: &Module, id: InstId, bindings: &[(VarId, i64)]) -> String {
+        let mut s = self.names[id.index()].clone();
+        if !bindings.is_empty() {
+            let iters: Vec<String> = bindings
+                .iter()
+                .map(|(v, x)| format!("{}={x}", m.vars[v.index()].name))
+                .collect();
+            s.push_str(&format!(" ({})", iters.join(", ")));
+        }
+        s
+    }
+}
+
+/// A region that does not fit its tensor (or is misaligned).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadAccess {
+    /// The instruction instance.
+    pub inst: String,
+    /// The tensor.
+    pub tensor: String,
+    /// The evaluated region.
+    pub region: Region,
+}
+
+impl fmt::Display for BadAccess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = &self.region;
+        write!(
+            f,
+            "{}: access {}[{}:{}, {}:{}] lies outside the tensor or splits an element",
+            self.inst, self.tensor, r.p0, r.p1, r.b0, r.b1
+        )
+    }
+}
+
+/// Whether `r` lies inside `t` with element-aligned byte bounds.
+pub(crate) fn region_fits(t: &Tensor, r: &Region) -> bool {
+    let ds = i64::from(t.dtype.size());
+    0 <= r.p0
+        && r.p0 <= r.p1
+        && r.p1 <= i64::from(t.partitions)
+        && 0 <= r.b0
+        && r.b0 <= r.b1
+        && r.b1 <= i64::from(t.bytes)
+        && r.b0 % ds == 0
+        && r.b1 % ds == 0
+}
+
+/// The element cells `(partition, element)` of `r` in row-major order.
+pub(crate) fn cells(t: &Tensor, r: &Region) -> impl Iterator<Item = (u32, u32)> {
+    let ds = i64::from(t.dtype.size());
+    let (e0, e1) = ((r.b0 / ds) as u32, (r.b1 / ds) as u32);
+    (r.p0 as u32..r.p1 as u32).flat_map(move |p| (e0..e1).map(move |e| (p, e)))
+}
+
+/// What the 2.4 run rule says about one matmul-family write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RunStep {
+    /// The accumulation run this write belongs to (numbered from 0).
+    pub run: u32,
+    /// Whether it is the first write of its run.
+    pub head: bool,
+    /// Whether the run starts on top of an init (a covering non-matmul write).
+    pub init: bool,
+}
+
+impl RunStep {
+    /// Whether the write accumulates (`+=`) rather than assigns (`=`).
+    pub fn accumulates(&self) -> bool {
+        !self.head || self.init
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum EventKind {
+    Read,
+    Write,
+    Matmul,
+}
+
+struct Event {
+    region: Region,
+    kind: EventKind,
+    run: u32,
+}
+
+/// Tracks the 2.4 accumulation runs of every PSUM tensor of a module: per
+/// element, the most recent event (read, non-matmul write, matmul write)
+/// that touched it.
+pub(crate) struct RunTracker {
+    /// Per tensor: last event id (1-based, 0 = none) per element; empty for non-PSUM.
+    last: Vec<Vec<u32>>,
+    elems: Vec<u32>,
+    events: Vec<Event>,
+    runs: u32,
+}
+
+impl RunTracker {
+    /// A tracker for the PSUM tensors of `m`, nothing touched yet.
+    pub fn new(m: &Module) -> Self {
+        let last = m
+            .tensors
+            .iter()
+            .map(|t| {
+                if t.mem == crate::ir::Mem::Psum {
+                    vec![0; t.partitions as usize * t.elems() as usize]
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
+        RunTracker {
+            last,
+            elems: m.tensors.iter().map(Tensor::elems).collect(),
+            events: Vec::new(),
+            runs: 0,
+        }
+    }
+
+    fn latest(&self, m: &Module, t: TensorId, r: &Region) -> Option<&Event> {
+        let last = &self.last[t.index()];
+        if last.is_empty() {
+            return None;
+        }
+        let w = self.elems[t.index()];
+        let id = cells(m.tensor(t), r)
+            .map(|(p, e)| last[(p * w + e) as usize])
+            .max()
+            .unwrap_or(0);
+        id.checked_sub(1).map(|i| &self.events[i as usize])
+    }
+
+    fn record(&mut self, m: &Module, t: TensorId, r: Region, kind: EventKind, run: u32) {
+        if self.last[t.index()].is_empty() {
+            return;
+        }
+        self.events.push(Event {
+            region: r,
+            kind,
+            run,
+        });
+        let id = self.events.len() as u32;
+        let w = self.elems[t.index()];
+        let last = &mut self.last[t.index()];
+        for (p, e) in cells(m.tensor(t), &r) {
+            last[(p * w + e) as usize] = id;
+        }
+    }
+
+    /// A read of region `r` (already checked to fit) of tensor `t`.
+    pub fn read(&mut self, m: &Module, t: TensorId, r: Region) {
+        self.record(m, t, r, EventKind::Read, u32::MAX);
+    }
+
+    /// A non-matmul write.
+    pub fn write(&mut self, m: &Module, t: TensorId, r: Region) {
+        self.record(m, t, r, EventKind::Write, u32::MAX);
+    }
+
+    /// A matmul-family write; returns its place in the run structure.
+    pub fn matmul(&mut self, m: &Module, t: TensorId, r: Region) -> RunStep {
+        let step = match self.latest(m, t, &r) {
+            Some(ev) if ev.kind == EventKind::Matmul && ev.region == r => RunStep {
+                run: ev.run,
+                head: false,
+                init: false,
+            },
+            prev => {
+                let init =
+                    prev.is_some_and(|ev| ev.kind == EventKind::Write && ev.region.contains(&r));
+                self.runs += 1;
+                RunStep {
+                    run: self.runs - 1,
+                    head: true,
+                    init,
+                }
+            }
+        };
+        self.record(m, t, r, EventKind::Matmul, step.run);
+        step
+    }
+}

@@ -1,0 +1,227 @@
+//! Verification (SPEC §5): proves a compiled program equivalent to its
+//! original with three independent checks that share no code with the passes
+//! they check.
+//!
+//! 1. [`checker`]: symbolic execution of the result over physical PSUM,
+//!    tracking which tensor and which write each cell holds (§5.1).
+//! 2. [`sim`]: value execution of the original (virtual storage, §2.4) and
+//!    of the result (physical PSUM with flags, §4.4) on the same seeded
+//!    inputs, comparing every SBUF and DRAM tensor of the original (§5.2).
+//! 3. [`statics`]: banks, spill/reload declarations, flags and `zr` (§5.3).
+//!
+//! [`verify`] runs all three; [`VerifyReport`] serializes to the `verify`
+//! key of the JSON report.
+
+pub mod checker;
+mod exec;
+mod layout;
+pub mod sim;
+pub mod statics;
+
+pub use checker::CheckError;
+pub use exec::BadAccess;
+pub use layout::PlaceError;
+pub use sim::SimError;
+pub use statics::StaticError;
+
+use crate::ir::{Loc, Module, TensorId};
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
+
+/// The outcome of the three checks of SPEC §5.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerifyReport {
+    /// The symbolic checker (§5.1).
+    pub checker: Result<(), CheckError>,
+    /// The value simulator (§5.2).
+    pub simulator: Result<(), SimError>,
+    /// The static checks (§5.3).
+    pub statics: Result<(), StaticError>,
+}
+
+impl VerifyReport {
+    /// Whether all three checks passed.
+    pub fn is_ok(&self) -> bool {
+        self.checker.is_ok() && self.simulator.is_ok() && self.statics.is_ok()
+    }
+
+    /// The first violation, in the order static checks, checker, simulator.
+    pub fn first_error(&self) -> Option<String> {
+        let s = self
+            .statics
+            .as_ref()
+            .err()
+            .map(|e| format!("static check: {e}"));
+        let c = self.checker.as_ref().err().map(|e| format!("checker: {e}"));
+        let v = self
+            .simulator
+            .as_ref()
+            .err()
+            .map(|e| format!("simulator: {e}"));
+        s.or(c).or(v)
+    }
+
+    /// Where the first violation is in `result` (an instruction or a tensor
+    /// declaration), for a diagnostic with its source line.
+    pub fn first_loc(&self, result: &Module) -> Loc {
+        let inst = match (&self.statics, &self.checker) {
+            (Err(e), _) => e.inst().map(Loc::Inst).or_else(|| {
+                e.tensor()
+                    .and_then(|t| result.tensor_by_name(t))
+                    .map(Loc::Tensor)
+            }),
+            (Ok(()), Err(e)) => e.inst().map(Loc::Inst),
+            _ => None,
+        };
+        inst.unwrap_or(Loc::Module)
+    }
+}
+
+fn verdict<E: std::fmt::Display>(r: &Result<(), E>) -> String {
+    match r {
+        Ok(()) => "ok".to_string(),
+        Err(e) => e.to_string(),
+    }
+}
+
+impl Serialize for VerifyReport {
+    /// `{checker, simulator, statics}`, each `"ok"` or the error message.
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(3))?;
+        map.serialize_entry("checker", &verdict(&self.checker))?;
+        map.serialize_entry("simulator", &verdict(&self.simulator))?;
+        map.serialize_entry("statics", &verdict(&self.statics))?;
+        map.end()
+    }
+}
+
+/// Verifies that `result` (allocated, possibly unrolled and legalized)
+/// computes what `original` computes (SPEC §5).
+pub fn verify(original: &Module, result: &Module) -> VerifyReport {
+    VerifyReport {
+        checker: checker::check(original, result),
+        simulator: sim::compare(original, result, sim::DEFAULT_SEED),
+        statics: statics::check(original, result),
+    }
+}
+
+/// Which spill-code tensor a name denotes (SPEC §3.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SpillRole {
+    /// `X_SpillTensorCopyK`, an SBUF copy of X.
+    Spill,
+    /// `X_ReloadTensorCopyJ`, a PSUM temporary standing for X.
+    Reload,
+}
+
+/// Splits `X_SpillTensorCopyK` / `X_ReloadTensorCopyJ` into `(X, role, K)`.
+pub(crate) fn spill_name(name: &str) -> Option<(&str, SpillRole, u64)> {
+    [
+        ("_SpillTensorCopy", SpillRole::Spill),
+        ("_ReloadTensorCopy", SpillRole::Reload),
+    ]
+    .into_iter()
+    .find_map(|(tag, role)| {
+        let i = name.rfind(tag)?;
+        let digits = &name[i + tag.len()..];
+        let ok = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+        let k = digits.parse().ok().filter(|_| ok)?;
+        (i > 0).then(|| (&name[..i], role, k))
+    })
+}
+
+/// The logical tensor ("family") every result tensor stands for: spill and
+/// reload tensors the original does not declare stand for their base tensor
+/// when shape and dtype agree; every other tensor stands for itself.
+pub(crate) struct Families {
+    of: Vec<u32>,
+    bases: Vec<TensorId>,
+    tracked: Vec<bool>,
+}
+
+impl Families {
+    /// Derives the families of `result`'s tensors.
+    pub fn new(original: &Module, result: &Module) -> Self {
+        let n = result.tensors.len();
+        let mut base_of: Vec<TensorId> = (0..n).map(TensorId::new).collect();
+        for (i, t) in result.tensors.iter().enumerate() {
+            if original.tensor_by_name(&t.name).is_some() {
+                continue;
+            }
+            let Some((base, _, _)) = spill_name(&t.name) else {
+                continue;
+            };
+            let Some(b) = result.tensor_by_name(base) else {
+                continue;
+            };
+            let bt = result.tensor(b);
+            if (bt.partitions, bt.bytes, bt.dtype) == (t.partitions, t.bytes, t.dtype) {
+                base_of[i] = b;
+            }
+        }
+        // Resolve chains (a base that is itself a member); names strictly shorten.
+        for i in 0..n {
+            let mut b = base_of[i];
+            while base_of[b.index()] != b {
+                b = base_of[b.index()];
+            }
+            base_of[i] = b;
+        }
+        let mut fam_of_base = vec![u32::MAX; n];
+        let mut bases = Vec::new();
+        let mut of = vec![0; n];
+        for i in 0..n {
+            let b = base_of[i].index();
+            if fam_of_base[b] == u32::MAX {
+                fam_of_base[b] = bases.len() as u32;
+                bases.push(base_of[i]);
+            }
+            of[i] = fam_of_base[b];
+        }
+        let tracked = bases
+            .iter()
+            .map(|&b| result.tensor(b).mem == crate::ir::Mem::Psum)
+            .collect();
+        Families { of, bases, tracked }
+    }
+
+    /// The family of tensor `t`.
+    pub fn of(&self, t: TensorId) -> u32 {
+        self.of[t.index()]
+    }
+
+    /// The base tensor of family `f`.
+    pub fn base(&self, f: u32) -> TensorId {
+        self.bases[f as usize]
+    }
+
+    /// All family bases, in family order.
+    pub fn bases(&self) -> impl Iterator<Item = TensorId> + '_ {
+        self.bases.iter().copied()
+    }
+
+    /// Whether `t`'s family lives in PSUM (and so is checked).
+    pub fn tracked(&self, t: TensorId) -> bool {
+        self.tracked[self.of(t) as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spill_names_split() {
+        assert_eq!(
+            spill_name("acc.0_ReloadTensorCopy12"),
+            Some(("acc.0", SpillRole::Reload, 12))
+        );
+        assert_eq!(
+            spill_name("t0_SpillTensorCopy0"),
+            Some(("t0", SpillRole::Spill, 0))
+        );
+        assert_eq!(spill_name("t0_SpillTensorCopy"), None);
+        assert_eq!(spill_name("_SpillTensorCopy3"), None);
+        assert_eq!(spill_name("t0_SpillTensorCopy1x"), None);
+    }
+}

@@ -1,0 +1,192 @@
+//! Property tests of the allocator on random programs (SPEC §3, §3.10):
+//! fast and reference modes agree byte for byte, and every result obeys
+//! the allocation invariants.
+
+mod alloc_common;
+
+use alloc_common::random::{program, Config};
+use alloc_common::*;
+use proptest::prelude::*;
+use psum::alloc::costs::{find_costs, Cost};
+use psum::alloc::linear::{Linear, PointKind};
+use psum::alloc::liveness::live_ranges;
+use psum::alloc::{allocate, spill, split, AllocOptions, AllocOutcome, Mode, NodeId};
+use psum::arch::{self, bank_alignment};
+use psum::ir::Module;
+
+const ARCHS: [&str; 4] = ["trn1", "inf1", "core_v4", "gen3"];
+
+fn config() -> impl Strategy<Value = (u64, Config, Option<u32>)> {
+    (
+        any::<u64>(),
+        0..ARCHS.len(),
+        1usize..40,
+        1u32..=3,
+        1usize..12,
+        any::<bool>(),
+        prop::option::weighted(0.2, 1u32..=8),
+    )
+        .prop_map(|(seed, a, tensors, max_banks, pressure, loops, banks)| {
+            let arch = ARCHS[a];
+            let total = arch::lookup(arch).unwrap().num_banks();
+            let cfg = Config {
+                arch,
+                tensors,
+                max_banks,
+                pressure,
+                loops,
+            };
+            (seed, cfg, banks.map(|b| b.min(total)))
+        })
+}
+
+/// Allocates in both modes; both must succeed identically or fail identically.
+fn run(m: &Module, psum_banks: Option<u32>) -> Option<AllocOutcome> {
+    let opts = |mode| AllocOptions {
+        mode,
+        psum_banks,
+        ..AllocOptions::default()
+    };
+    let fast = allocate(m, &opts(Mode::Fast));
+    let reference = allocate(m, &opts(Mode::Reference));
+    match (fast, reference) {
+        (Ok(f), Ok(r)) => {
+            assert_same(&f, &r);
+            Some(f)
+        }
+        (Err(f), Err(r)) => {
+            assert_eq!(f, r);
+            None
+        }
+        (f, r) => panic!("modes disagree: {:?} vs {:?}", f.err(), r.err()),
+    }
+}
+
+/// The invariants of one successful allocation.
+fn check(input: &Module, out: &AllocOutcome) {
+    let r = &out.report;
+    let nb = r.num_banks;
+    let placed: Vec<_> = r.tensors.iter().filter(|t| t.interval.is_some()).collect();
+    // Banks in range and aligned.
+    for t in &placed {
+        let b = t.bank.expect("every used PSUM tensor has a bank");
+        assert_eq!(b % bank_alignment(t.banks), 0, "{} misaligned", t.name);
+        assert!(b + t.banks <= nb, "{} out of range", t.name);
+    }
+    // The report's intervals are those of the result program.
+    let m = &out.module;
+    let a = arch::lookup(&m.arch).unwrap();
+    let lin = Linear::new(m);
+    let live = live_ranges(m, &lin, &a, nb).unwrap();
+    for t in &r.tensors {
+        let id = m.tensor_by_name(&t.name).unwrap();
+        let iv = live.node_of[id.index()].map(|v| {
+            let n = &live.nodes[v.index()];
+            [n.start, n.end]
+        });
+        assert_eq!(iv, t.interval, "{}", t.name);
+    }
+    // No two interfering tensors share a bank.
+    for (i, x) in placed.iter().enumerate() {
+        for y in &placed[i + 1..] {
+            let [xs, xe] = x.interval.unwrap();
+            let [ys, ye] = y.interval.unwrap();
+            if xs <= ye && ys <= xe {
+                let (xb, yb) = (x.bank.unwrap(), y.bank.unwrap());
+                assert!(
+                    xb + x.banks <= yb || yb + y.banks <= xb,
+                    "{} and {} interfere and share a bank",
+                    x.name,
+                    y.name
+                );
+            }
+        }
+    }
+    // Interval graphs of one-bank tensors with demand ≤ numBanks color without spilling.
+    let one_bank = input
+        .tensors
+        .iter()
+        .all(|t| t.mem != psum::ir::Mem::Psum || t.bytes <= 2048);
+    if one_bank && r.demand_pct <= 100.0 {
+        assert!(r.spilled.is_empty(), "spilled {:?}", r.spilled);
+        assert_eq!(r.iterations, 1);
+    }
+    // Every iteration but the last spilled something.
+    let spills = out
+        .log
+        .iter()
+        .filter(|l| l.starts_with("spilling from PSUM cost about "))
+        .count();
+    assert_eq!(spills as u32, r.iterations - 1);
+    assert!(r.spilled.len() >= spills);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn fast_equals_reference_and_invariants_hold((seed, cfg, banks) in config()) {
+        let m = module(&program(seed, cfg));
+        if let Some(out) = run(&m, banks) {
+            check(&m, &out);
+        }
+    }
+
+    /// Spilling every spillable node at once strictly shortens each one's
+    /// interval: its new interval covers a strict subset of the original
+    /// points of its old one (inserted copies are not original points).
+    #[test]
+    fn spilling_shortens_intervals((seed, cfg, _) in config()) {
+        let m = split::memloc_split(&module(&program(seed, cfg)));
+        let a = arch::lookup(&m.arch).unwrap();
+        let lin = Linear::new(&m);
+        let live = live_ranges(&m, &lin, &a, a.num_banks()).unwrap();
+        let costs = find_costs(&lin, &live, &vec![false; m.tensors.len()], 64);
+        let chosen: Vec<NodeId> = (0..costs.len())
+            .filter(|&i| costs[i] != Cost::Inf)
+            .map(NodeId::new)
+            .collect();
+        let mut after = m.clone();
+        spill::insert_spill_code(&mut after, &lin, &live, &chosen, &mut 0);
+        let lin2 = Linear::new(&after);
+        let live2 = live_ranges(&after, &lin2, &a, a.num_banks()).unwrap();
+        let old_point = |p: u32| match lin2.points[p as usize].kind {
+            PointKind::Inst(i) => lin.inst_point.get(i.index()).copied().flatten(),
+            PointKind::Header(l) => Some(lin.header[l.index()]),
+            PointKind::End(l) => Some(lin.end[l.index()]),
+        };
+        for v in chosen {
+            let old = live.nodes[v.index()];
+            let new = live2.nodes[live2.node_of[old.tensor.index()].unwrap().index()];
+            let covered: Vec<u32> = (new.start..=new.end).filter_map(old_point).collect();
+            prop_assert!(covered.iter().all(|&p| old.start <= p && p <= old.end));
+            prop_assert!((covered.len() as u64) < old.len(), "{} not shortened", m.tensor(old.tensor).name);
+        }
+    }
+}
+
+/// Low pressure, one-bank tensors: the no-spill property is exercised on
+/// every program (most have demand ≤ numBanks).
+#[test]
+fn low_pressure_one_bank_never_spills() {
+    let mut exercised = 0;
+    for seed in 0..200 {
+        let cfg = Config {
+            arch: ARCHS[seed as usize % ARCHS.len()],
+            tensors: 30,
+            max_banks: 1,
+            pressure: 1 + seed as usize % 4,
+            loops: seed % 3 != 0,
+        };
+        let m = module(&program(seed, cfg));
+        let out = run(&m, None).expect("one-bank programs allocate");
+        check(&m, &out);
+        if out.report.demand_pct <= 100.0 {
+            exercised += 1;
+        }
+    }
+    assert!(
+        exercised > 100,
+        "only {exercised} programs within the bank count"
+    );
+}

@@ -1,0 +1,233 @@
+//! The `psum` binary (SPEC §6): `fmt` and `arch`, exit codes, stdin, `-o`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn psum(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_psum"));
+    cmd.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    });
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    if let Some(text) = stdin {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).unwrap()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("psum-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const GEMM: &str = "examples/04_gemm_k_loop.psum";
+
+#[test]
+fn fmt_prints_the_canonical_form_and_is_idempotent() {
+    let o = psum(&["fmt", GEMM], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("arch trn1\n\npsum acc [128, 2048]\n"));
+    assert!(text
+        .contains("    matmul acc <- w[0:128, k*1024:k*1024+256], x[0:128, k*2048:k*2048+1024]\n"));
+    let again = psum(&["fmt", "-"], Some(&text));
+    assert_eq!(stdout(&again), text);
+    let bad = psum(&["fmt", "-"], Some("arch trn9\n"));
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        stderr(&bad).starts_with("<stdin>:2:1: error: expected a declaration"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
+fn fmt_emits_and_reads_json() {
+    let dir = scratch("json");
+    let json = dir.join("m.json");
+    let o = psum(
+        &["fmt", GEMM, "--emit", "json", "-o", json.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(o.stdout, b"");
+    let from_json = psum(&["fmt", json.to_str().unwrap()], None);
+    assert_eq!(stdout(&from_json), stdout(&psum(&["fmt", GEMM], None)));
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert_eq!(
+        stdout(&psum(&["fmt", "--emit", "json", "-"], Some(&text))),
+        text
+    );
+}
+
+#[test]
+fn input_errors_exit_1_with_position_and_caret_and_write_nothing() {
+    let dir = scratch("err");
+    let bad = dir.join("bad.psum");
+    std::fs::write(
+        &bad,
+        "arch trn1\npsum acc [128, 2048]\nblock main {\n  act acc <- nope\n}\n",
+    )
+    .unwrap();
+    let out = dir.join("out.psum");
+    let o = psum(
+        &["fmt", bad.to_str().unwrap(), "-o", out.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        format!(
+            "{}:4:14: error: undefined tensor 'nope'\n  |\n4 |   act acc <- nope\n  |              ^^^^\n",
+            bad.display()
+        )
+    );
+    assert!(!out.exists());
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "no temp files left behind"
+    );
+}
+
+#[test]
+fn missing_file_exits_1_and_usage_errors_exit_2() {
+    let o = psum(&["fmt", "no/such.psum"], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with("no/such.psum: error: "),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(psum(&["fmt"], None).status.code(), Some(2));
+    assert_eq!(psum(&["frobnicate"], None).status.code(), Some(2));
+    assert_eq!(
+        psum(&["fmt", GEMM, "--emit", "xml"], None).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn output_replaces_an_existing_file_atomically() {
+    let dir = scratch("out");
+    let out = dir.join("o.psum");
+    std::fs::write(&out, "old").unwrap();
+    let o = psum(&["fmt", GEMM, "-o", out.to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        stdout(&psum(&["fmt", GEMM], None))
+    );
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+}
+
+#[test]
+fn arch_lists_generations_and_codenames() {
+    let o = psum(&["arch"], None);
+    assert_eq!(o.status.code(), Some(0));
+    insta::assert_snapshot!("arch_list", stdout(&o));
+    let json: serde_json::Value =
+        serde_json::from_slice(&psum(&["arch", "--json"], None).stdout).unwrap();
+    let names: Vec<&str> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|g| {
+            g["codenames"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "tonga",
+            "inf1",
+            "inferentia",
+            "sunda",
+            "trainium",
+            "trn1",
+            "inf2",
+            "cayman",
+            "gen3",
+            "core_v4"
+        ]
+    );
+}
+
+#[test]
+fn arch_name_prints_the_records() {
+    for name in ["inf1", "trn1", "gen3", "core_v4"] {
+        let o = psum(&["arch", name], None);
+        assert_eq!(o.status.code(), Some(0));
+        insta::assert_snapshot!(format!("arch_{name}"), stdout(&o));
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&psum(&["arch", "inf1", "--json"], None).stdout).unwrap();
+    let core = &json["board"]["device"]["core"];
+    assert_eq!(
+        core["psumbuf"],
+        serde_json::json!({"numBanks": 4, "partSize": 64, "bankSize": 2048})
+    );
+    assert_eq!(
+        core["statebuf"],
+        serde_json::json!({"partitionSize": 98304, "numPartitions": 128, "midPartition": 64, "reservedSize": 16384})
+    );
+    assert_eq!(core["pe"], serde_json::json!({"rows": 128, "cols": 64}));
+    assert_eq!(json["generation"], "gen1");
+}
+
+#[test]
+fn arch_unknown_names_exit_1_with_hints() {
+    let cases = [
+        ("trn2", "did you mean 'cayman'?"),
+        ("trn3", "did you mean 'core_v4'?"),
+        ("trn1x", "did you mean 'trn1'?"),
+        ("core_v5", "0 && Unknown architecture"),
+    ];
+    for (name, hint) in cases {
+        let o = psum(&["arch", name], None);
+        assert_eq!(o.status.code(), Some(1));
+        let err = stderr(&o);
+        assert!(
+            err.starts_with(&format!(
+                "error: unknown architecture '{name}' (known: tonga, inf1,"
+            )),
+            "{err}"
+        );
+        assert!(err.contains(hint), "{err}");
+    }
+}
+
+#[test]
+fn every_example_formats() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let o = psum(&["fmt", p.to_str().unwrap()], None);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+}

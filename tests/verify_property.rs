@@ -1,0 +1,33 @@
+//! Property test: every random valid program compiles and verifies, or is
+//! refused with a clear allocation error — never a panic, never a wrong result.
+//!
+//! Time-boxed (about 45 s) so it fits in CI.
+
+mod verify_compile;
+
+use psum::gen::random::{random_program, random_program_text, RandomConfig};
+use std::time::{Duration, Instant};
+use verify_compile::{compile_and_verify, Outcome};
+
+#[test]
+fn random_programs_compile_and_verify() {
+    let cfg = RandomConfig::default();
+    let start = Instant::now();
+    let (mut verified, mut refused) = (0, 0);
+    for seed in 0..2000u64 {
+        if start.elapsed() > Duration::from_secs(45) {
+            break;
+        }
+        let m = random_program(seed, &cfg);
+        match compile_and_verify(&m) {
+            Ok(Outcome::Verified) => verified += 1,
+            Ok(Outcome::Refused) => refused += 1,
+            Err(e) => panic!("seed {seed}: {e}\n{}", random_program_text(seed, &cfg)),
+        }
+    }
+    eprintln!("{verified} programs verified, {refused} refused");
+    assert!(
+        verified >= 20,
+        "only {verified} programs verified ({refused} refused)"
+    );
+}
