@@ -20,3 +20,4 @@ pub mod text;
 pub mod unroll;
 pub mod validate;
 pub mod verify;
+pub mod viz;

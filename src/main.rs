@@ -40,6 +40,10 @@ enum Command {
     Legalize(LegalizeArgs),
     /// Check that RESULT computes what ORIGINAL computes (SPEC §5).
     Verify(VerifyArgs),
+    /// Write a workload program (SPEC §7): gemm, attention, attention-bwd,
+    /// qkv, conv1d, column-tiled, random. `psum gen KIND --help-params` lists
+    /// a workload's parameters.
+    Gen(GenArgs),
     /// Run a single pass on its own.
     #[command(subcommand)]
     Pass(PassCommand),
@@ -147,6 +151,20 @@ struct LegalizeArgs {
 }
 
 #[derive(Args)]
+struct GenArgs {
+    /// The workload.
+    kind: String,
+    /// List this workload's parameters and defaults, then exit.
+    #[arg(long)]
+    help_params: bool,
+    /// Workload parameters: `--key value`, `--key=value`, flags, or (gemm) `M N K`.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    params: Vec<String>,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+#[derive(Args)]
 struct VerifyArgs {
     /// The program as written.
     original: String,
@@ -209,6 +227,7 @@ fn main() -> ExitCode {
         Command::Alloc(a) => cmd_alloc(a),
         Command::Legalize(a) => cmd_legalize(a),
         Command::Verify(a) => cmd_verify(a),
+        Command::Gen(a) => cmd_gen(a),
         Command::Pass(PassCommand::FirstMatmults(a)) => cmd_first_matmults(a),
     };
     match result {
@@ -424,6 +443,35 @@ fn cmd_first_matmults(a: FmtArgs) -> Result<(), Failure> {
     let mut m = loaded.module;
     matmul::set_first_matmults(&mut m);
     emit(&a.out, &module_text(&m, a.emit))
+}
+
+fn cmd_gen(a: GenArgs) -> Result<(), Failure> {
+    use psum::gen::workloads::{generate, Workload, WorkloadKind};
+    let kind = WorkloadKind::from_name(&a.kind)?;
+    if a.help_params {
+        return print_stdout(&Workload::help(kind));
+    }
+    // The trailing parameters swallow everything after KIND, `-o` included.
+    let mut out = a.out;
+    let mut params = Vec::with_capacity(a.params.len());
+    let mut it = a.params.into_iter();
+    while let Some(p) = it.next() {
+        match p.as_str() {
+            "-o" | "--output" => {
+                let path = it
+                    .next()
+                    .ok_or_else(|| Failure(format!("error: {p} needs a file")))?;
+                out.output = Some(PathBuf::from(path));
+            }
+            _ => match p.strip_prefix("--output=") {
+                Some(path) => out.output = Some(PathBuf::from(path)),
+                None => params.push(p),
+            },
+        }
+    }
+    let w = Workload::from_args(kind, &params)?;
+    let m = generate(&w)?;
+    emit(&out, &text::print(&m))
 }
 
 fn print_stdout(s: &str) -> Result<(), Failure> {

@@ -376,9 +376,11 @@ fn memloc_split_of_reused_tensor() {
 }
 
 #[test]
-fn no_split_inside_loops_or_for_continuing_runs() {
-    // A whole overwrite inside a loop, and a matmul continuing the run of
-    // the matmul before it, do not split.
+fn split_only_outside_loops_and_not_within_a_run() {
+    // The whole write inside the loop follows the loop's read (in the
+    // previous iteration) but is inside a loop: no cut. The first matmul
+    // after the loop follows a read: cut (t.1). The next matmul continues
+    // that accumulation run: no cut.
     let src = prog(
         "psum t [128, 2048]\n",
         "  loop k 0..2 {
@@ -391,13 +393,20 @@ fn no_split_inside_loops_or_for_continuing_runs() {
 ",
     );
     let out = alloc_src(&src);
-    // The matmul after the loop follows a read, so it does split; the one
-    // after it continues that run.
     assert_eq!(banks(&out), expect(&[("t.0", 0), ("t.1", 0)]));
-    assert!(body(&out).contains(
-        "  matmul t.1 <- w, x[0:128, 2048:3072]\n  matmul t.1 <- w, x[0:128, 3072:4096]\n"
-    ));
-    assert!(body(&out).contains("    matmul t.0 <- w, x[0:128, k*1024:k*1024+1024]\n"));
+    assert_eq!(
+        body(&out),
+        "block main {
+  loop k 0..2 {
+    matmul t.0 <- w, x[0:128, k*1024:k*1024+1024]
+    act y <- t.0
+  }
+  matmul t.1 <- w, x[0:128, 2048:3072]
+  matmul t.1 <- w, x[0:128, 3072:4096]
+  act z <- t.1
+}
+"
+    );
 }
 
 #[test]
@@ -501,4 +510,19 @@ fn save_inside_loop_that_must_carry_the_value_relieves_nothing() {
     );
     let out = alloc_both(&m, with_banks(1));
     assert_eq!(out.report.spilled, ["s"]);
+}
+
+#[test]
+fn spill_names_skip_declared_names() {
+    // The counter skips a name the program already declares.
+    let src = std::fs::read_to_string(format!(
+        "{}/examples/02_one_spill.psum",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+    .replace("dram out", "sbuf t0_SpillTensorCopy0 [128, 2048]\ndram out");
+    let out = alloc_src(&src);
+    let printed = psum::text::print(&out.module);
+    assert!(printed.contains("  copy t0_SpillTensorCopy1 <- t0\n"));
+    assert!(printed.contains("  copy t0_ReloadTensorCopy2 <- t0_SpillTensorCopy1\n"));
 }

@@ -160,7 +160,24 @@ proptest! {
             let new = live2.nodes[live2.node_of[old.tensor.index()].unwrap().index()];
             let covered: Vec<u32> = (new.start..=new.end).filter_map(old_point).collect();
             prop_assert!(covered.iter().all(|&p| old.start <= p && p <= old.end));
-            prop_assert!((covered.len() as u64) < old.len(), "{} not shortened", m.tensor(old.tensor).name);
+            prop_assert!((covered.len() as u64) < old.interval_len(), "{} not shortened", m.tensor(old.tensor).name);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// The independent checker (SPEC §5.1) accepts every allocated program:
+    /// every read finds its tensor's latest write in every cell, spills and
+    /// reloads included.
+    #[test]
+    fn checker_accepts_allocations((seed, cfg, banks) in config()) {
+        let cfg = Config { tensors: cfg.tensors.min(8), ..cfg };
+        let m = module(&program(seed, cfg));
+        if let Some(out) = run(&m, banks) {
+            let verdict = psum::verify::checker::check(&m, &out.module);
+            prop_assert!(verdict.is_ok(), "checker: {}", verdict.unwrap_err());
         }
     }
 }
@@ -189,4 +206,58 @@ fn low_pressure_one_bank_never_spills() {
         exercised > 100,
         "only {exercised} programs within the bank count"
     );
+}
+
+/// Timing of fast vs reference mode on large random programs
+/// (`cargo test --release --test alloc_props -- --ignored --nocapture`;
+/// `ALLOC_SIZES=5000,20000`, `ALLOC_PRESSURE=6`, `ALLOC_FAST_ONLY=1` to skip
+/// the quadratic reference run).
+#[test]
+#[ignore]
+fn timing_fast_vs_reference() {
+    let sizes: Vec<usize> = std::env::var("ALLOC_SIZES")
+        .map(|s| s.split(',').map(|x| x.parse().unwrap()).collect())
+        .unwrap_or_else(|_| vec![5_000, 20_000]);
+    let pressure = std::env::var("ALLOC_PRESSURE").map_or(6, |p| p.parse().unwrap());
+    for tensors in sizes {
+        let cfg = Config {
+            arch: "trn1",
+            tensors,
+            max_banks: 2,
+            pressure,
+            loops: true,
+        };
+        let m = module(&program(7, cfg));
+        let time = |mode| {
+            let t = std::time::Instant::now();
+            let out = allocate(
+                &m,
+                &AllocOptions {
+                    mode,
+                    ..AllocOptions::default()
+                },
+            )
+            .unwrap();
+            (t.elapsed(), out)
+        };
+        let (fast, f) = time(Mode::Fast);
+        if std::env::var_os("ALLOC_FAST_ONLY").is_some() {
+            println!(
+                "{tensors} tensors: fast {fast:?}, {} iterations",
+                f.report.iterations
+            );
+            continue;
+        }
+        let (reference, r) = time(Mode::Reference);
+        assert_same(&f, &r);
+        println!(
+            "{tensors} tensors ({} nodes at the end, {} iterations, {} spilled): fast {:?}, reference {:?}, ratio {:.1}",
+            f.report.tensors.len(),
+            f.report.iterations,
+            f.report.spilled.len(),
+            fast,
+            reference,
+            reference.as_secs_f64() / fast.as_secs_f64()
+        );
+    }
 }

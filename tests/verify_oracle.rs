@@ -168,3 +168,94 @@ fn first_violation_has_a_location() {
     let r = verify(&orig, &res);
     assert_eq!(r.first_loc(&res), Loc::Inst(res.insts_in_order()[4]));
 }
+
+/// Static checks of declarations: alignment, spill-code names and shapes.
+#[test]
+fn static_checks_of_declarations() {
+    let c01 = include_str!("verify_fixtures/01_compiled.psum");
+    let c02 = include_str!("verify_fixtures/02_compiled.psum");
+    let statics = |orig: &str, res: String| {
+        psum::verify::statics::check(&module(orig), &module(&res))
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        statics(
+            EX01,
+            c01.replace("psum c [128, 4096] bank=0", "psum c [128, 4096] bank=1")
+        ),
+        "PSUM tensor c occupies 2 banks from bank 1, which is not a multiple of its alignment 2"
+    );
+    assert_eq!(
+        statics(
+            EX01,
+            c01.replace("psum c [128, 4096] bank=0", "psum c [128, 4096]")
+        ),
+        "PSUM tensor c has no bank"
+    );
+    assert_eq!(
+        statics(
+            EX02,
+            c02.replace("t0_SpillTensorCopy0", "t0_SpillTensorCopy1")
+        ),
+        "spill-code tensors t0_ReloadTensorCopy1 and t0_SpillTensorCopy1 share the counter 1"
+    );
+    assert_eq!(
+        statics(
+            EX02,
+            c02.replace(
+                "sbuf t0_SpillTensorCopy0 [128, 2048]",
+                "sbuf t0_SpillTensorCopy0 [128, 1024]"
+            )
+            .replace(
+                "copy t0_SpillTensorCopy0 <- t0",
+                "copy t0_SpillTensorCopy0 <- t0[0:128, 0:1024]"
+            )
+            .replace(
+                "copy t0_ReloadTensorCopy1 <- t0_SpillTensorCopy0",
+                "copy t0_ReloadTensorCopy1[0:128, 0:1024] <- t0_SpillTensorCopy0"
+            )
+        ),
+        "t0_SpillTensorCopy0 must be a sbuf tensor of the shape and dtype of t0"
+    );
+    assert_eq!(
+        statics(EX02, c02.replace("sbuf y0 [128, 2048]\n", "sbuf y0 [128, 2048]\nsbuf junk [1, 4]\n")),
+        "result declares junk, which is not in the original and is not a spill, reload or memloc-split tensor"
+    );
+    assert_eq!(
+        statics(
+            EX02,
+            c02.replace("sbuf y0 [128, 2048]\n", "").replace("y0", "y")
+        ),
+        "result lacks tensor y0 of the original"
+    );
+}
+
+/// A memloc-split piece `X.N` stands for a fresh tensor; its reload stands for it.
+#[test]
+fn memloc_pieces_and_their_reloads_verify() {
+    let orig = "arch trn1\npsum acc [128, 2048]\nsbuf w [128, 256] bf16\nsbuf x [128, 2048] bf16\n\
+        sbuf y [128, 2048]\nsbuf z [128, 2048]\n\
+        block main {\n  matmul acc <- w, x[0:128, 0:1024]\n  act y <- acc\n  matmul acc <- w, x[0:128, 1024:2048]\n  act z <- acc\n}\n";
+    let res = "arch trn1\npsum acc.0 [128, 2048] bank=0\npsum acc.1 [128, 2048] bank=0\nsbuf w [128, 256] bf16\n\
+        sbuf x [128, 2048] bf16\nsbuf y [128, 2048]\nsbuf z [128, 2048]\n\
+        sbuf acc.1_SpillTensorCopy0 [128, 2048]\npsum acc.1_ReloadTensorCopy1 [128, 2048] bank=1\n\
+        block main {\n  matmul acc.0 <- w, x[0:128, 0:1024] flags=start|stop zr=2\n  act y <- acc.0\n\
+        matmul acc.1 <- w, x[0:128, 1024:2048] flags=start|stop zr=2\n\
+        copy acc.1_SpillTensorCopy0 <- acc.1\n  copy acc.1_ReloadTensorCopy1 <- acc.1_SpillTensorCopy0\n\
+        act z <- acc.1_ReloadTensorCopy1\n}\n";
+    let r = verify(&module(orig), &module(res));
+    assert!(r.is_ok(), "{:?}", r.first_error());
+    // The reload on acc.1's own bank is fine too; on a bank holding garbage it is not.
+    let bad = res.replace(
+        "copy acc.1_ReloadTensorCopy1 <- acc.1_SpillTensorCopy0\n",
+        "",
+    );
+    assert_eq!(
+        psum::verify::checker::check(&module(orig), &module(&bad))
+            .unwrap_err()
+            .to_string(),
+        "%4 reads acc.1_ReloadTensorCopy1 (standing for acc.1) at bank 1, partition 0, byte 0: \
+         expected acc.1 written by %2, found uninitialized PSUM (garbage)"
+    );
+}

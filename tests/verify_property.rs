@@ -11,13 +11,17 @@ use verify_compile::{compile_and_verify, Outcome};
 
 #[test]
 fn random_programs_compile_and_verify() {
-    let cfg = RandomConfig::default();
     let start = Instant::now();
     let (mut verified, mut refused) = (0, 0);
     for seed in 0..2000u64 {
         if start.elapsed() > Duration::from_secs(45) {
             break;
         }
+        // Vary the pressure: 4 to 11 PSUM tensors at most.
+        let cfg = RandomConfig {
+            max_tensors: 4 + (seed % 8) as u32,
+            ..RandomConfig::default()
+        };
         let m = random_program(seed, &cfg);
         match compile_and_verify(&m) {
             Ok(Outcome::Verified) => verified += 1,

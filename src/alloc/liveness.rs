@@ -10,7 +10,7 @@
 use super::linear::Linear;
 use super::{AllocError, NodeId};
 use crate::arch::Arch;
-use crate::ir::{InstId, Mem, Module, TensorId};
+use crate::ir::{InstId, InstKind, Mem, Module, TensorId};
 
 /// One instruction's access to a PSUM tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +63,8 @@ impl Events {
     }
 }
 
-/// Calls `f` once per (instruction, PSUM tensor it accesses), in point order.
+/// Calls `f` once per (instruction, PSUM tensor it accesses), in point order
+/// (sources matched in place: `InstKind::srcs` would allocate per instruction).
 fn for_each_access(
     m: &Module,
     lin: &Linear,
@@ -88,8 +89,14 @@ fn for_each_access(
                 None => scratch.push((t, read, write)),
             }
         };
-        for s in kind.srcs() {
-            note(s.tensor, true, false);
+        match kind {
+            InstKind::Matmul(mm) => {
+                note(mm.stationary.tensor, true, false);
+                note(mm.moving.tensor, true, false);
+            }
+            InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => note(src.tensor, true, false),
+            InstKind::Memset { .. } => {}
+            InstKind::Act { srcs, .. } => srcs.iter().for_each(|s| note(s.tensor, true, false)),
         }
         note(kind.dst().tensor, false, true);
         for &(t, read, write) in scratch.iter() {
@@ -125,7 +132,7 @@ pub struct Node {
 
 impl Node {
     /// `len = end − start + 1`.
-    pub fn len(&self) -> u64 {
+    pub fn interval_len(&self) -> u64 {
         u64::from(self.end - self.start) + 1
     }
 }

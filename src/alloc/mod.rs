@@ -340,7 +340,7 @@ fn best_of_n(
 
 /// The nodes to spill, ascending: every finite-cost node of the spill set,
 /// and the finite-cost neighbors of each unspillable one (SPEC §3.8
-/// **[decision]**); an unspillable node with none is fatal.
+/// **\[decision\]**); an unspillable node with none is fatal.
 fn spill_set(work: &Module, it: &Iteration) -> Result<Vec<NodeId>, AllocError> {
     let mut chosen = vec![false; it.live.nodes.len()];
     for &v in &it.sel.unplaced {

@@ -18,7 +18,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, BinaryHeap};
 use std::fmt;
 
-/// The four spill-choice heuristics (SPEC §3.6 **[decision]**).
+/// The four spill-choice heuristics (SPEC §3.6 **\[decision\]**).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Heuristic {
     /// H0: `cost / deg`.
@@ -47,7 +47,7 @@ impl Heuristic {
             Heuristic::H0 => u64::from(deg),
             Heuristic::H1 => u64::from(node.banks) * u64::from(deg),
             Heuristic::H2 => nb,
-            Heuristic::H3 => node.len(),
+            Heuristic::H3 => node.interval_len(),
         };
         Ratio {
             num: cost,

@@ -26,7 +26,8 @@ struct Insertion {
 }
 
 /// Mints tensor names from the module-wide counter, skipping names already
-/// declared (a re-allocated program may hold earlier spill tensors).
+/// declared (a re-allocated program may hold earlier spill tensors; only
+/// names containing `TensorCopy` can clash, so only those are kept).
 struct Namer {
     taken: HashSet<String>,
 }
@@ -54,7 +55,10 @@ pub fn insert_spill_code(
     counter: &mut u32,
 ) -> Vec<TensorId> {
     let mut namer = Namer {
-        taken: m.tensors.iter().map(|t| t.name.clone()).collect(),
+        taken: (m.tensors.iter())
+            .filter(|t| t.name.contains("TensorCopy"))
+            .map(|t| t.name.clone())
+            .collect(),
     };
     let mut inserts = Vec::new();
     let mut reloads = Vec::new();

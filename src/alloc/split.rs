@@ -1,4 +1,4 @@
-//! Memloc split (SPEC §3.2 **[decision]**; seed: `psum_memloc_split`, run
+//! Memloc split (SPEC §3.2 **\[decision\]**; seed: `psum_memloc_split`, run
 //! between the two `renumber_locations` calls of `PSUM_Allocator::allocate`).
 //!
 //! A PSUM tensor reused for unrelated values is cut before every write that

@@ -1,3 +1,5 @@
-//! Program generators: random valid programs for property tests and fuzzing.
+//! Program generators: the named workloads of SPEC §7 ([`workloads`]) and
+//! random valid programs for property tests and fuzzing ([`random`]).
 
 pub mod random;
+pub mod workloads;

@@ -311,7 +311,7 @@ impl Gen {
     }
 
     fn contraction(&mut self) -> u32 {
-        *self.rng.pick(&[4, 8, 8, 16, 32, 128])
+        *self.rng.pick(&[4, 8, 8, 16, 32, 64])
     }
 
     /// The writes of one life of tensor `t`.

@@ -42,6 +42,9 @@
 //! and byte, the expected symbol and what was found, including the instance
 //! that clobbered the cell.
 
+// A violation is reported once per run; its size does not matter.
+#![allow(clippy::result_large_err)]
+
 use super::exec::{cells, for_each_step, region_fits, BadAccess, Env, InstNames, RunTracker};
 use super::layout::{Layout, PlaceError, Slot};
 use super::Families;

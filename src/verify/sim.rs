@@ -16,7 +16,7 @@ use crate::ir::{Access, Flags, InstId, InstKind, Mem, Module, Region, TensorId};
 use thiserror::Error;
 
 /// The seed `verify` uses for inputs and PSUM garbage.
-pub const DEFAULT_SEED: u64 = 0x5eed_0f_9a5e;
+pub const DEFAULT_SEED: u64 = 0x005e_ed0f_9a5e;
 
 /// Which storage model to execute with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

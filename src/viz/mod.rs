@@ -1,0 +1,440 @@
+//! Bank timeline pictures (SPEC §8): the PSUM banks of an allocated program
+//! over its program points (SPEC §3.1), drawn as SVG ([`svg()`]) or as an HTML
+//! page that embeds the SVG with a legend and tables ([`html()`]).
+//!
+//! The renderers read a plain [`Timeline`], so they depend on no pass:
+//! [`Timeline::from_alloc`] fills it from an allocation (tensor intervals and
+//! banks, spill code, the first iteration's demand), a caller that legalizes
+//! adds the accumulation clusters of SPEC §4.3, and [`pressure`] turns
+//! intervals into a live-bank curve. Output is deterministic: fixed number formatting and
+//! the order of the input vectors. Programs with more than [`MAX_COLUMNS`]
+//! points are binned, and tensors too narrow to see are merged per bank lane,
+//! so the size of the picture is bounded by its pixels, not by the program.
+
+/// Appends formatted text to a `String` (writing to a `String` cannot fail).
+macro_rules! put {
+    ($out:expr, $($arg:tt)*) => {{
+        let _ = write!($out, $($arg)*);
+    }};
+}
+
+mod html;
+mod svg;
+
+pub use html::html;
+pub use svg::svg;
+
+use crate::alloc::linear::{Linear, PointKind};
+use crate::alloc::{liveness, split, AllocOutcome};
+use crate::arch;
+use crate::ir::{InstKind, Mem, Module, Stmt};
+use std::collections::HashMap;
+
+/// Above this many program points the timeline is binned: each column of the
+/// picture then stands for `ceil(num_points / MAX_COLUMNS)` points.
+pub const MAX_COLUMNS: u32 = 2000;
+
+/// Everything the bank timeline shows. Points are program points of the drawn
+/// program (SPEC §3.1), numbered `0..num_points`; ranges are closed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Timeline {
+    /// Heading of the picture, usually the input file name.
+    pub title: String,
+    /// Architecture codename as written in the module's `arch` line.
+    pub arch: String,
+    /// Banks the allocator may use (Psumbuf.numBanks or `--psum-banks`): one
+    /// lane each, and the bank-count line on the pressure chart.
+    pub num_banks: u32,
+    /// Number of program points; the x axis runs over `0..num_points`.
+    pub num_points: u32,
+    /// Blocks in program order, each with its first and last point.
+    pub blocks: Vec<BlockSpan>,
+    /// Loops with their header and end points (SPEC §3.1).
+    pub loops: Vec<LoopSpan>,
+    /// One bar per allocated PSUM tensor (unused tensors have no bank and no bar).
+    pub tensors: Vec<TensorBar>,
+    /// Spill saves and reloads (SPEC §3.8), one per inserted copy.
+    pub spills: Vec<SpillMark>,
+    /// Accumulation clusters (SPEC §4.3), outlined over the bars they cover.
+    pub clusters: Vec<ClusterBox>,
+    /// Live banks per point before allocation (first iteration's demand,
+    /// SPEC §3.4), indexed by the drawn program's points: a point the
+    /// allocator inserted takes the value of the original point it follows.
+    /// Empty when there is no such curve.
+    pub pressure_before: Vec<u32>,
+    /// Banks in use per point after allocation (see [`pressure`]).
+    pub pressure_after: Vec<u32>,
+    /// Key/value lines of the report (SPEC §6 keys), shown as the HTML summary table.
+    pub summary: Vec<(String, String)>,
+}
+
+/// A block of the program: its name and closed point range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockSpan {
+    /// The block's name.
+    pub name: String,
+    /// First point of the block.
+    pub start: u32,
+    /// Last point of the block.
+    pub end: u32,
+}
+
+/// A loop: its header and end points and nesting depth.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopSpan {
+    /// Text shown at the loop's bracket, e.g. `loop k 0..4`.
+    pub label: String,
+    /// The loop's header point.
+    pub header: u32,
+    /// The loop's end point.
+    pub end: u32,
+    /// Nesting depth: 0 for a loop directly in a block.
+    pub depth: u32,
+}
+
+/// How a tensor's bar is drawn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BarRole {
+    /// An ordinary PSUM tensor over its whole interval.
+    Normal,
+    /// A spilled tensor over its shortened range (up to its save).
+    Spilled,
+    /// A reload temporary (`X_ReloadTensorCopyJ`) of the spilled tensor `of`;
+    /// drawn hatched in `of`'s color.
+    Reload {
+        /// Name of the spilled tensor whose value it brings back.
+        of: String,
+    },
+}
+
+/// One PSUM tensor placed in banks `bank..bank + banks` over points `start..=end`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorBar {
+    /// The tensor's name.
+    pub name: String,
+    /// Base bank.
+    pub bank: u32,
+    /// Number of banks it occupies (`liveN`, SPEC §3.3).
+    pub banks: u32,
+    /// First point of its interval.
+    pub start: u32,
+    /// Last point of its interval.
+    pub end: u32,
+    /// How it is drawn.
+    pub role: BarRole,
+}
+
+/// Which spill copy a [`SpillMark`] stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SpillKind {
+    /// `copy X_SpillTensorCopyK <- X`: PSUM to SBUF.
+    Save,
+    /// `copy X_ReloadTensorCopyJ <- X_SpillTensorCopyK`: SBUF back to PSUM.
+    Reload,
+}
+
+/// A spill copy at a point, drawn on the PSUM banks it reads or writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpillMark {
+    /// The copy's program point.
+    pub point: u32,
+    /// Save or reload.
+    pub kind: SpillKind,
+    /// The PSUM tensor: the saved tensor, or the reload temporary.
+    pub tensor: String,
+    /// The SBUF spill tensor (`X_SpillTensorCopyK`).
+    pub slot: String,
+    /// Base bank of `tensor`.
+    pub bank: u32,
+    /// Banks of `tensor`.
+    pub banks: u32,
+}
+
+/// An accumulation cluster: banks `bank_lo..=bank_hi` over points `start..=end`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterBox {
+    /// Tooltip text, e.g. `cluster 0: acc, partitions 0-63`.
+    pub label: String,
+    /// Lowest bank.
+    pub bank_lo: u32,
+    /// Highest bank.
+    pub bank_hi: u32,
+    /// Point of the cluster's head.
+    pub start: u32,
+    /// Point of the cluster's tail.
+    pub end: u32,
+}
+
+impl Timeline {
+    /// The timeline of an allocation (SPEC §3): `original` is the module the
+    /// allocator was given and `outcome` what it returned. Points are those of
+    /// the allocated program; the "before" curve is the first iteration's
+    /// demand, carried over to the allocated program's points. Clusters
+    /// (SPEC §4.3) are left empty for the caller that legalizes.
+    pub fn from_alloc(
+        title: impl Into<String>,
+        original: &Module,
+        outcome: &AllocOutcome,
+    ) -> Timeline {
+        let m = &outcome.module;
+        let report = &outcome.report;
+        let lin = Linear::new(m);
+        let num_points = lin.points.len() as u32;
+
+        let mut blocks = Vec::new();
+        let mut start = 0;
+        for b in &m.blocks {
+            let len = points_in(m, &b.body);
+            if len > 0 {
+                blocks.push(BlockSpan {
+                    name: b.name.clone(),
+                    start,
+                    end: start + len - 1,
+                });
+            }
+            start += len;
+        }
+
+        let mut loops: Vec<LoopSpan> = (m.loops.iter().enumerate())
+            .filter(|&(l, _)| lin.header[l] != u32::MAX)
+            .map(|(l, lp)| LoopSpan {
+                label: format!("loop {} {}..{}", m.vars[lp.var.index()].name, lp.lo, lp.hi),
+                header: lin.header[l],
+                end: lin.end[l],
+                depth: lin.depth[l].saturating_sub(1),
+            })
+            .collect();
+        loops.sort_by_key(|l| l.header);
+
+        let mut reloads: HashMap<&str, &str> = HashMap::new();
+        for inst in &m.insts {
+            if let InstKind::Copy { dst, src } = &inst.kind {
+                if let Some(of) = spill_source(&m.tensor(src.tensor).name) {
+                    reloads.insert(&m.tensor(dst.tensor).name, of);
+                }
+            }
+        }
+        let tensors: Vec<TensorBar> = (report.tensors.iter())
+            .filter_map(|t| {
+                let (bank, [start, end]) = (t.bank?, t.interval?);
+                let role = if t.spilled {
+                    BarRole::Spilled
+                } else {
+                    match reloads.get(t.name.as_str()) {
+                        Some(&of) => BarRole::Reload { of: of.to_string() },
+                        None => BarRole::Normal,
+                    }
+                };
+                Some(TensorBar {
+                    name: t.name.clone(),
+                    bank,
+                    banks: t.banks,
+                    start,
+                    end,
+                    role,
+                })
+            })
+            .collect();
+
+        let placed: HashMap<&str, (u32, u32)> = (tensors.iter())
+            .map(|b| (b.name.as_str(), (b.bank, b.banks)))
+            .collect();
+        let mut spills = Vec::new();
+        for (i, inst) in m.insts.iter().enumerate() {
+            let (Some(point), InstKind::Copy { dst, src }) = (lin.inst_point[i], &inst.kind) else {
+                continue;
+            };
+            let (d, s) = (m.tensor(dst.tensor), m.tensor(src.tensor));
+            let mark = match (s.mem, d.mem) {
+                (Mem::Psum, Mem::Sbuf) if spill_source(&d.name) == Some(s.name.as_str()) => {
+                    (SpillKind::Save, &s.name, &d.name)
+                }
+                (Mem::Sbuf, Mem::Psum) if spill_source(&s.name).is_some() => {
+                    (SpillKind::Reload, &d.name, &s.name)
+                }
+                _ => continue,
+            };
+            if let Some(&(bank, banks)) = placed.get(mark.1.as_str()) {
+                spills.push(SpillMark {
+                    point,
+                    kind: mark.0,
+                    tensor: mark.1.clone(),
+                    slot: mark.2.clone(),
+                    bank,
+                    banks,
+                });
+            }
+        }
+        spills.sort_by_key(|s| s.point);
+
+        let pressure_after = pressure(
+            num_points,
+            tensors.iter().map(|b| (b.start, b.end, b.banks)),
+        );
+        let pressure_before = first_demand(original, report.num_banks, &lin);
+        let pct = |v: f64| format!("{v:.2}");
+        let summary = vec![
+            ("arch".to_string(), report.arch.clone()),
+            ("num_banks".to_string(), report.num_banks.to_string()),
+            ("psum_tensors".to_string(), report.tensors.len().to_string()),
+            ("spilled".to_string(), report.spilled.join(", ")),
+            (
+                "spill_cost_cycles".to_string(),
+                report.spill_cost_cycles.to_string(),
+            ),
+            ("iterations".to_string(), report.iterations.to_string()),
+            (
+                "best_heuristic".to_string(),
+                report.best_heuristic.to_string(),
+            ),
+            ("demand_pct".to_string(), pct(report.demand_pct)),
+            ("utilization_pct".to_string(), pct(report.utilization_pct)),
+        ];
+        Timeline {
+            title: title.into(),
+            arch: report.arch.clone(),
+            num_banks: report.num_banks,
+            num_points,
+            blocks,
+            loops,
+            tensors,
+            spills,
+            clusters: Vec::new(),
+            pressure_before,
+            pressure_after,
+            summary,
+        }
+    }
+}
+
+/// Number of program points of a statement list (SPEC §3.1: one per
+/// instruction, a header and an end per loop).
+fn points_in(m: &Module, body: &[Stmt]) -> u32 {
+    body.iter()
+        .map(|s| match *s {
+            Stmt::Inst(_) => 1,
+            Stmt::Loop(l) => 2 + points_in(m, &m.loop_(l).body),
+        })
+        .sum()
+}
+
+/// `X` of an SBUF spill tensor named `X_SpillTensorCopyK` (SPEC §3.8).
+fn spill_source(name: &str) -> Option<&str> {
+    let (x, k) = name.rsplit_once("_SpillTensorCopy")?;
+    (!k.is_empty() && k.bytes().all(|b| b.is_ascii_digit())).then_some(x)
+}
+
+/// Live banks per point of the allocator's first iteration (SPEC §3.4
+/// demand), carried to the points of the allocated program `lin`: each
+/// instruction and loop keeps its id through spilling, and a point the
+/// allocator inserted between original points `p` and `p + 1` gets the banks
+/// live across that gap (live at both). Empty when the demand cannot be
+/// computed (the allocation itself would have failed).
+fn first_demand(original: &Module, num_banks: u32, lin: &Linear) -> Vec<u32> {
+    let Ok(arch) = arch::lookup(&original.arch) else {
+        return Vec::new();
+    };
+    let work = split::memloc_split(original);
+    let lin0 = Linear::new(&work);
+    let Ok(live) = liveness::live_ranges(&work, &lin0, &arch, num_banks) else {
+        return Vec::new();
+    };
+    let n0 = lin0.points.len() as u32;
+    let at = pressure(n0, live.nodes.iter().map(|v| (v.start, v.end, v.banks)));
+    let across = pressure(
+        n0,
+        (live.nodes.iter())
+            .filter(|v| v.end > v.start)
+            .map(|v| (v.start, v.end - 1, v.banks)),
+    );
+    let mut orig_of = vec![None; lin.points.len()];
+    for (p, point) in lin0.points.iter().enumerate() {
+        let q = match point.kind {
+            PointKind::Inst(i) => lin.inst_point.get(i.index()).copied().flatten(),
+            PointKind::Header(l) => lin.header.get(l.index()).copied(),
+            PointKind::End(l) => lin.end.get(l.index()).copied(),
+        };
+        if let Some(slot) = q.and_then(|q| orig_of.get_mut(q as usize)) {
+            *slot = Some(p);
+        }
+    }
+    let mut last = None;
+    orig_of
+        .into_iter()
+        .map(|p| match p {
+            Some(p) => {
+                last = Some(p);
+                at[p]
+            }
+            None => last.map_or(0, |p| across[p]),
+        })
+        .collect()
+}
+
+/// Live banks per point: the sum of `banks` over the `(start, end, banks)`
+/// ranges covering each point of `0..num_points` (ranges are closed and
+/// clipped to the program).
+pub fn pressure(num_points: u32, ranges: impl IntoIterator<Item = (u32, u32, u32)>) -> Vec<u32> {
+    let n = num_points as usize;
+    let mut diff = vec![0i64; n + 1];
+    for (start, end, banks) in ranges {
+        let (s, e) = (start as usize, (end as usize).min(n.saturating_sub(1)));
+        if s <= e && s < n {
+            diff[s] += i64::from(banks);
+            diff[e + 1] -= i64::from(banks);
+        }
+    }
+    let mut live = 0i64;
+    diff[..n]
+        .iter()
+        .map(|d| {
+            live += d;
+            u32::try_from(live).unwrap_or(u32::MAX)
+        })
+        .collect()
+}
+
+/// Escapes `&`, `<`, `>`, `"` and `'` for XML text and attribute values.
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// `lo-hi`, or `lo` alone when the range is one value: how banks and point
+/// ranges are written in tooltips and tables.
+fn range_text(lo: u32, hi: u32) -> String {
+    if lo == hi {
+        lo.to_string()
+    } else {
+        format!("{lo}-{hi}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pressure_sums_closed_ranges_and_clips() {
+        assert_eq!(
+            pressure(6, [(0, 2, 1), (2, 3, 2), (5, 9, 1), (7, 8, 4)]),
+            vec![1, 1, 3, 2, 0, 1]
+        );
+        assert_eq!(pressure(0, [(0, 0, 1)]), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn escape_covers_markup_and_quotes() {
+        assert_eq!(escape(r#"a<b>&"c"'"#), "a&lt;b&gt;&amp;&quot;c&quot;&#39;");
+    }
+}

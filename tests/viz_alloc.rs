@@ -1,0 +1,152 @@
+//! The bank timeline of real allocations of the shared examples (SPEC §8
+//! over SPEC §3): points, bars, spill marks and pressure curves, rendered
+//! to well-formed SVG and HTML.
+
+use psum::alloc::{allocate, AllocOptions};
+use psum::viz::{html, svg, BarRole, LoopSpan, SpillKind, Timeline};
+
+fn timeline(file: &str) -> Timeline {
+    let path = format!("{}/examples/{file}", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(&path).unwrap();
+    let module = psum::text::parse(&src).unwrap().module;
+    let outcome = allocate(&module, &AllocOptions::default()).unwrap();
+    Timeline::from_alloc(file, &module, &outcome)
+}
+
+/// `(name, bank, banks, start, end)` of each bar.
+fn bars(t: &Timeline) -> Vec<(&str, u32, u32, u32, u32)> {
+    t.tensors
+        .iter()
+        .map(|b| (b.name.as_str(), b.bank, b.banks, b.start, b.end))
+        .collect()
+}
+
+#[test]
+fn three_tensors() {
+    let t = timeline("01_three_tensors.psum");
+    assert_eq!((t.num_banks, t.num_points), (8, 8));
+    assert_eq!(
+        bars(&t),
+        [("a", 3, 1, 0, 4), ("b", 2, 1, 1, 4), ("c", 0, 2, 2, 5)]
+    );
+    assert_eq!(t.pressure_after, [1, 2, 4, 4, 4, 2, 0, 0]);
+    assert_eq!(t.pressure_before, t.pressure_after);
+    assert!(t.spills.is_empty() && t.loops.is_empty());
+}
+
+#[test]
+fn one_spill() {
+    let t = timeline("02_one_spill.psum");
+    assert_eq!(t.num_points, 15);
+    let b = bars(&t);
+    assert_eq!(b[0], ("t0", 0, 1, 0, 1));
+    assert_eq!(t.tensors[0].role, BarRole::Spilled);
+    let reload = t
+        .tensors
+        .iter()
+        .find(|b| b.name == "t0_ReloadTensorCopy1")
+        .unwrap();
+    assert_eq!((reload.bank, reload.start, reload.end), (0, 11, 12));
+    assert_eq!(reload.role, BarRole::Reload { of: "t0".into() });
+    let marks: Vec<_> = t
+        .spills
+        .iter()
+        .map(|m| (m.point, m.kind, m.tensor.as_str(), m.slot.as_str(), m.bank))
+        .collect();
+    assert_eq!(
+        marks,
+        [
+            (1, SpillKind::Save, "t0", "t0_SpillTensorCopy0", 0),
+            (
+                11,
+                SpillKind::Reload,
+                "t0_ReloadTensorCopy1",
+                "t0_SpillTensorCopy0",
+                0
+            ),
+        ]
+    );
+    assert_eq!(
+        t.pressure_before,
+        [1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 1, 1, 0, 0]
+    );
+    assert_eq!(
+        t.pressure_after,
+        [1, 1, 1, 2, 3, 4, 5, 6, 7, 8, 8, 1, 1, 0, 0]
+    );
+}
+
+#[test]
+fn gemm_k_loop() {
+    let t = timeline("04_gemm_k_loop.psum");
+    assert_eq!(t.num_points, 5);
+    assert_eq!(
+        t.loops,
+        [LoopSpan {
+            label: "loop k 0..4".into(),
+            header: 0,
+            end: 2,
+            depth: 0
+        }]
+    );
+    assert_eq!(bars(&t), [("acc", 0, 1, 0, 3)]);
+}
+
+#[test]
+fn every_example_renders_well_formed() {
+    for f in [
+        "01_three_tensors.psum",
+        "02_one_spill.psum",
+        "03_column_tiles.psum",
+        "04_gemm_k_loop.psum",
+    ] {
+        let t = timeline(f);
+        roxmltree::Document::parse(&svg(&t)).unwrap();
+        let opts = roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        };
+        roxmltree::Document::parse_with_options(&html(&t), opts).unwrap();
+    }
+}
+
+/// Random programs: one bar per placed tensor, a mark per spill copy (one
+/// save per spilled tensor), and the after curve within the bank count.
+#[test]
+fn random_programs_build_consistent_timelines() {
+    use psum::gen::random::{random_program, RandomConfig};
+    let cfg = RandomConfig {
+        max_tensors: 14,
+        ..Default::default()
+    };
+    for seed in 0..40 {
+        let module = random_program(seed, &cfg);
+        let Ok(outcome) = allocate(&module, &AllocOptions::default()) else {
+            continue;
+        };
+        let t = Timeline::from_alloc("random", &module, &outcome);
+        let placed = outcome
+            .report
+            .tensors
+            .iter()
+            .filter(|r| r.bank.is_some())
+            .count();
+        assert_eq!(t.tensors.len(), placed, "seed {seed}");
+        let saves = t
+            .spills
+            .iter()
+            .filter(|m| m.kind == SpillKind::Save)
+            .count();
+        assert_eq!(saves, outcome.report.spilled.len(), "seed {seed}");
+        assert!(
+            t.pressure_after.iter().all(|&v| v <= t.num_banks),
+            "seed {seed}"
+        );
+        assert_eq!(
+            t.pressure_before.len(),
+            t.num_points as usize,
+            "seed {seed}"
+        );
+        roxmltree::Document::parse(&svg(&t)).unwrap();
+    }
+}
