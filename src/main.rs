@@ -45,6 +45,13 @@ enum Command {
     /// qkv, conv1d, column-tiled, random. `psum gen KIND --help-params` lists
     /// a workload's parameters.
     Gen(GenArgs),
+    /// Lower bounds: peak demand, and the minimum number of spills when every
+    /// PSUM tensor is one bank.
+    Bound(BoundArgs),
+    /// Write the allocation problem for another solver (`--minimalloc`: MiniMalloc CSV).
+    Export(ExportArgs),
+    /// Read another solver's solution back and check it (`--minimalloc`).
+    Import(ImportArgs),
     /// Draw the PSUM bank timeline as SVG or HTML (SPEC §8), allocating first.
     Viz(VizArgs),
     /// Run a single pass on its own.
@@ -197,6 +204,46 @@ struct LegalizeArgs {
 }
 
 #[derive(Args)]
+struct BoundArgs {
+    /// Input file (`.psum` text or `.json`); `-` reads stdin.
+    file: String,
+    /// Banks the allocator may use (1..=numBanks).
+    #[arg(long, value_name = "N")]
+    psum_banks: Option<u32>,
+    /// Print JSON instead of text.
+    #[arg(long, value_enum, value_name = "KIND")]
+    report: Option<ReportKind>,
+}
+
+#[derive(Args)]
+struct ExportArgs {
+    /// Write a MiniMalloc CSV (`id,lower,upper,size`; half-open point ranges, sizes in banks).
+    #[arg(long, required = true)]
+    minimalloc: bool,
+    /// Input file (`.psum` text or `.json`); `-` reads stdin.
+    file: String,
+    /// Banks the allocator may use (1..=numBanks).
+    #[arg(long, value_name = "N")]
+    psum_banks: Option<u32>,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+#[derive(Args)]
+struct ImportArgs {
+    /// Read a MiniMalloc solution (its `offset` column is the base bank).
+    #[arg(long, required = true)]
+    minimalloc: bool,
+    /// The program the problem was exported from.
+    file: String,
+    /// The solver's CSV.
+    solution: PathBuf,
+    /// Banks the allocator may use (1..=numBanks).
+    #[arg(long, value_name = "N")]
+    psum_banks: Option<u32>,
+}
+
+#[derive(Args)]
 struct GenArgs {
     /// The workload.
     kind: String,
@@ -274,6 +321,9 @@ fn main() -> ExitCode {
         Command::Legalize(a) => cmd_legalize(a),
         Command::Verify(a) => cmd_verify(a),
         Command::Gen(a) => cmd_gen(a),
+        Command::Bound(a) => cmd_bound(a),
+        Command::Export(a) => cmd_export(a),
+        Command::Import(a) => cmd_import(a),
         Command::Viz(a) => cmd_viz(a),
         Command::Pass(PassCommand::FirstMatmults(a)) => cmd_first_matmults(a),
     };
@@ -566,6 +616,60 @@ fn cmd_viz(a: VizArgs) -> Result<(), Failure> {
     };
     let page = if html { viz::html(&t) } else { viz::svg(&t) };
     emit(&OutputArgs { output: a.output }, &page)
+}
+
+/// The first iteration's allocation problem of FILE (after the memloc split).
+fn alloc_problem(
+    file: &str,
+    psum_banks: Option<u32>,
+) -> Result<psum::bound::AllocProblem, Failure> {
+    let loaded = load(file)?;
+    let opts = AllocOptions {
+        psum_banks,
+        ..AllocOptions::default()
+    };
+    psum::bound::problem(&loaded.module, &opts).map_err(|e| {
+        Failure(
+            loaded
+                .diagnostic(alloc_loc(&loaded.module, &e), e.to_string())
+                .to_string(),
+        )
+    })
+}
+
+fn cmd_bound(a: BoundArgs) -> Result<(), Failure> {
+    let report = psum::bound::bounds(&alloc_problem(&a.file, a.psum_banks)?);
+    match a.report {
+        Some(ReportKind::Json) => print_stdout(&json_text(&serde_json::to_value(&report)?)),
+        None => print_stdout(&report.render()),
+    }
+}
+
+fn cmd_export(a: ExportArgs) -> Result<(), Failure> {
+    let p = alloc_problem(&a.file, a.psum_banks)?;
+    emit(&a.out, &psum::export::to_minimalloc_csv(&p.buffers))?;
+    eprintln!(
+        "capacity: {} banks (run MiniMalloc with --capacity={})",
+        p.num_banks, p.num_banks
+    );
+    Ok(())
+}
+
+fn cmd_import(a: ImportArgs) -> Result<(), Failure> {
+    let p = alloc_problem(&a.file, a.psum_banks)?;
+    let csv = std::fs::read_to_string(&a.solution)
+        .map_err(|e| Failure(format!("{}: error: {e}", a.solution.display())))?;
+    let report = psum::export::import_minimalloc(&p.buffers, &csv, p.num_banks)
+        .map_err(|e| Failure(format!("{}: error: {e}", a.solution.display())))?;
+    print_stdout(&report.render())?;
+    if report.is_valid() {
+        Ok(())
+    } else {
+        Err(Failure(format!(
+            "{}: error: the solution is not a valid bank assignment",
+            a.solution.display()
+        )))
+    }
 }
 
 fn print_stdout(s: &str) -> Result<(), Failure> {
