@@ -7,9 +7,12 @@
 
 pub mod alloc;
 pub mod arch;
+pub mod bound;
+pub mod export;
 pub mod gen;
 pub mod ir;
 pub mod matmul;
+pub mod peers;
 pub mod pipeline;
 pub mod report;
 pub mod source;

@@ -8,9 +8,10 @@ use psum::alloc::{AllocError, AllocOptions, AllocOutcome, Mode};
 use psum::ir::{Loc, Module};
 use psum::pipeline::{CompileError, CompileOptions};
 use psum::source::{self, Loaded};
-use psum::{arch, matmul, pipeline, report, text, verify};
+use psum::viz::{self, Timeline};
+use psum::{alloc, arch, matmul, pipeline, report, text, verify};
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -44,6 +45,15 @@ enum Command {
     /// qkv, conv1d, column-tiled, random. `psum gen KIND --help-params` lists
     /// a workload's parameters.
     Gen(GenArgs),
+    /// Lower bounds: peak demand, and the minimum number of spills when every
+    /// PSUM tensor is one bank.
+    Bound(BoundArgs),
+    /// Write the allocation problem for another solver (`--minimalloc`: MiniMalloc CSV).
+    Export(ExportArgs),
+    /// Read another solver's solution back and check it (`--minimalloc`).
+    Import(ImportArgs),
+    /// Draw the PSUM bank timeline as SVG or HTML (SPEC §8), allocating first.
+    Viz(VizArgs),
     /// Run a single pass on its own.
     #[command(subcommand)]
     Pass(PassCommand),
@@ -129,14 +139,57 @@ struct CompileArgs {
     /// Skip the verifier.
     #[arg(long)]
     no_verify: bool,
-    /// Write the JSON report to stdout (the program then goes to -o only).
-    #[arg(long, value_enum, value_name = "KIND")]
-    report: Option<ReportKind>,
+    /// `json`: write the JSON report to stdout (the program then goes to -o
+    /// only); `html OUT.html`: write the bank timeline page to OUT.html.
+    #[arg(long, num_args = 1..=2, value_names = ["KIND", "FILE"])]
+    report: Option<Vec<String>>,
     /// Output format of the program.
     #[arg(long, value_enum, default_value = "text")]
     emit: Emit,
     #[command(flatten)]
     out: OutputArgs,
+}
+
+/// What `compile --report` asks for.
+enum CompileReport {
+    /// `--report json`: the JSON report on stdout.
+    Json,
+    /// `--report html FILE`: the bank timeline page, written to FILE.
+    Html(PathBuf),
+}
+
+impl CompileArgs {
+    /// The parsed `--report` values; a usage error (exit 2) when malformed.
+    fn report(&self) -> Option<CompileReport> {
+        let values = self.report.as_ref()?;
+        match values.as_slice() {
+            [k] if k == "json" => Some(CompileReport::Json),
+            [k, file] if k == "html" => Some(CompileReport::Html(PathBuf::from(file))),
+            _ => usage_error(&format!(
+                "--report takes `json` or `html FILE`, not `{}`",
+                values.join(" ")
+            )),
+        }
+    }
+}
+
+/// Exits with clap's usage error (exit code 2) and `msg`.
+fn usage_error(msg: &str) -> ! {
+    use clap::CommandFactory;
+    Cli::command()
+        .error(clap::error::ErrorKind::ValueValidation, msg)
+        .exit()
+}
+
+#[derive(Args)]
+struct VizArgs {
+    /// Input file (`.psum` text or `.json`); `-` reads stdin.
+    file: String,
+    #[command(flatten)]
+    flags: AllocFlags,
+    /// Write to OUT.svg or OUT.html (by extension; atomically) instead of SVG on stdout.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -148,6 +201,46 @@ struct LegalizeArgs {
     report: Option<ReportKind>,
     #[command(flatten)]
     out: OutputArgs,
+}
+
+#[derive(Args)]
+struct BoundArgs {
+    /// Input file (`.psum` text or `.json`); `-` reads stdin.
+    file: String,
+    /// Banks the allocator may use (1..=numBanks).
+    #[arg(long, value_name = "N")]
+    psum_banks: Option<u32>,
+    /// Print JSON instead of text.
+    #[arg(long, value_enum, value_name = "KIND")]
+    report: Option<ReportKind>,
+}
+
+#[derive(Args)]
+struct ExportArgs {
+    /// Write a MiniMalloc CSV (`id,lower,upper,size`; half-open point ranges, sizes in banks).
+    #[arg(long, required = true)]
+    minimalloc: bool,
+    /// Input file (`.psum` text or `.json`); `-` reads stdin.
+    file: String,
+    /// Banks the allocator may use (1..=numBanks).
+    #[arg(long, value_name = "N")]
+    psum_banks: Option<u32>,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+#[derive(Args)]
+struct ImportArgs {
+    /// Read a MiniMalloc solution (its `offset` column is the base bank).
+    #[arg(long, required = true)]
+    minimalloc: bool,
+    /// The program the problem was exported from.
+    file: String,
+    /// The solver's CSV.
+    solution: PathBuf,
+    /// Banks the allocator may use (1..=numBanks).
+    #[arg(long, value_name = "N")]
+    psum_banks: Option<u32>,
 }
 
 #[derive(Args)]
@@ -228,6 +321,10 @@ fn main() -> ExitCode {
         Command::Legalize(a) => cmd_legalize(a),
         Command::Verify(a) => cmd_verify(a),
         Command::Gen(a) => cmd_gen(a),
+        Command::Bound(a) => cmd_bound(a),
+        Command::Export(a) => cmd_export(a),
+        Command::Import(a) => cmd_import(a),
+        Command::Viz(a) => cmd_viz(a),
         Command::Pass(PassCommand::FirstMatmults(a)) => cmd_first_matmults(a),
     };
     match result {
@@ -381,15 +478,22 @@ fn cmd_compile(a: CompileArgs) -> Result<(), Failure> {
         alloc: a.flags.options(),
         verify: !a.no_verify,
     };
+    let report = a.report();
     let c = pipeline::compile(&loaded.module, &opts).map_err(|e| compile_failure(&loaded, &e))?;
     a.flags.print_log(&c.alloc);
     let program = module_text(&c.module, a.emit);
-    match a.report {
-        Some(ReportKind::Json) => {
+    match report {
+        Some(CompileReport::Json) => {
             if a.out.output.is_some() {
                 emit(&a.out, &program)?;
             }
             print_stdout(&json_text(&report::compile_report(&c)))?;
+        }
+        Some(CompileReport::Html(path)) => {
+            let t = Timeline::from_compiled(title(&a.file), &loaded.module, &c);
+            emit(&OutputArgs { output: Some(path) }, &viz::html(&t))?;
+            emit(&a.out, &program)?;
+            eprint!("{}", report::compile_summary(&c));
         }
         None => {
             emit(&a.out, &program)?;
@@ -472,6 +576,100 @@ fn cmd_gen(a: GenArgs) -> Result<(), Failure> {
     let w = Workload::from_args(kind, &params)?;
     let m = generate(&w)?;
     emit(&out, &text::print(&m))
+}
+
+/// The heading of a picture of FILE: its file name (`stdin` for `-`).
+fn title(file: &str) -> String {
+    match file {
+        "-" => "stdin".to_string(),
+        _ => Path::new(file)
+            .file_name()
+            .map_or_else(|| file.to_string(), |n| n.to_string_lossy().into_owned()),
+    }
+}
+
+fn cmd_viz(a: VizArgs) -> Result<(), Failure> {
+    let html = match a.output.as_ref().and_then(|p| p.extension()) {
+        None if a.output.is_none() => false,
+        Some(e) if e == "svg" => false,
+        Some(e) if e == "html" || e == "htm" => true,
+        _ => usage_error("the output of viz must end in .svg or .html"),
+    };
+    let loaded = load(&a.file)?;
+    let m = &loaded.module;
+    let opts = CompileOptions {
+        alloc: a.flags.options(),
+        verify: false,
+    };
+    let t = match pipeline::compile(m, &opts) {
+        Ok(c) => {
+            a.flags.print_log(&c.alloc);
+            Timeline::from_compiled(title(&a.file), m, &c)
+        }
+        Err(e @ (CompileError::Unroll(_) | CompileError::Matmul(_))) => {
+            eprintln!("warning: accumulation clusters not drawn: {e}");
+            let outcome = alloc::allocate(m, &opts.alloc)?;
+            a.flags.print_log(&outcome);
+            Timeline::from_alloc(title(&a.file), m, &outcome)
+        }
+        Err(e) => return Err(compile_failure(&loaded, &e)),
+    };
+    let page = if html { viz::html(&t) } else { viz::svg(&t) };
+    emit(&OutputArgs { output: a.output }, &page)
+}
+
+/// The first iteration's allocation problem of FILE (after the memloc split).
+fn alloc_problem(
+    file: &str,
+    psum_banks: Option<u32>,
+) -> Result<psum::bound::AllocProblem, Failure> {
+    let loaded = load(file)?;
+    let opts = AllocOptions {
+        psum_banks,
+        ..AllocOptions::default()
+    };
+    psum::bound::problem(&loaded.module, &opts).map_err(|e| {
+        Failure(
+            loaded
+                .diagnostic(alloc_loc(&loaded.module, &e), e.to_string())
+                .to_string(),
+        )
+    })
+}
+
+fn cmd_bound(a: BoundArgs) -> Result<(), Failure> {
+    let report = psum::bound::bounds(&alloc_problem(&a.file, a.psum_banks)?);
+    match a.report {
+        Some(ReportKind::Json) => print_stdout(&json_text(&serde_json::to_value(&report)?)),
+        None => print_stdout(&report.render()),
+    }
+}
+
+fn cmd_export(a: ExportArgs) -> Result<(), Failure> {
+    let p = alloc_problem(&a.file, a.psum_banks)?;
+    emit(&a.out, &psum::export::to_minimalloc_csv(&p.buffers))?;
+    eprintln!(
+        "capacity: {} banks (run MiniMalloc with --capacity={})",
+        p.num_banks, p.num_banks
+    );
+    Ok(())
+}
+
+fn cmd_import(a: ImportArgs) -> Result<(), Failure> {
+    let p = alloc_problem(&a.file, a.psum_banks)?;
+    let csv = std::fs::read_to_string(&a.solution)
+        .map_err(|e| Failure(format!("{}: error: {e}", a.solution.display())))?;
+    let report = psum::export::import_minimalloc(&p.buffers, &csv, p.num_banks)
+        .map_err(|e| Failure(format!("{}: error: {e}", a.solution.display())))?;
+    print_stdout(&report.render())?;
+    if report.is_valid() {
+        Ok(())
+    } else {
+        Err(Failure(format!(
+            "{}: error: the solution is not a valid bank assignment",
+            a.solution.display()
+        )))
+    }
 }
 
 fn print_stdout(s: &str) -> Result<(), Failure> {

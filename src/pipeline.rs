@@ -10,7 +10,7 @@
 
 use crate::alloc::{self, AllocError, AllocOptions, AllocOutcome};
 use crate::arch::{self, ArchError};
-use crate::ir::Module;
+use crate::ir::{InstId, Module};
 use crate::matmul::{self, MatmulError, MatmulReport};
 use crate::unroll::{self, UnrollError};
 use crate::validate::{self, ValidateError};
@@ -65,6 +65,10 @@ pub struct Compiled {
     pub module: Module,
     /// The allocator's outcome (its `module` is the allocated program before unrolling).
     pub alloc: AllocOutcome,
+    /// For every unrolled instruction (ids `0..origins.len()` of `module`;
+    /// memsets inserted by legalization come after), the instruction of
+    /// `alloc.module` it is a copy of.
+    pub origins: Vec<InstId>,
     /// What ordering and legalization did.
     pub matmul: MatmulReport,
     /// The verifier's verdict, unless verification was turned off.
@@ -93,7 +97,9 @@ pub fn compile(input: &Module, opts: &CompileOptions) -> Result<Compiled, Compil
     let alloc = timed(&mut timings, "alloc", || {
         alloc::allocate(input, &opts.alloc)
     })?;
-    let mut module = timed(&mut timings, "unroll", || unroll::unroll(&alloc.module))?;
+    let (mut module, origins) = timed(&mut timings, "unroll", || {
+        unroll::unroll_with_origins(&alloc.module)
+    })?;
     let matmul = timed(&mut timings, "legalize", || {
         matmul::legalize_program(&mut module, &arch)
     })?;
@@ -103,6 +109,7 @@ pub fn compile(input: &Module, opts: &CompileOptions) -> Result<Compiled, Compil
     Ok(Compiled {
         module,
         alloc,
+        origins,
         matmul,
         verify,
         timings,

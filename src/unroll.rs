@@ -59,6 +59,12 @@ fn body_count(m: &Module, body: &[Stmt]) -> u128 {
 
 /// Returns the loop-free program equivalent to `m` (SPEC §4.3).
 pub fn unroll(m: &Module) -> Result<Module, UnrollError> {
+    unroll_with_origins(m).map(|(u, _)| u)
+}
+
+/// [`unroll`], also returning for every instruction of the unrolled module
+/// (indexed by its [`InstId`]) the instruction of `m` it is a copy of.
+pub fn unroll_with_origins(m: &Module) -> Result<(Module, Vec<InstId>), UnrollError> {
     let count = unrolled_count(m);
     if count > MAX_UNROLLED_INSTS {
         return Err(UnrollError::TooManyInstructions { count });
@@ -70,6 +76,7 @@ pub fn unroll(m: &Module) -> Result<Module, UnrollError> {
         nest: Vec::new(),
         labels: HashSet::new(),
         out: Module::new(m.arch.clone()),
+        origins: Vec::with_capacity(usize::try_from(count).unwrap_or(0)),
     };
     u.out.tensors = m.tensors.clone();
     m.walk(|v, nest| {
@@ -87,7 +94,7 @@ pub fn unroll(m: &Module) -> Result<Module, UnrollError> {
             body,
         });
     }
-    Ok(u.out)
+    Ok((u.out, u.origins))
 }
 
 /// One `.V` label suffix; a negative value `-V` is written `.nV`, since
@@ -111,6 +118,8 @@ struct Unroller<'m> {
     /// Labels emitted so far.
     labels: HashSet<String>,
     out: Module,
+    /// Source instruction of each emitted instruction.
+    origins: Vec<InstId>,
 }
 
 impl Unroller<'_> {
@@ -119,7 +128,10 @@ impl Unroller<'_> {
             match *s {
                 Stmt::Inst(i) => {
                     let inst = self.instantiate(i)?;
-                    out_body.push(Stmt::Inst(self.out.add_inst(inst)));
+                    let id = self.out.add_inst(inst);
+                    debug_assert_eq!(id.index(), self.origins.len());
+                    self.origins.push(i);
+                    out_body.push(Stmt::Inst(id));
                 }
                 Stmt::Loop(l) => {
                     let lp = self.m.loop_(l);

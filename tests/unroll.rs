@@ -5,7 +5,7 @@ mod matmul_common;
 
 use matmul_common::parse;
 use psum::ir::Module;
-use psum::unroll::{unroll, unrolled_count, UnrollError, MAX_UNROLLED_INSTS};
+use psum::unroll::{unroll, unroll_with_origins, unrolled_count, UnrollError, MAX_UNROLLED_INSTS};
 
 /// Asserts the `(label, after)` pairs of the unrolled instructions that have
 /// both, in program order.
@@ -231,4 +231,47 @@ block main {
 fn loop_free_programs_are_unchanged() {
     let m = parse(include_str!("../examples/01_three_tensors.psum"));
     assert!(unroll(&m).unwrap().same_program(&m));
+}
+
+/// Every unrolled instruction knows the instruction it was copied from.
+#[test]
+fn origins_name_the_copied_instruction() {
+    let m = parse(
+        "arch trn1
+
+psum acc [128, 2048]
+sbuf w [128, 1024] bf16
+sbuf x [128, 1024] bf16
+sbuf y [128, 2048]
+
+block main {
+  %z: memset y = 0
+  loop i 0..2 {
+    loop j 0..2 {
+      %a: matmul acc[0:128, j*512:j*512+512] <- w[0:128, i*256:i*256+256], x[0:128, 0:256]
+    }
+    %b: act y <- acc
+  }
+}
+",
+    );
+    let (u, origins) = unroll_with_origins(&m).unwrap();
+    assert!(u.same_program(&unroll(&m).unwrap()));
+    let label = |m: &Module, i: psum::ir::InstId| m.inst(i).label.clone().unwrap();
+    let pairs: Vec<(String, String)> = u
+        .insts_in_order()
+        .into_iter()
+        .map(|i| (label(&u, i), label(&m, origins[i.index()])))
+        .collect();
+    let want = [
+        ("z", "z"),
+        ("a.0.0", "a"),
+        ("a.0.1", "a"),
+        ("b.0", "b"),
+        ("a.1.0", "a"),
+        ("a.1.1", "a"),
+        ("b.1", "b"),
+    ];
+    assert_eq!(pairs, want.map(|(a, b)| (a.to_string(), b.to_string())));
+    assert_eq!(origins.len(), u.insts.len());
 }

@@ -3,6 +3,7 @@
 //! to well-formed SVG and HTML.
 
 use psum::alloc::{allocate, AllocOptions};
+use psum::pipeline::{compile, CompileOptions};
 use psum::viz::{html, svg, BarRole, LoopSpan, SpillKind, Timeline};
 
 fn timeline(file: &str) -> Timeline {
@@ -11,6 +12,27 @@ fn timeline(file: &str) -> Timeline {
     let module = psum::text::parse(&src).unwrap().module;
     let outcome = allocate(&module, &AllocOptions::default()).unwrap();
     Timeline::from_alloc(file, &module, &outcome)
+}
+
+/// The timeline of the compiled example, with its accumulation clusters.
+fn compiled(file: &str) -> Timeline {
+    let path = format!("{}/examples/{file}", env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(&path).unwrap();
+    let module = psum::text::parse(&src).unwrap().module;
+    let opts = CompileOptions {
+        verify: false,
+        ..Default::default()
+    };
+    let c = compile(&module, &opts).unwrap();
+    Timeline::from_compiled(file, &module, &c)
+}
+
+/// `(label, bank_lo, bank_hi, start, end)` of each cluster.
+fn clusters(t: &Timeline) -> Vec<(&str, u32, u32, u32, u32)> {
+    t.clusters
+        .iter()
+        .map(|c| (c.label.as_str(), c.bank_lo, c.bank_hi, c.start, c.end))
+        .collect()
 }
 
 /// `(name, bank, banks, start, end)` of each bar.
@@ -90,6 +112,65 @@ fn gemm_k_loop() {
         }]
     );
     assert_eq!(bars(&t), [("acc", 0, 1, 0, 3)]);
+}
+
+/// 03: the two partition halves of bank 0 are two clusters, each the two
+/// copies of one matmul of the loop (points 1 and 2).
+#[test]
+fn column_tiles_have_two_clusters() {
+    let t = compiled("03_column_tiles.psum");
+    assert_eq!(
+        clusters(&t),
+        [
+            ("cluster 0: 1 group, 2 matmuls, partitions 0-63", 0, 0, 1, 1),
+            (
+                "cluster 1: 1 group, 2 matmuls, partitions 64-127",
+                0,
+                0,
+                2,
+                2
+            ),
+        ]
+    );
+    let mut plain = t.clone();
+    plain.clusters.clear();
+    assert_eq!(plain, timeline("03_column_tiles.psum"));
+}
+
+/// 04: the four copies of the K-loop matmul form one cluster at point 1.
+#[test]
+fn gemm_k_loop_has_one_cluster() {
+    let t = compiled("04_gemm_k_loop.psum");
+    assert_eq!(
+        clusters(&t),
+        [(
+            "cluster 0: 1 group, 4 matmuls, partitions 0-127",
+            0,
+            0,
+            1,
+            1
+        )]
+    );
+}
+
+/// 01: every cluster is a single matmul, which its bar already shows.
+#[test]
+fn single_matmul_clusters_are_not_outlined() {
+    assert_eq!(clusters(&compiled("01_three_tensors.psum")), []);
+}
+
+/// The pictures of the compiled shared examples, as `psum viz` draws them.
+#[test]
+fn snapshot_compiled_examples() {
+    for (name, file) in [
+        ("compiled_01_svg", "01_three_tensors.psum"),
+        ("compiled_02_svg", "02_one_spill.psum"),
+        ("compiled_03_svg", "03_column_tiles.psum"),
+        ("compiled_04_svg", "04_gemm_k_loop.psum"),
+    ] {
+        insta::assert_snapshot!(name, svg(&compiled(file)));
+    }
+    insta::assert_snapshot!("compiled_03_html", html(&compiled("03_column_tiles.psum")));
 }
 
 #[test]

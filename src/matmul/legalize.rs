@@ -29,6 +29,19 @@ use crate::arch::Arch;
 use crate::ir::{Access, FlagSet, Flags, Inst, InstId, InstKind, Module, Stmt};
 use std::collections::{HashMap, HashSet};
 
+/// One accumulation cluster (SPEC §4.3.3) as legalized.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cluster {
+    /// Number of accumulation groups in it.
+    pub groups: usize,
+    /// Its matmuls in program order (ids stay valid in the legalized module).
+    pub matmuls: Vec<InstId>,
+    /// Closed bank range over its groups.
+    pub banks: (i64, i64),
+    /// Closed partition range over its groups.
+    pub partitions: (i64, i64),
+}
+
 /// What [`legalize_program`] did (the SPEC §6 report keys it owns).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatmulReport {
@@ -43,8 +56,8 @@ pub struct MatmulReport {
     pub memsets_inserted: usize,
     /// Number of accumulation groups.
     pub groups: usize,
-    /// Number of clusters.
-    pub clusters: usize,
+    /// The clusters, ordered by head.
+    pub clusters: Vec<Cluster>,
     /// Warnings (mixed explicit/auto clusters).
     pub warnings: Vec<String>,
 }
@@ -83,7 +96,7 @@ impl MatmulReport {
         }
         o.insert("memsets_inserted".into(), self.memsets_inserted.into());
         o.insert("groups".into(), self.groups.into());
-        o.insert("clusters".into(), self.clusters.into());
+        o.insert("clusters".into(), self.clusters.len().into());
         o.insert("warnings".into(), serde_json::json!(self.warnings));
         o.into()
     }
@@ -310,9 +323,28 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
         flags,
         memsets_inserted: plan.memsets.len(),
         groups: an.groups.len(),
-        clusters: an.clusters.len(),
+        clusters: an.clusters.iter().map(|c| cluster(&an, c)).collect(),
         warnings,
     })
+}
+
+/// The report entry of the cluster of groups `c`.
+fn cluster(an: &Analysis, c: &[usize]) -> Cluster {
+    let groups = || c.iter().map(|&g| &an.groups[g]);
+    let mut matmuls: Vec<usize> = groups().flat_map(|g| g.matmuls.iter().copied()).collect();
+    matmuls.sort_unstable();
+    let span = |f: fn(&AccGroup) -> (i64, i64)| {
+        groups()
+            .map(f)
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+            .unwrap_or_default()
+    };
+    Cluster {
+        groups: c.len(),
+        matmuls: matmuls.into_iter().map(|o| an.trace.insts[o]).collect(),
+        banks: span(|g| g.banks),
+        partitions: span(|g| g.partitions),
+    }
 }
 
 /// Labels every unlabelled instruction with its program position (SPEC §4.3:

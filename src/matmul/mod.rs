@@ -20,7 +20,7 @@ pub mod order;
 
 pub use first::set_first_matmults;
 pub use groups::{analyze, AccGroup, Analysis, PartitionMode};
-pub use legalize::{legalize_program, MatmulReport};
+pub use legalize::{legalize_program, Cluster, MatmulReport};
 pub use order::order_column_tiled_mms;
 
 use crate::arch::PSUM_BANK_SIZE;

@@ -13,7 +13,7 @@ const MAX_TABLE_ROWS: usize = 1000;
 
 /// Page style: readable on a laptop screen, the picture scrolls sideways.
 const PAGE_STYLE: &str = "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;margin:20px;color:#1a1a1a}\
-h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:22px 0 8px}\
+h2{font-size:16px;margin:22px 0 8px}\
 .sub{color:#555;margin:0 0 12px}.pic{overflow-x:auto;border:1px solid #ccc;display:inline-block;max-width:100%}\
 .pic>svg{display:block}table{border-collapse:collapse;font-size:13px}\
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}th{background:#f0f0f0}\
@@ -29,14 +29,7 @@ pub fn html(t: &Timeline) -> String {
         o,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>psum: {title}</title>\n<style>{PAGE_STYLE}</style>\n</head>\n<body>\n"
     );
-    put!(
-        o,
-        "<h1>{title}</h1>\n<p class=\"sub\">PSUM bank timeline (SPEC 8) for {}: {} banks, {} program points, {} PSUM tensors. Hover over a rectangle or mark for details.</p>\n",
-        escape(&t.arch),
-        t.num_banks,
-        t.num_points,
-        t.tensors.len()
-    );
+    o.push_str("<p class=\"sub\">Hover over a rectangle or mark for details.</p>\n");
     put!(o, "<div class=\"pic\">\n{picture}</div>\n");
 
     o.push_str("<h2>Legend</h2>\n<table class=\"legend\">\n");

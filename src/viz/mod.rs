@@ -4,8 +4,9 @@
 //!
 //! The renderers read a plain [`Timeline`], so they depend on no pass:
 //! [`Timeline::from_alloc`] fills it from an allocation (tensor intervals and
-//! banks, spill code, the first iteration's demand), a caller that legalizes
-//! adds the accumulation clusters of SPEC §4.3, and [`pressure`] turns
+//! banks, spill code, the first iteration's demand), [`Timeline::from_compiled`]
+//! adds the accumulation clusters of SPEC §4.3 found on the unrolled program,
+//! mapped back to the points of the allocated one, and [`pressure`] turns
 //! intervals into a live-bank curve. Output is deterministic: fixed number formatting and
 //! the order of the input vectors. Programs with more than [`MAX_COLUMNS`]
 //! points are binned, and tensors too narrow to see are merged per bank lane,
@@ -28,6 +29,7 @@ use crate::alloc::linear::{Linear, PointKind};
 use crate::alloc::{liveness, split, AllocOutcome};
 use crate::arch;
 use crate::ir::{InstKind, Mem, Module, Stmt};
+use crate::pipeline::Compiled;
 use std::collections::HashMap;
 
 /// Above this many program points the timeline is binned: each column of the
@@ -170,7 +172,7 @@ impl Timeline {
     /// allocator was given and `outcome` what it returned. Points are those of
     /// the allocated program; the "before" curve is the first iteration's
     /// demand, carried over to the allocated program's points. Clusters
-    /// (SPEC §4.3) are left empty for the caller that legalizes.
+    /// (SPEC §4.3) are left empty: see [`Timeline::from_compiled`].
     pub fn from_alloc(
         title: impl Into<String>,
         original: &Module,
@@ -304,6 +306,58 @@ impl Timeline {
             pressure_after,
             summary,
         }
+    }
+}
+
+impl Timeline {
+    /// The timeline of a compiled program ([`compile`](crate::pipeline::compile) of
+    /// `original`): [`Timeline::from_alloc`] of its allocation, with one
+    /// [`ClusterBox`] per accumulation cluster (SPEC §4.3). A cluster found on
+    /// the unrolled program spans the allocated-program points of the
+    /// instructions its matmuls were copied from, over its banks. A cluster
+    /// of a single matmul is not outlined: it says nothing its bar does not.
+    pub fn from_compiled(
+        title: impl Into<String>,
+        original: &Module,
+        compiled: &Compiled,
+    ) -> Timeline {
+        let mut t = Timeline::from_alloc(title, original, &compiled.alloc);
+        let lin = Linear::new(&compiled.alloc.module);
+        let bank = |b: i64| u32::try_from(b.max(0)).unwrap_or(u32::MAX);
+        for (k, c) in compiled.matmul.clusters.iter().enumerate() {
+            if c.matmuls.len() < 2 {
+                continue;
+            }
+            let points = (c.matmuls.iter())
+                .filter_map(|i| compiled.origins.get(i.index()))
+                .filter_map(|o| lin.inst_point.get(o.index()).copied().flatten());
+            let Some((start, end)) = points.fold(None, |span, p| match span {
+                None => Some((p, p)),
+                Some((s, e)) => Some((p.min(s), p.max(e))),
+            }) else {
+                continue;
+            };
+            let (p_lo, p_hi) = c.partitions;
+            t.clusters.push(ClusterBox {
+                label: format!(
+                    "cluster {k}: {} group{}, {} matmul{}, partitions {}",
+                    c.groups,
+                    if c.groups == 1 { "" } else { "s" },
+                    c.matmuls.len(),
+                    if c.matmuls.len() == 1 { "" } else { "s" },
+                    if p_lo == p_hi {
+                        p_lo.to_string()
+                    } else {
+                        format!("{p_lo}-{p_hi}")
+                    },
+                ),
+                bank_lo: bank(c.banks.0),
+                bank_hi: bank(c.banks.1),
+                start,
+                end,
+            });
+        }
+        t
     }
 }
 

@@ -22,6 +22,9 @@ const POINT_W: f64 = 64.0;
 const MARK_GAP: f64 = 16.0;
 /// Narrowest bar, cluster or loop drawn on its own.
 const MIN_PX: f64 = 3.0;
+/// Horizontal and vertical inset of a cluster outline in its lanes: inside
+/// the bars it covers, so it does not hide their edges.
+const CLUSTER_INSET: (f64, f64) = (3.0, 6.0);
 /// Height of one bank lane.
 const LANE_H: f64 = 34.0;
 /// Height of the pressure chart.
@@ -71,7 +74,7 @@ const STYLE: &str =
 .le{stroke:#53657a;stroke-width:1.2;stroke-dasharray:3 2}.br{fill:none;stroke:#53657a}\
 .blk{stroke:#333;stroke-width:1.5}.sp{stroke:#b2182b;stroke-width:2;stroke-dasharray:5 3}\
 .rl{stroke:#2166ac;stroke-width:1.5}.m{fill:#a0a8b0}\
-.cl{fill:none;stroke:#222;stroke-width:1.5;stroke-dasharray:6 3}\
+.cl{fill:none;stroke:#111;stroke-width:1.4;stroke-dasharray:4 2}\
 .sv{fill:#b2182b;stroke:#fff}.rm{fill:#2166ac;stroke:#fff}";
 
 /// Renders the timeline as a standalone SVG document.
@@ -198,7 +201,7 @@ impl Key {
             Key::Save => "copy X_SpillTensorCopyK <- X: the value leaves PSUM for SBUF.",
             Key::ReloadMark => "copy X_ReloadTensorCopyJ <- X_SpillTensorCopyK: the value comes back into PSUM.",
             Key::Merged => "Tensors narrower than 3 pixels, merged per bank lane; hover for how many.",
-            Key::Cluster => "An accumulation cluster (SPEC 4.3): matmul groups sharing a zero region, flagged together.",
+            Key::Cluster => "An accumulation cluster (SPEC 4.3) of two or more matmuls: groups sharing a zero region, flagged together; outlined from its first to its last matmul over its banks.",
             Key::Loop => "A loop's header point (solid line) to its end point (dashed line), bracketed above the banks.",
             Key::After => "Banks held by placed tensors at each point after allocation.",
             Key::Before => "Live banks at each point before allocation (the first iteration's demand); above the bank count something must spill.",
@@ -899,15 +902,15 @@ fn clusters(o: &mut String, t: &Timeline, l: &Layout) {
         let c = &t.clusters[i];
         let end = c.end.min(l.n - 1);
         let hi = c.bank_hi.min(l.lanes - 1);
-        let x = l.x(c.start) + 1.5;
-        let y = l.lane_y(c.bank_lo) + 1.0;
+        let x = l.x(c.start) + CLUSTER_INSET.0;
+        let y = l.lane_y(c.bank_lo) + CLUSTER_INSET.1;
         put!(
             o,
             "<rect class=\"cl\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}\nbanks {}, points {}</title></rect>\n",
             num(x),
             num(y),
-            num((l.x(end + 1) - 1.5 - x).max(1.0)),
-            num(l.lane_y(hi + 1) - 1.0 - y),
+            num((l.x(end + 1) - CLUSTER_INSET.0 - x).max(1.0)),
+            num(l.lane_y(hi + 1) - CLUSTER_INSET.1 - y),
             escape(&c.label),
             range_text(c.bank_lo, c.bank_hi),
             range_text(c.start, c.end)

@@ -1,0 +1,307 @@
+//! Lower bounds on PSUM allocation (`psum bound`): what no allocator can beat.
+//!
+//! Both bounds work on the live intervals of SPEC §3.3 (closed `[start, end]`
+//! in program points, each holding `liveN` banks) under the closed-interval
+//! interference of SPEC §3.4.
+//!
+//! - [`peak_demand`]: the most banks live at one point. No allocation of the
+//!   program can use fewer banks without spilling.
+//! - [`min_spills_one_bank`]: when every node holds one bank, the fewest nodes
+//!   that must spill on `k` banks. A node that is not spilled holds its bank
+//!   over its whole interval, so the unspilled nodes form a k-colorable
+//!   subgraph of the interval graph; the bound is `n` minus the largest such
+//!   subgraph. For interval graphs that maximum is found exactly by the greedy
+//!   of Yannakakis & Gavril ("The maximum k-colorable subgraph problem for
+//!   chordal graphs", IPL 24, 1987) and Carlisle & Lloyd ("On the k-coloring of
+//!   intervals", Discrete Applied Mathematics 59, 1995): take intervals by
+//!   increasing right endpoint and keep one when, with it, no point is covered
+//!   by more than `k` kept intervals.
+//!
+//! [`problem`] extracts the intervals of a module's first allocation
+//! iteration (after the memloc split, before any spill), which is also what
+//! [`crate::export`] hands to MiniMalloc; [`bounds`] computes both bounds.
+
+use crate::alloc::linear::Linear;
+use crate::alloc::{liveness, split, AllocError, AllocOptions};
+use crate::arch;
+use crate::ir::Module;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// A live interval: closed `[start, end]` in program points, holding `banks` banks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Interval {
+    /// First program point (inclusive).
+    pub start: u32,
+    /// Last program point (inclusive).
+    pub end: u32,
+    /// Banks held (`liveN`, SPEC §3.3).
+    pub banks: u32,
+}
+
+/// One node of the allocation problem: its name and live interval.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Buffer {
+    /// The node's tensor name (a memloc piece is `NAME.K`).
+    pub id: String,
+    /// Closed live interval and bank count.
+    pub interval: Interval,
+}
+
+/// The first iteration's allocation problem of a module.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AllocProblem {
+    /// The arch codename of the module.
+    pub arch: String,
+    /// Banks available (after `--psum-banks`).
+    pub num_banks: u32,
+    /// The nodes, in node order (first definition).
+    pub buffers: Vec<Buffer>,
+}
+
+impl AllocProblem {
+    /// The intervals alone, in node order.
+    pub fn intervals(&self) -> Vec<Interval> {
+        self.buffers.iter().map(|b| b.interval).collect()
+    }
+}
+
+/// The nodes of a validated module's first allocation iteration (SPEC
+/// §3.2–3.3): memloc split, live ranges with the loop extension, `liveN`.
+pub fn problem(m: &Module, opts: &AllocOptions) -> Result<AllocProblem, AllocError> {
+    let arch = arch::lookup(&m.arch)?;
+    let max = arch.num_banks();
+    let num_banks = match opts.psum_banks {
+        None => max,
+        Some(n) if (1..=max).contains(&n) => n,
+        Some(requested) => return Err(AllocError::PsumBanks { requested, max }),
+    };
+    let work = split::memloc_split(m);
+    let lin = Linear::new(&work);
+    let live = liveness::live_ranges(&work, &lin, &arch, num_banks)?;
+    let buffers = live
+        .nodes
+        .iter()
+        .map(|n| Buffer {
+            id: work.tensor(n.tensor).name.clone(),
+            interval: Interval {
+                start: n.start,
+                end: n.end,
+                banks: n.banks,
+            },
+        })
+        .collect();
+    Ok(AllocProblem {
+        arch: m.arch.clone(),
+        num_banks,
+        buffers,
+    })
+}
+
+/// Both lower bounds of a problem (`psum bound`, `--report json`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BoundReport {
+    /// The arch codename.
+    pub arch: String,
+    /// Banks available.
+    pub num_banks: u32,
+    /// Number of nodes.
+    pub nodes: usize,
+    /// Peak demand in banks: no allocation needs fewer banks without spilling.
+    pub peak_demand: u32,
+    /// First point of peak demand (`null` without nodes).
+    pub peak_point: Option<u32>,
+    /// Fewest nodes that must spill on `num_banks` banks (`null` unless every
+    /// node holds one bank).
+    pub min_spills: Option<usize>,
+    /// One minimum spill set, by name in node order (`null` with `min_spills`).
+    pub spill_set: Option<Vec<String>>,
+}
+
+/// Computes [`BoundReport`] for a problem.
+pub fn bounds(p: &AllocProblem) -> BoundReport {
+    let ivs = p.intervals();
+    let peak = peak_demand(&ivs);
+    let spilled = min_spills_one_bank(&ivs, p.num_banks);
+    BoundReport {
+        arch: p.arch.clone(),
+        num_banks: p.num_banks,
+        nodes: ivs.len(),
+        peak_demand: peak.banks,
+        peak_point: peak.point,
+        min_spills: spilled.as_ref().map(Vec::len),
+        spill_set: spilled.map(|s| s.iter().map(|&i| p.buffers[i].id.clone()).collect()),
+    }
+}
+
+impl BoundReport {
+    /// The text form printed by `psum bound`.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let at = self
+            .peak_point
+            .map(|p| format!(" at point {p}"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "peak demand: {} banks{at} ({} nodes, {} banks available)",
+            self.peak_demand, self.nodes, self.num_banks
+        );
+        match (&self.min_spills, &self.spill_set) {
+            (Some(0), _) => {
+                let _ = writeln!(out, "minimum spills: 0 (every node fits without spilling)");
+            }
+            (Some(n), Some(set)) => {
+                let _ = writeln!(out, "minimum spills: {n} (for example {})", set.join(", "));
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "minimum spills: not computed (exact only when every node holds one bank)"
+                );
+            }
+        }
+        out
+    }
+}
+
+/// The peak demand and the first program point where it occurs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Peak {
+    /// Most banks live at one point (0 for no intervals).
+    pub banks: u32,
+    /// The first point with that demand (`None` for no intervals).
+    pub point: Option<u32>,
+}
+
+/// The maximum over program points of the banks live there (SPEC §3.4
+/// `peak_demand`), by a sweep over interval endpoints in O(n log n).
+pub fn peak_demand(intervals: &[Interval]) -> Peak {
+    // Events at `start` add banks; events at `end + 1` remove them. At one
+    // coordinate removals sort first, so `[a, p]` and `[p + 1, b]` never count
+    // together while `[a, p]` and `[p, b]` do.
+    let mut events: Vec<(u64, i64)> = Vec::with_capacity(2 * intervals.len());
+    for iv in intervals {
+        debug_assert!(iv.start <= iv.end, "interval ends before it starts");
+        events.push((u64::from(iv.start), i64::from(iv.banks)));
+        events.push((u64::from(iv.end) + 1, -i64::from(iv.banks)));
+    }
+    events.sort_unstable();
+    let mut live = 0i64;
+    let mut peak = Peak {
+        banks: 0,
+        point: None,
+    };
+    for (at, delta) in events {
+        live += delta;
+        if delta > 0 && live > i64::from(peak.banks) {
+            peak = Peak {
+                banks: u32::try_from(live).expect("demand fits u32"),
+                point: Some(u32::try_from(at).expect("start point fits u32")),
+            };
+        }
+    }
+    peak
+}
+
+/// The fewest one-bank nodes that must spill on `num_banks` banks: returns the
+/// indices (ascending) of a minimum set of intervals whose removal leaves no
+/// point covered more than `num_banks` times. `None` when some interval holds
+/// other than one bank (the bound is only exact for one-bank nodes).
+///
+/// Greedy by earliest right endpoint (Yannakakis & Gavril 1987; Carlisle &
+/// Lloyd 1995), which is optimal for interval graphs: an interval is kept
+/// unless some point inside it is already covered by `num_banks` kept
+/// intervals. Kept coverage is held in a segment tree over the distinct start
+/// points (coverage only rises at a start), so the whole runs in O(n log n).
+pub fn min_spills_one_bank(intervals: &[Interval], num_banks: u32) -> Option<Vec<usize>> {
+    if intervals.iter().any(|iv| iv.banks != 1) {
+        return None;
+    }
+    let mut starts: Vec<u32> = intervals.iter().map(|iv| iv.start).collect();
+    starts.sort_unstable();
+    starts.dedup();
+    let mut order: Vec<usize> = (0..intervals.len()).collect();
+    order.sort_by_key(|&i| (intervals[i].end, intervals[i].start, i));
+    let mut tree = MaxAddTree::new(starts.len());
+    let mut spilled = Vec::new();
+    for i in order {
+        let iv = intervals[i];
+        // Coverage at any point of [start, end] equals coverage at the last
+        // start point at or before it, and `iv.start` is itself a start point.
+        let lo = starts.partition_point(|&s| s < iv.start);
+        let hi = starts.partition_point(|&s| s <= iv.end);
+        if tree.max(lo, hi) < i64::from(num_banks) {
+            tree.add(lo, hi, 1);
+        } else {
+            spilled.push(i);
+        }
+    }
+    spilled.sort_unstable();
+    Some(spilled)
+}
+
+/// A segment tree over `n` slots with range add and range maximum.
+struct MaxAddTree {
+    n: usize,
+    /// Max of the subtree, including the node's own pending add.
+    max: Vec<i64>,
+    /// Amount added to the whole subtree.
+    add: Vec<i64>,
+}
+
+impl MaxAddTree {
+    fn new(n: usize) -> Self {
+        let size = 2 * n.next_power_of_two().max(1);
+        MaxAddTree {
+            n,
+            max: vec![0; size],
+            add: vec![0; size],
+        }
+    }
+
+    /// Adds `v` to every slot in `[lo, hi)`.
+    fn add(&mut self, lo: usize, hi: usize, v: i64) {
+        if lo < hi {
+            self.add_rec(1, 0, self.n, lo, hi, v);
+        }
+    }
+
+    fn add_rec(&mut self, node: usize, l: usize, r: usize, lo: usize, hi: usize, v: i64) {
+        if hi <= l || r <= lo {
+            return;
+        }
+        if lo <= l && r <= hi {
+            self.add[node] += v;
+            self.max[node] += v;
+            return;
+        }
+        let mid = (l + r) / 2;
+        self.add_rec(2 * node, l, mid, lo, hi, v);
+        self.add_rec(2 * node + 1, mid, r, lo, hi, v);
+        self.max[node] = self.add[node] + self.max[2 * node].max(self.max[2 * node + 1]);
+    }
+
+    /// The maximum over `[lo, hi)`; 0 for an empty range.
+    fn max(&self, lo: usize, hi: usize) -> i64 {
+        if lo < hi {
+            self.max_rec(1, 0, self.n, lo, hi)
+        } else {
+            0
+        }
+    }
+
+    fn max_rec(&self, node: usize, l: usize, r: usize, lo: usize, hi: usize) -> i64 {
+        if hi <= l || r <= lo {
+            return i64::MIN;
+        }
+        if lo <= l && r <= hi {
+            return self.max[node];
+        }
+        let mid = (l + r) / 2;
+        self.add[node]
+            + self
+                .max_rec(2 * node, l, mid, lo, hi)
+                .max(self.max_rec(2 * node + 1, mid, r, lo, hi))
+    }
+}

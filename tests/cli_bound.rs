@@ -1,0 +1,93 @@
+//! `psum bound`, `psum export --minimalloc` and `psum import --minimalloc`
+//! through the binary: exact output and exit codes.
+
+use std::process::{Command, Output};
+
+fn psum(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_psum"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("psum runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn bound_reports_peak_and_minimum_spills() {
+    let o = psum(&["bound", "examples/02_one_spill.psum"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o),
+        "peak demand: 9 banks at point 8 (9 nodes, 8 banks available)\nminimum spills: 1 (for example t0)\n"
+    );
+    let o = psum(&["bound", "examples/02_one_spill.psum", "--report", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["peak_demand"], 9);
+    assert_eq!(v["min_spills"], 1);
+    assert_eq!(v["spill_set"], serde_json::json!(["t0"]));
+}
+
+#[test]
+fn export_then_import_round_trips_a_valid_solution() {
+    let dir = std::env::temp_dir().join(format!("psum-cli-bound-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("p.csv");
+    let o = psum(&[
+        "export",
+        "--minimalloc",
+        "examples/01_three_tensors.psum",
+        "-o",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "capacity: 8 banks (run MiniMalloc with --capacity=8)\n"
+    );
+    let problem = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(problem, "id,lower,upper,size\na,0,5,1\nb,1,5,1\nc,2,6,2\n");
+
+    // The allocator's own answer (c=0, b=2, a=3) as a solver would write it.
+    let good = dir.join("good.csv");
+    std::fs::write(
+        &good,
+        "id,lower,upper,size,offset\na,0,5,1,3\nb,1,5,1,2\nc,2,6,2,0\n",
+    )
+    .unwrap();
+    let o = psum(&[
+        "import",
+        "--minimalloc",
+        "examples/01_three_tensors.psum",
+        good.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stdout(&o).ends_with("valid PSUM allocation\n"));
+
+    // A 2-bank tensor at an odd bank, overlapping b.
+    let bad = dir.join("bad.csv");
+    std::fs::write(
+        &bad,
+        "id,lower,upper,size,offset\na,0,5,1,3\nb,1,5,1,2\nc,2,6,2,1\n",
+    )
+    .unwrap();
+    let o = psum(&[
+        "import",
+        "--minimalloc",
+        "examples/01_three_tensors.psum",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(
+        out.contains("c: bank 1 is not a multiple of its alignment 2 (2 banks)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("b and c are live together and share a bank"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
