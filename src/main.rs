@@ -3,6 +3,9 @@
 //! one `cmd_*` function. Exit codes: 0 success, 1 input error, 2 usage error
 //! (clap's own exit code for bad arguments).
 
+mod bin_support;
+
+use bin_support::bench::{self, BenchArgs};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use psum::alloc::{AllocError, AllocOptions, AllocOutcome, Mode};
 use psum::ir::{Loc, Module};
@@ -44,6 +47,9 @@ enum Command {
     /// qkv, conv1d, column-tiled, random. `psum gen KIND --help-params` lists
     /// a workload's parameters.
     Gen(GenArgs),
+    /// Benchmark the allocator (reference vs fast mode, scaling to 1M
+    /// tensors, peak memory) and time each pass of `compile` on the workloads.
+    Bench(BenchArgs),
     /// Run a single pass on its own.
     #[command(subcommand)]
     Pass(PassCommand),
@@ -228,6 +234,7 @@ fn main() -> ExitCode {
         Command::Legalize(a) => cmd_legalize(a),
         Command::Verify(a) => cmd_verify(a),
         Command::Gen(a) => cmd_gen(a),
+        Command::Bench(a) => bench::cmd_bench(a),
         Command::Pass(PassCommand::FirstMatmults(a)) => cmd_first_matmults(a),
     };
     match result {

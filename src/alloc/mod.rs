@@ -214,8 +214,16 @@ struct Iteration {
     sel: Selection,
 }
 
-/// Allocates the PSUM tensors of a validated module (SPEC §3).
+/// Allocates the PSUM tensors of a validated module (SPEC §3), leaving `m`
+/// as it is (see [`allocate_owned`]).
 pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
+    allocate_owned(m.clone(), opts)
+}
+
+/// Allocates the PSUM tensors of a validated module (SPEC §3), taking it
+/// over: the result program is `m` itself, split and with spill code
+/// inserted, so a caller that no longer needs the input saves a copy.
+pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
     let arch = arch::lookup(&m.arch)?;
     let max = arch.num_banks();
     let num_banks = match opts.psum_banks {
@@ -225,7 +233,7 @@ pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocEr
     };
     let mut log = Log::default();
     log.v(" allocating PSUM".into());
-    let mut work = split::memloc_split(m);
+    let mut work = split::memloc_split_owned(m);
     for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
         t.bank = None;
     }
@@ -259,7 +267,7 @@ pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocEr
                 pct_text(utilization)
             ));
             let report = AllocReport {
-                arch: m.arch.clone(),
+                arch: work.arch.clone(),
                 num_banks,
                 tensors: Vec::new(),
                 spilled: spilled

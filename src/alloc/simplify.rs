@@ -7,15 +7,15 @@
 //! push), else the lowest-id `inf` node; each removal gives its banks back to
 //! its remaining neighbors' budgets. Metrics are exact fractions compared by
 //! cross-multiplication. Reference mode scans the seed's sparse sets linearly;
-//! fast mode keeps a heap for `lo`, an ordered set keyed by metric for `hi`
-//! and a cursor over `inf`, so one simplify costs O((n + E) log n).
+//! fast mode keeps a heap for `lo`, a lazily pruned heap keyed by metric for
+//! `hi` and a cursor over `inf`, so one simplify costs O((n + E) log n).
 
 use super::costs::Cost;
 use super::interference::Interference;
 use super::liveness::Node;
 use super::{Mode, NodeId};
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::BinaryHeap;
 use std::fmt;
 
 /// The four spill-choice heuristics (SPEC §3.6 **\[decision\]**).
@@ -236,25 +236,28 @@ fn simplify_reference(g: &Interference, mut st: State) -> Vec<NodeId> {
     stack
 }
 
-/// The drain with a heap, an ordered set and a cursor.
+/// The drain with a heap for `lo`, a lazily pruned heap keyed by metric for
+/// `hi` (a node whose metric changes is pushed again; entries whose stamp is
+/// stale are skipped when they surface) and a cursor over `inf`.
 fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
     let n = st.nodes.len();
     let mut stack = Vec::with_capacity(n);
-    let mut lo: BinaryHeap<Reverse<usize>> = (0..n)
-        .filter(|&u| st.list[u] == List::Lo)
-        .map(Reverse)
-        .collect();
+    let mut lo = IdSet::new(n);
+    for u in (0..n).filter(|&u| st.list[u] == List::Lo) {
+        lo.insert(u);
+    }
     let infs: Vec<usize> = (0..n).filter(|&u| st.list[u] == List::Inf).collect();
     let mut inf_cursor = 0;
-    let mut hi: BTreeSet<(Ratio, usize)> = (0..n)
+    let mut stamp = vec![0u32; n];
+    let mut hi: BinaryHeap<Reverse<HiEntry>> = (0..n)
         .filter(|&u| st.list[u] == List::Hi)
-        .map(|u| st.key(u))
+        .map(|u| Reverse(st.entry(u, 0)))
         .collect();
     let static_key = st.h == Heuristic::H3;
     loop {
-        let v = if let Some(Reverse(v)) = lo.pop() {
+        let v = if let Some(v) = lo.pop_min() {
             v
-        } else if let Some((_, v)) = hi.pop_first() {
+        } else if let Some(v) = pop_hi(&mut hi, &st.list, &stamp) {
             v
         } else {
             while inf_cursor < infs.len() && st.list[infs[inf_cursor]] != List::Inf {
@@ -270,22 +273,103 @@ fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
         let banks = st.nodes[v].banks;
         g.for_each_neighbor(NodeId::new(v), |u| {
             let u = u.index();
-            let old = match st.list[u] {
+            let was_hi = match st.list[u] {
                 List::Removed => return,
-                List::Hi => Some(st.key(u)),
-                List::Lo | List::Inf => None,
+                List::Hi => true,
+                List::Lo | List::Inf => false,
             };
             if st.relieve(u, banks) {
-                if let Some(k) = old {
-                    hi.remove(&k);
-                }
                 st.list[u] = List::Lo;
-                lo.push(Reverse(u));
-            } else if let Some(k) = old.filter(|_| !static_key) {
-                hi.remove(&k);
-                hi.insert(st.key(u));
+                lo.insert(u);
+            } else if was_hi && !static_key {
+                stamp[u] += 1;
+                hi.push(Reverse(st.entry(u, stamp[u])));
             }
         });
     }
     stack
+}
+
+/// A set of node ids with O(log₆₄ n) insert and pop-smallest: a bitset
+/// with a summary level per 64 words, up to a single word.
+struct IdSet {
+    /// `levels[0]` holds one bit per id; each next level one bit per
+    /// non-zero word of the level below.
+    levels: Vec<Vec<u64>>,
+}
+
+impl IdSet {
+    fn new(n: usize) -> IdSet {
+        let mut levels = Vec::new();
+        let mut len = n.max(1);
+        loop {
+            let words = len.div_ceil(64);
+            levels.push(vec![0u64; words]);
+            if words == 1 {
+                return IdSet { levels };
+            }
+            len = words;
+        }
+    }
+
+    fn insert(&mut self, mut i: usize) {
+        for level in &mut self.levels {
+            let word = &mut level[i / 64];
+            let was = *word;
+            *word |= 1 << (i % 64);
+            if was != 0 {
+                return;
+            }
+            i /= 64;
+        }
+    }
+
+    fn pop_min(&mut self) -> Option<usize> {
+        let top = self.levels.len() - 1;
+        if self.levels[top][0] == 0 {
+            return None;
+        }
+        let mut i = 0;
+        for level in self.levels.iter().rev() {
+            i = i * 64 + level[i].trailing_zeros() as usize;
+        }
+        let mut j = i;
+        for level in &mut self.levels {
+            let word = &mut level[j / 64];
+            *word &= !(1 << (j % 64));
+            if *word != 0 {
+                break;
+            }
+            j /= 64;
+        }
+        Some(i)
+    }
+}
+
+/// A `hi` heap entry: the node's key when pushed, and its stamp then.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct HiEntry {
+    key: (Ratio, u32),
+    stamp: u32,
+}
+
+impl State<'_> {
+    fn entry(&self, u: usize, stamp: u32) -> HiEntry {
+        let (r, u) = self.key(u);
+        HiEntry {
+            key: (r, u as u32),
+            stamp,
+        }
+    }
+}
+
+/// Pops the `hi` node with the smallest current key, skipping stale entries.
+fn pop_hi(hi: &mut BinaryHeap<Reverse<HiEntry>>, list: &[List], stamp: &[u32]) -> Option<usize> {
+    while let Some(Reverse(e)) = hi.pop() {
+        let u = e.key.1 as usize;
+        if list[u] == List::Hi && stamp[u] == e.stamp {
+            return Some(u);
+        }
+    }
+    None
 }
