@@ -161,11 +161,11 @@ struct State<'a> {
 }
 
 impl State<'_> {
-    fn key(&self, u: usize) -> (Ratio, usize) {
+    fn key(&self, u: usize) -> (Ratio, u32) {
         let n = &self.nodes[u];
         let nb = (i64::from(self.num_banks) - i64::from(n.banks) - self.budget[u]) as u64;
         let cost = self.costs[u].finite().expect("hi nodes have finite cost");
-        (self.h.metric(cost, n, self.deg[u], nb), u)
+        (self.h.metric(cost, n, self.deg[u], nb), u as u32)
     }
 
     /// Gives `banks` back to the remaining neighbor `u`; returns whether `u`
@@ -236,9 +236,13 @@ fn simplify_reference(g: &Interference, mut st: State) -> Vec<NodeId> {
     stack
 }
 
-/// The drain with a heap for `lo`, a lazily pruned heap keyed by metric for
-/// `hi` (a node whose metric changes is pushed again; entries whose stamp is
-/// stale are skipped when they surface) and a cursor over `inf`.
+/// The drain with an [`IdSet`] for `lo`, a lazy heap keyed by metric for
+/// `hi` and a cursor over `inf`. A removal only ever raises the metric of a
+/// remaining neighbor (its degree and neighbor banks shrink; the cost and
+/// length stay), so a `hi` entry's key is a lower bound of the node's
+/// current key: when an entry surfaces with an outdated key it is pushed
+/// again with the current one, and an entry that surfaces up to date is the
+/// true minimum.
 fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
     let n = st.nodes.len();
     let mut stack = Vec::with_capacity(n);
@@ -248,16 +252,14 @@ fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
     }
     let infs: Vec<usize> = (0..n).filter(|&u| st.list[u] == List::Inf).collect();
     let mut inf_cursor = 0;
-    let mut stamp = vec![0u32; n];
-    let mut hi: BinaryHeap<Reverse<HiEntry>> = (0..n)
+    let mut hi: BinaryHeap<Reverse<(Ratio, u32)>> = (0..n)
         .filter(|&u| st.list[u] == List::Hi)
-        .map(|u| Reverse(st.entry(u, 0)))
+        .map(|u| Reverse(st.key(u)))
         .collect();
-    let static_key = st.h == Heuristic::H3;
     loop {
         let v = if let Some(v) = lo.pop_min() {
             v
-        } else if let Some(v) = pop_hi(&mut hi, &st.list, &stamp) {
+        } else if let Some(v) = pop_hi(&mut hi, &st) {
             v
         } else {
             while inf_cursor < infs.len() && st.list[infs[inf_cursor]] != List::Inf {
@@ -273,17 +275,9 @@ fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
         let banks = st.nodes[v].banks;
         g.for_each_neighbor(NodeId::new(v), |u| {
             let u = u.index();
-            let was_hi = match st.list[u] {
-                List::Removed => return,
-                List::Hi => true,
-                List::Lo | List::Inf => false,
-            };
-            if st.relieve(u, banks) {
+            if st.list[u] != List::Removed && st.relieve(u, banks) {
                 st.list[u] = List::Lo;
                 lo.insert(u);
-            } else if was_hi && !static_key {
-                stamp[u] += 1;
-                hi.push(Reverse(st.entry(u, stamp[u])));
             }
         });
     }
@@ -346,30 +340,19 @@ impl IdSet {
     }
 }
 
-/// A `hi` heap entry: the node's key when pushed, and its stamp then.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct HiEntry {
-    key: (Ratio, u32),
-    stamp: u32,
-}
-
-impl State<'_> {
-    fn entry(&self, u: usize, stamp: u32) -> HiEntry {
-        let (r, u) = self.key(u);
-        HiEntry {
-            key: (r, u as u32),
-            stamp,
+/// Pops the `hi` node with the smallest current key (see [`simplify_fast`]).
+fn pop_hi(hi: &mut BinaryHeap<Reverse<(Ratio, u32)>>, st: &State) -> Option<usize> {
+    while let Some(Reverse(old)) = hi.pop() {
+        let u = old.1 as usize;
+        if st.list[u] != List::Hi {
+            continue;
         }
-    }
-}
-
-/// Pops the `hi` node with the smallest current key, skipping stale entries.
-fn pop_hi(hi: &mut BinaryHeap<Reverse<HiEntry>>, list: &[List], stamp: &[u32]) -> Option<usize> {
-    while let Some(Reverse(e)) = hi.pop() {
-        let u = e.key.1 as usize;
-        if list[u] == List::Hi && stamp[u] == e.stamp {
+        let cur = st.key(u);
+        debug_assert!(old <= cur, "simplify metrics only grow");
+        if cur == old {
             return Some(u);
         }
+        hi.push(Reverse(cur));
     }
     None
 }
