@@ -34,7 +34,8 @@ pub struct BenchArgs {
     /// Sizes on which reference and fast mode are compared [default: 1000,5000,20000].
     #[arg(long, value_delimiter = ',', value_name = "N,…")]
     compare_sizes: Option<Vec<u32>>,
-    /// Runs per size below 100k tensors (the median is reported; larger sizes run once).
+    /// Runs per size (the median is reported); 100k tensors and up, and
+    /// reference mode from 20k, run once.
     #[arg(long, default_value_t = 3, value_name = "N")]
     runs: u32,
     /// Internal: measure one size in this process and print one result line.
@@ -61,7 +62,10 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
     if let Some(child) = &a.child {
         return run_child(&child[0], &child[1], a.runs);
     }
-    let compare = a.compare_sizes.clone().unwrap_or(scaling::COMPARE_SIZES.to_vec());
+    let compare = a
+        .compare_sizes
+        .clone()
+        .unwrap_or(scaling::COMPARE_SIZES.to_vec());
     let fast = a.sizes.clone().unwrap_or_else(|| {
         (scaling::FAST_SIZES.into_iter())
             .filter(|&n| !a.quick || n < 300_000)
@@ -72,7 +76,7 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
     let _ = writeln!(
         out,
         "allocator: `random` programs ({}, pressure 1.5 × the bank count, 1–4-bank tensors, seed {}); \
-         time = allocate_owned only (median of {} runs below 100k, else 1); peak = child VmHWM\n",
+         time = allocate_owned only (median of {} runs; 1 run from 100k, reference from 20k); peak = child VmHWM\n",
         p.arch, p.seed, a.runs
     );
     let _ = writeln!(
@@ -85,13 +89,21 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
     let mut row = |s: &Sample, vs: Option<&Sample>| {
         let slot = usize::from(s.mode == Mode::Fast);
         let growth = prev[slot].map_or(String::new(), |(n, t)| {
-            format!("×{:.2} (size ×{:.1})", s.secs / t, f64::from(s.tensors) / f64::from(n))
+            format!(
+                "×{:.2} (size ×{:.1})",
+                s.secs / t,
+                f64::from(s.tensors) / f64::from(n)
+            )
         });
         prev[slot] = Some((s.tensors, s.secs));
         let (ratio, same) = match vs {
             Some(r) => (
                 format!("{:.1}×", r.secs / s.secs),
-                if r.digest == s.digest { "identical" } else { "DIFFERENT" },
+                if r.digest == s.digest {
+                    "identical"
+                } else {
+                    "DIFFERENT"
+                },
             ),
             None => (String::new(), ""),
         };
@@ -111,7 +123,9 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
     let mut differ = false;
     for &n in &compare {
         let with_ref = !(a.quick && n >= 20_000);
-        let r = with_ref.then(|| spawn(n, Mode::Reference, a.runs)).transpose()?;
+        let r = with_ref
+            .then(|| spawn(n, Mode::Reference, a.runs))
+            .transpose()?;
         if let Some(r) = &r {
             row(r, None);
         }
@@ -149,7 +163,8 @@ fn format_secs(s: f64) -> String {
 /// Measures one size in a child process.
 fn spawn(tensors: u32, mode: Mode, runs: u32) -> Result<Sample, Failure> {
     let exe = std::env::current_exe()?;
-    let runs = if tensors < 100_000 { runs.max(1) } else { 1 };
+    let large = tensors >= 100_000 || (mode == Mode::Reference && tensors >= 20_000);
+    let runs = if large { 1 } else { runs.max(1) };
     let out = Command::new(exe)
         .args(["bench", "--child", &tensors.to_string(), mode_name(mode)])
         .args(["--runs", &runs.to_string()])
@@ -250,7 +265,10 @@ fn digest(o: &psum::alloc::AllocOutcome) -> u64 {
 /// Per-pass times of `compile` on each `gen` workload at its default size.
 fn pass_table() -> Result<String, Failure> {
     let mut out = String::new();
-    let _ = writeln!(out, "compile per pass (ms), each `gen` workload at its default size:");
+    let _ = writeln!(
+        out,
+        "compile per pass (ms), each `gen` workload at its default size:"
+    );
     let _ = write!(out, "{:<14}", "workload");
     for p in PASSES {
         let _ = write!(out, "{p:>10}");
@@ -266,7 +284,11 @@ fn pass_table() -> Result<String, Failure> {
                 .find(|(n, _)| *n == p)
                 .map(|(_, d)| d.as_secs_f64() * 1e3);
             total += ms.unwrap_or(0.0);
-            let _ = write!(out, "{:>10}", ms.map_or("-".into(), |ms| format!("{ms:.2}")));
+            let _ = write!(
+                out,
+                "{:>10}",
+                ms.map_or("-".into(), |ms| format!("{ms:.2}"))
+            );
         }
         let _ = writeln!(out, "{total:>10.2}");
     }
