@@ -81,8 +81,8 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
     );
     let _ = writeln!(
         out,
-        "{:>9}  {:<9}  {:>10}  {:>9}  {:>16}  {:>5}  {:>8}  {:>8}  {}",
-        "tensors", "mode", "time", "peak MiB", "growth", "iters", "spilled", "ref/fast", "output"
+        "{:>9}  {:<9}  {:>10}  {:>9}  {:>16}  {:>5}  {:>8}  {:>8}  output",
+        "tensors", "mode", "time", "peak MiB", "growth", "iters", "spilled", "ref/fast"
     );
     print!("{out}");
     let mut prev: [Option<(u32, f64)>; 2] = [None, None];
