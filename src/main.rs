@@ -3,6 +3,9 @@
 //! one `cmd_*` function. Exit codes: 0 success, 1 input error, 2 usage error
 //! (clap's own exit code for bad arguments).
 
+mod bin_support;
+
+use bin_support::bench::{self, BenchArgs};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use psum::alloc::{AllocError, AllocOptions, AllocOutcome, Mode};
 use psum::ir::{Loc, Module};
@@ -54,6 +57,9 @@ enum Command {
     Import(ImportArgs),
     /// Draw the PSUM bank timeline as SVG or HTML (SPEC §8), allocating first.
     Viz(VizArgs),
+    /// Benchmark the allocator (reference vs fast mode, scaling to 1M
+    /// tensors, peak memory) and time each pass of `compile` on the workloads.
+    Bench(BenchArgs),
     /// Run a single pass on its own.
     #[command(subcommand)]
     Pass(PassCommand),
@@ -325,6 +331,7 @@ fn main() -> ExitCode {
         Command::Export(a) => cmd_export(a),
         Command::Import(a) => cmd_import(a),
         Command::Viz(a) => cmd_viz(a),
+        Command::Bench(a) => bench::cmd_bench(a),
         Command::Pass(PassCommand::FirstMatmults(a)) => cmd_first_matmults(a),
     };
     match result {

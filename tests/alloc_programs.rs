@@ -526,3 +526,41 @@ fn spill_names_skip_declared_names() {
     assert!(printed.contains("  copy t0_SpillTensorCopy1 <- t0\n"));
     assert!(printed.contains("  copy t0_ReloadTensorCopy2 <- t0_SpillTensorCopy1\n"));
 }
+
+/// Ten one-bank accumulators written in one loop and evacuated one by one
+/// after it: all ten are live across the loop, which no spill can relieve.
+fn evacuated_accumulators() -> String {
+    let mut src = String::from("arch trn1\n\nsbuf w [128, 256] bf16\nsbuf x [128, 40960] bf16\n");
+    for i in 0..10 {
+        src += &format!("psum acc{i} [128, 2048]\nsbuf y{i} [128, 2048]\n");
+    }
+    src += "\nblock main {\n  loop k 0..4 {\n";
+    for i in 0..10 {
+        let b = i * 4096;
+        src += &format!(
+            "    matmul acc{i} <- w, x[0:128, k*1024+{b} : k*1024+{}]\n",
+            b + 1024
+        );
+    }
+    src += "  }\n";
+    for i in 0..10 {
+        src += &format!("  copy y{i} <- acc{i}\n");
+    }
+    src + "}\n"
+}
+
+#[test]
+fn spilled_accumulator_is_not_spilled_again() {
+    // Regression: once acc9 was saved right after the loop, the next
+    // iteration's save of another accumulator landed between the loop and
+    // acc9's save, which made acc9 spillable again (only that save between
+    // its last write and its read); every iteration re-spilled it and the
+    // fixpoint ended in "PSUM allocation did not converge". A spilled tensor
+    // is pinned now, so the allocator spills each accumulator once and then
+    // reports the real problem.
+    let err = alloc_err(&evacuated_accumulators(), AllocOptions::default());
+    assert_eq!(
+        err.to_string(),
+        "too many reloads required: cannot place acc1; PSUM pressure peaks at 10 banks at point 0"
+    );
+}

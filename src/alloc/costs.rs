@@ -4,8 +4,8 @@
 //! Σ weight(reload))`, the weights taken where §3.8 puts the code: one save
 //! after the last write (hoisted past the loops that do not hold the next
 //! read) and one reload before each read group. A node is unspillable (+∞)
-//! when it is a spill/reload temporary, when it is not read after its last
-//! write, or when spilling would relieve no point (SPEC's rule, plus: a save
+//! when it is a reload temporary or was spilled before, when it is not read
+//! after its last write, or when spilling would relieve no point (SPEC's rule, plus: a save
 //! that would leave the interval as long as it was relieves nothing either).
 
 use super::linear::Linear;
@@ -108,14 +108,18 @@ pub fn spill_plan(lin: &Linear, live: &Liveness, v: NodeId) -> Option<SpillPlan>
     (gap && liveness::extend(lin, n.def, save_after) != (n.start, n.end)).then_some(plan)
 }
 
-/// The cost of spilling every node (SPEC §3.5). `is_temp` flags, by tensor,
-/// the spill/reload temporaries.
-pub fn find_costs(lin: &Linear, live: &Liveness, is_temp: &[bool], latency: u64) -> Vec<Cost> {
+/// The cost of spilling every node (SPEC §3.5). `pinned` flags, by tensor,
+/// the nodes spilling cannot help: the reload temporaries, and the tensors
+/// already spilled. A spilled tensor's only read after its last write is
+/// its own save, placed right after that write (or loop end); spilling it
+/// again would only relieve the spill code that later iterations put in
+/// the same gap, never a point of the program, and would repeat forever.
+pub fn find_costs(lin: &Linear, live: &Liveness, pinned: &[bool], latency: u64) -> Vec<Cost> {
     (0..live.nodes.len())
         .map(|i| {
             let v = NodeId::new(i);
             let node = &live.nodes[i];
-            if is_temp[node.tensor.index()] {
+            if pinned[node.tensor.index()] {
                 return Cost::Inf;
             }
             let Some(plan) = spill_plan(lin, live, v) else {

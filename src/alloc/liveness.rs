@@ -34,11 +34,17 @@ pub struct Events {
 }
 
 impl Events {
-    /// Collects the PSUM accesses of the reachable instructions of `m`.
+    /// Collects the PSUM accesses of the reachable instructions of `m`: one
+    /// walk over the instructions, then a counting sort by tensor.
     pub fn new(m: &Module, lin: &Linear) -> Events {
-        let mut offsets = vec![0u32; m.tensors.len() + 1];
+        let is_psum: Vec<bool> = m.tensors.iter().map(|t| t.mem == Mem::Psum).collect();
+        let mut all: Vec<(TensorId, Event)> = Vec::with_capacity(lin.len());
         let mut scratch = Vec::new();
-        for_each_access(m, lin, &mut scratch, |t, _| offsets[t.index() + 1] += 1);
+        for_each_access(m, lin, &is_psum, &mut scratch, |t, e| all.push((t, e)));
+        let mut offsets = vec![0u32; m.tensors.len() + 1];
+        for (t, _) in &all {
+            offsets[t.index() + 1] += 1;
+        }
         for i in 0..m.tensors.len() {
             offsets[i + 1] += offsets[i];
         }
@@ -49,11 +55,11 @@ impl Events {
             read: false,
             write: false,
         };
-        let mut events = vec![blank; offsets[m.tensors.len()] as usize];
-        for_each_access(m, lin, &mut scratch, |t, e| {
+        let mut events = vec![blank; all.len()];
+        for (t, e) in all {
             events[fill[t.index()] as usize] = e;
             fill[t.index()] += 1;
-        });
+        }
         Events { offsets, events }
     }
 
@@ -68,6 +74,7 @@ impl Events {
 fn for_each_access(
     m: &Module,
     lin: &Linear,
+    is_psum: &[bool],
     scratch: &mut Vec<(TensorId, bool, bool)>,
     mut f: impl FnMut(TensorId, Event),
 ) {
@@ -78,7 +85,7 @@ fn for_each_access(
         scratch.clear();
         let kind = &m.inst(i).kind;
         let mut note = |t: TensorId, read: bool, write: bool| {
-            if m.tensor(t).mem != Mem::Psum {
+            if !is_psum[t.index()] {
                 return;
             }
             match scratch.iter_mut().find(|s| s.0 == t) {

@@ -214,8 +214,16 @@ struct Iteration {
     sel: Selection,
 }
 
-/// Allocates the PSUM tensors of a validated module (SPEC §3).
+/// Allocates the PSUM tensors of a validated module (SPEC §3), leaving `m`
+/// as it is (see [`allocate_owned`]).
 pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
+    allocate_owned(m.clone(), opts)
+}
+
+/// Allocates the PSUM tensors of a validated module (SPEC §3), taking it
+/// over: the result program is `m` itself, split and with spill code
+/// inserted, so a caller that no longer needs the input saves a copy.
+pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
     let arch = arch::lookup(&m.arch)?;
     let max = arch.num_banks();
     let num_banks = match opts.psum_banks {
@@ -225,11 +233,11 @@ pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocEr
     };
     let mut log = Log::default();
     log.v(" allocating PSUM".into());
-    let mut work = split::memloc_split(m);
+    let mut work = split::memloc_split_owned(m);
     for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
         t.bank = None;
     }
-    let mut is_temp = vec![false; work.tensors.len()];
+    let mut pinned = vec![false; work.tensors.len()];
     let mut counter = 0u32;
     let mut spilled: Vec<TensorId> = Vec::new();
     let mut spill_cost = 0u64;
@@ -245,7 +253,7 @@ pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocEr
             demand = hundredths(liveness::peak_demand(&live.nodes, lin.len()).0, num_banks);
             log.v(format!("{}% PSUM demand before spilling", pct_text(demand)));
         }
-        let it = best_of_n(&work, lin, live, num_banks, opts, &is_temp, &mut log);
+        let it = best_of_n(&work, lin, live, num_banks, opts, &pinned, &mut log);
         log.v(format!("best PSUM heuristic = {}", it.best));
         if it.sel.unplaced.is_empty() {
             log.v(format!(
@@ -259,7 +267,7 @@ pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocEr
                 pct_text(utilization)
             ));
             let report = AllocReport {
-                arch: m.arch.clone(),
+                arch: work.arch.clone(),
                 num_banks,
                 tensors: Vec::new(),
                 spilled: spilled
@@ -283,9 +291,12 @@ pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocEr
         spill_cost = spill_cost.saturating_add(cycles);
         spilled.extend(chosen.iter().map(|v| it.live.nodes[v.index()].tensor));
         let reloads = spill::insert_spill_code(&mut work, &it.lin, &it.live, &chosen, &mut counter);
-        is_temp.resize(work.tensors.len(), false);
+        pinned.resize(work.tensors.len(), false);
+        for &v in &chosen {
+            pinned[it.live.nodes[v.index()].tensor.index()] = true;
+        }
         for t in reloads {
-            is_temp[t.index()] = true;
+            pinned[t.index()] = true;
         }
     }
     Err(AllocError::NotConverged)
@@ -299,11 +310,11 @@ fn best_of_n(
     live: Liveness,
     num_banks: u32,
     opts: &AllocOptions,
-    is_temp: &[bool],
+    pinned: &[bool],
     log: &mut Log,
 ) -> Iteration {
     let graph = Interference::build(&live.nodes, lin.len(), opts.mode);
-    let costs = costs::find_costs(&lin, &live, is_temp, opts.spill_latency);
+    let costs = costs::find_costs(&lin, &live, pinned, opts.spill_latency);
     let init = Budgets::new(&graph, &live.nodes, &costs, num_banks);
     let mut best: Option<(Heuristic, Selection)> = None;
     for h in Heuristic::ALL {

@@ -7,15 +7,15 @@
 //! push), else the lowest-id `inf` node; each removal gives its banks back to
 //! its remaining neighbors' budgets. Metrics are exact fractions compared by
 //! cross-multiplication. Reference mode scans the seed's sparse sets linearly;
-//! fast mode keeps a heap for `lo`, an ordered set keyed by metric for `hi`
-//! and a cursor over `inf`, so one simplify costs O((n + E) log n).
+//! fast mode keeps a heap for `lo`, a lazily pruned heap keyed by metric for
+//! `hi` and a cursor over `inf`, so one simplify costs O((n + E) log n).
 
 use super::costs::Cost;
 use super::interference::Interference;
 use super::liveness::Node;
 use super::{Mode, NodeId};
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::BinaryHeap;
 use std::fmt;
 
 /// The four spill-choice heuristics (SPEC §3.6 **\[decision\]**).
@@ -161,11 +161,11 @@ struct State<'a> {
 }
 
 impl State<'_> {
-    fn key(&self, u: usize) -> (Ratio, usize) {
+    fn key(&self, u: usize) -> (Ratio, u32) {
         let n = &self.nodes[u];
         let nb = (i64::from(self.num_banks) - i64::from(n.banks) - self.budget[u]) as u64;
         let cost = self.costs[u].finite().expect("hi nodes have finite cost");
-        (self.h.metric(cost, n, self.deg[u], nb), u)
+        (self.h.metric(cost, n, self.deg[u], nb), u as u32)
     }
 
     /// Gives `banks` back to the remaining neighbor `u`; returns whether `u`
@@ -236,25 +236,30 @@ fn simplify_reference(g: &Interference, mut st: State) -> Vec<NodeId> {
     stack
 }
 
-/// The drain with a heap, an ordered set and a cursor.
+/// The drain with an [`IdSet`] for `lo`, a lazy heap keyed by metric for
+/// `hi` and a cursor over `inf`. A removal only ever raises the metric of a
+/// remaining neighbor (its degree and neighbor banks shrink; the cost and
+/// length stay), so a `hi` entry's key is a lower bound of the node's
+/// current key: when an entry surfaces with an outdated key it is pushed
+/// again with the current one, and an entry that surfaces up to date is the
+/// true minimum.
 fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
     let n = st.nodes.len();
     let mut stack = Vec::with_capacity(n);
-    let mut lo: BinaryHeap<Reverse<usize>> = (0..n)
-        .filter(|&u| st.list[u] == List::Lo)
-        .map(Reverse)
-        .collect();
+    let mut lo = IdSet::new(n);
+    for u in (0..n).filter(|&u| st.list[u] == List::Lo) {
+        lo.insert(u);
+    }
     let infs: Vec<usize> = (0..n).filter(|&u| st.list[u] == List::Inf).collect();
     let mut inf_cursor = 0;
-    let mut hi: BTreeSet<(Ratio, usize)> = (0..n)
+    let mut hi: BinaryHeap<Reverse<(Ratio, u32)>> = (0..n)
         .filter(|&u| st.list[u] == List::Hi)
-        .map(|u| st.key(u))
+        .map(|u| Reverse(st.key(u)))
         .collect();
-    let static_key = st.h == Heuristic::H3;
     loop {
-        let v = if let Some(Reverse(v)) = lo.pop() {
+        let v = if let Some(v) = lo.pop_min() {
             v
-        } else if let Some((_, v)) = hi.pop_first() {
+        } else if let Some(v) = pop_hi(&mut hi, &st) {
             v
         } else {
             while inf_cursor < infs.len() && st.list[infs[inf_cursor]] != List::Inf {
@@ -270,22 +275,84 @@ fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
         let banks = st.nodes[v].banks;
         g.for_each_neighbor(NodeId::new(v), |u| {
             let u = u.index();
-            let old = match st.list[u] {
-                List::Removed => return,
-                List::Hi => Some(st.key(u)),
-                List::Lo | List::Inf => None,
-            };
-            if st.relieve(u, banks) {
-                if let Some(k) = old {
-                    hi.remove(&k);
-                }
+            if st.list[u] != List::Removed && st.relieve(u, banks) {
                 st.list[u] = List::Lo;
-                lo.push(Reverse(u));
-            } else if let Some(k) = old.filter(|_| !static_key) {
-                hi.remove(&k);
-                hi.insert(st.key(u));
+                lo.insert(u);
             }
         });
     }
     stack
+}
+
+/// A set of node ids with O(log₆₄ n) insert and pop-smallest: a bitset
+/// with a summary level per 64 words, up to a single word.
+struct IdSet {
+    /// `levels[0]` holds one bit per id; each next level one bit per
+    /// non-zero word of the level below.
+    levels: Vec<Vec<u64>>,
+}
+
+impl IdSet {
+    fn new(n: usize) -> IdSet {
+        let mut levels = Vec::new();
+        let mut len = n.max(1);
+        loop {
+            let words = len.div_ceil(64);
+            levels.push(vec![0u64; words]);
+            if words == 1 {
+                return IdSet { levels };
+            }
+            len = words;
+        }
+    }
+
+    fn insert(&mut self, mut i: usize) {
+        for level in &mut self.levels {
+            let word = &mut level[i / 64];
+            let was = *word;
+            *word |= 1 << (i % 64);
+            if was != 0 {
+                return;
+            }
+            i /= 64;
+        }
+    }
+
+    fn pop_min(&mut self) -> Option<usize> {
+        let top = self.levels.len() - 1;
+        if self.levels[top][0] == 0 {
+            return None;
+        }
+        let mut i = 0;
+        for level in self.levels.iter().rev() {
+            i = i * 64 + level[i].trailing_zeros() as usize;
+        }
+        let mut j = i;
+        for level in &mut self.levels {
+            let word = &mut level[j / 64];
+            *word &= !(1 << (j % 64));
+            if *word != 0 {
+                break;
+            }
+            j /= 64;
+        }
+        Some(i)
+    }
+}
+
+/// Pops the `hi` node with the smallest current key (see [`simplify_fast`]).
+fn pop_hi(hi: &mut BinaryHeap<Reverse<(Ratio, u32)>>, st: &State) -> Option<usize> {
+    while let Some(Reverse(old)) = hi.pop() {
+        let u = old.1 as usize;
+        if st.list[u] != List::Hi {
+            continue;
+        }
+        let cur = st.key(u);
+        debug_assert!(old <= cur, "simplify metrics only grow");
+        if cur == old {
+            return Some(u);
+        }
+        hi.push(Reverse(cur));
+    }
+    None
 }

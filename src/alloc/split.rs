@@ -12,11 +12,17 @@ use super::linear::Linear;
 use super::liveness::{Event, Events};
 use crate::ir::{Access, InstKind, Mem, Module, Region, Tensor, TensorId};
 
-/// Splits every PSUM tensor of `m` at its overwrite points; returns `m`
-/// unchanged (cloned) when there are none.
+/// Splits every PSUM tensor of `m` at its overwrite points, into a copy
+/// (see [`memloc_split_owned`]).
 pub fn memloc_split(m: &Module) -> Module {
-    let lin = Linear::new(m);
-    let events = Events::new(m, &lin);
+    memloc_split_owned(m.clone())
+}
+
+/// Splits every PSUM tensor of `m` at its overwrite points, in place;
+/// returns `m` unchanged when there are none.
+pub fn memloc_split_owned(mut m: Module) -> Module {
+    let lin = Linear::new(&m);
+    let events = Events::new(&m, &lin);
     let mut last_value = vec![0i64; m.vars.len()];
     for l in &m.loops {
         last_value[l.var.index()] = l.hi - 1;
@@ -25,32 +31,31 @@ pub fn memloc_split(m: &Module) -> Module {
         .map(|ti| {
             let t = &m.tensors[ti];
             if t.mem == Mem::Psum {
-                cut_points(m, &lin, events.of(TensorId::new(ti)), t, &last_value)
+                cut_points(&m, &lin, events.of(TensorId::new(ti)), t, &last_value)
             } else {
                 Vec::new()
             }
         })
         .collect();
     if cuts.iter().all(Vec::is_empty) {
-        return m.clone();
+        return m;
     }
-    let mut out = m.clone();
-    out.tensors.clear();
-    let mut base = Vec::with_capacity(m.tensors.len());
-    for (t, c) in m.tensors.iter().zip(&cuts) {
-        base.push(out.tensors.len());
+    let old = std::mem::take(&mut m.tensors);
+    let mut base = Vec::with_capacity(old.len());
+    for (t, c) in old.into_iter().zip(&cuts) {
+        base.push(m.tensors.len());
         if c.is_empty() {
-            out.tensors.push(t.clone());
+            m.tensors.push(t);
         } else {
             for piece in 0..=c.len() {
-                out.tensors.push(Tensor {
+                m.tensors.push(Tensor {
                     name: format!("{}.{piece}", t.name),
                     ..t.clone()
                 });
             }
         }
     }
-    for (ii, inst) in out.insts.iter_mut().enumerate() {
+    for (ii, inst) in m.insts.iter_mut().enumerate() {
         let point = lin.inst_point[ii];
         let rename = |a: &mut Access| {
             let c = &cuts[a.tensor.index()];
@@ -62,7 +67,7 @@ pub fn memloc_split(m: &Module) -> Module {
             rename(s);
         }
     }
-    out
+    m
 }
 
 /// The points of tensor `t` (accesses `ev`) before which a new piece starts.

@@ -1,0 +1,296 @@
+//! `psum bench` (issue #6; SPEC §3.10, §7): the allocator's scaling table
+//! and the per-pass times of `compile` on the `gen` workloads.
+//!
+//! Every measured size runs in a child process (the binary re-invokes itself
+//! as `psum bench --child SIZE MODE`), so the peak memory reported — the
+//! child's `VmHWM` from `/proc/self/status`, the program built in memory
+//! included — belongs to that size alone. The timed region is
+//! [`allocate_owned`] on a program built through the library API: no parse,
+//! no print. Reference and fast mode run on the same programs and their
+//! results (program text, report, log) are compared through a digest.
+//! Further comparisons (e.g. `--peers`) are flags of [`BenchArgs`] with their
+//! own section function.
+
+use crate::Failure;
+use clap::Args;
+use psum::alloc::{allocate_owned, AllocOptions, Mode};
+use psum::gen::scaling;
+use psum::gen::workloads::{generate, random, Workload, WorkloadKind};
+use psum::pipeline::{self, CompileOptions, PASSES};
+use psum::text;
+use std::fmt::Write as _;
+use std::process::Command;
+use std::time::Instant;
+
+/// Arguments of `psum bench`.
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Skip the reference run at 20k tensors and the fast sizes of 300k and up.
+    #[arg(long)]
+    quick: bool,
+    /// Sizes (PSUM tensors) for fast mode alone [default: 100000,300000,1000000].
+    #[arg(long, value_delimiter = ',', value_name = "N,…")]
+    sizes: Option<Vec<u32>>,
+    /// Sizes on which reference and fast mode are compared [default: 1000,5000,20000].
+    #[arg(long, value_delimiter = ',', value_name = "N,…")]
+    compare_sizes: Option<Vec<u32>>,
+    /// Runs per size (the median is reported); 100k tensors and up, and
+    /// reference mode from 20k, run once.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    runs: u32,
+    /// Internal: measure one size in this process and print one result line.
+    #[arg(long, hide = true, num_args = 2, value_names = ["SIZE", "MODE"])]
+    child: Option<Vec<String>>,
+}
+
+/// One child's measurement.
+struct Sample {
+    tensors: u32,
+    mode: Mode,
+    /// Median allocation time, seconds.
+    secs: f64,
+    /// Peak resident memory of the child, KiB.
+    peak_kib: u64,
+    /// Digest of the result (program text, report, log).
+    digest: u64,
+    iterations: u32,
+    spilled: usize,
+}
+
+/// Runs `psum bench`.
+pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
+    if let Some(child) = &a.child {
+        return run_child(&child[0], &child[1], a.runs);
+    }
+    let compare = a
+        .compare_sizes
+        .clone()
+        .unwrap_or(scaling::COMPARE_SIZES.to_vec());
+    let fast = a.sizes.clone().unwrap_or_else(|| {
+        (scaling::FAST_SIZES.into_iter())
+            .filter(|&n| !a.quick || n < 300_000)
+            .collect()
+    });
+    let mut out = String::new();
+    let p = scaling::params(0);
+    let _ = writeln!(
+        out,
+        "allocator: `random` programs ({}, pressure 1.5 × the bank count, 1–4-bank tensors, seed {}); \
+         time = allocate_owned only (median of {} runs; 1 run from 100k, reference from 20k); peak = child VmHWM\n",
+        p.arch, p.seed, a.runs
+    );
+    let _ = writeln!(
+        out,
+        "{:>9}  {:<9}  {:>10}  {:>9}  {:>16}  {:>5}  {:>8}  {:>8}  output",
+        "tensors", "mode", "time", "peak MiB", "growth", "iters", "spilled", "ref/fast"
+    );
+    print!("{out}");
+    let mut prev: [Option<(u32, f64)>; 2] = [None, None];
+    let mut row = |s: &Sample, vs: Option<&Sample>| {
+        let slot = usize::from(s.mode == Mode::Fast);
+        let growth = prev[slot].map_or(String::new(), |(n, t)| {
+            format!(
+                "×{:.2} (size ×{:.1})",
+                s.secs / t,
+                f64::from(s.tensors) / f64::from(n)
+            )
+        });
+        prev[slot] = Some((s.tensors, s.secs));
+        let (ratio, same) = match vs {
+            Some(r) => (
+                format!("{:.1}×", r.secs / s.secs),
+                if r.digest == s.digest {
+                    "identical"
+                } else {
+                    "DIFFERENT"
+                },
+            ),
+            None => (String::new(), ""),
+        };
+        println!(
+            "{:>9}  {:<9}  {:>10}  {:>9.1}  {:>16}  {:>5}  {:>8}  {:>8}  {}",
+            s.tensors,
+            mode_name(s.mode),
+            format_secs(s.secs),
+            s.peak_kib as f64 / 1024.0,
+            growth,
+            s.iterations,
+            s.spilled,
+            ratio,
+            same
+        );
+    };
+    let mut differ = false;
+    for &n in &compare {
+        let with_ref = !(a.quick && n >= 20_000);
+        let r = with_ref
+            .then(|| spawn(n, Mode::Reference, a.runs))
+            .transpose()?;
+        if let Some(r) = &r {
+            row(r, None);
+        }
+        let f = spawn(n, Mode::Fast, a.runs)?;
+        differ |= r.as_ref().is_some_and(|r| r.digest != f.digest);
+        row(&f, r.as_ref());
+    }
+    for &n in &fast {
+        let f = spawn(n, Mode::Fast, a.runs)?;
+        row(&f, None);
+    }
+    println!();
+    print!("{}", pass_table()?);
+    if differ {
+        return Err(Failure("error: fast and reference mode disagree".into()));
+    }
+    Ok(())
+}
+
+fn mode_name(m: Mode) -> &'static str {
+    match m {
+        Mode::Fast => "fast",
+        Mode::Reference => "reference",
+    }
+}
+
+fn format_secs(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{s:.2} s")
+    }
+}
+
+/// Measures one size in a child process.
+fn spawn(tensors: u32, mode: Mode, runs: u32) -> Result<Sample, Failure> {
+    let exe = std::env::current_exe()?;
+    let large = tensors >= 100_000 || (mode == Mode::Reference && tensors >= 20_000);
+    let runs = if large { 1 } else { runs.max(1) };
+    let out = Command::new(exe)
+        .args(["bench", "--child", &tensors.to_string(), mode_name(mode)])
+        .args(["--runs", &runs.to_string()])
+        .output()?;
+    let line = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        return Err(Failure(format!(
+            "error: bench child ({tensors} tensors, {}) failed: {}",
+            mode_name(mode),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let field = |key: &str| -> Result<&str, Failure> {
+        line.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+            .ok_or_else(|| Failure(format!("error: bench child printed no {key}: {line}")))
+    };
+    let num = |key: &str| -> Result<u64, Failure> {
+        field(key)?
+            .parse()
+            .map_err(|_| Failure(format!("error: bench child printed a bad {key}: {line}")))
+    };
+    Ok(Sample {
+        tensors,
+        mode,
+        secs: num("nanos")? as f64 / 1e9,
+        peak_kib: num("peak_kib")?,
+        digest: u64::from_str_radix(field("digest")?, 16)
+            .map_err(|_| Failure(format!("error: bench child printed a bad digest: {line}")))?,
+        iterations: num("iterations")? as u32,
+        spilled: num("spilled")? as usize,
+    })
+}
+
+/// The child: builds the program, allocates it `runs` times (each on a
+/// fresh copy, made outside the timed region), prints the median time, the
+/// peak memory and a digest of the result.
+fn run_child(size: &str, mode: &str, runs: u32) -> Result<(), Failure> {
+    let tensors: u32 = size
+        .parse()
+        .map_err(|_| Failure(format!("error: bad size {size}")))?;
+    let mode = match mode {
+        "fast" => Mode::Fast,
+        "reference" => Mode::Reference,
+        _ => return Err(Failure(format!("error: bad mode {mode}"))),
+    };
+    let m = random(&scaling::params(tensors))?;
+    let opts = AllocOptions {
+        mode,
+        ..AllocOptions::default()
+    };
+    let mut times = Vec::new();
+    for _ in 1..runs.max(1) {
+        let input = m.clone();
+        let t0 = Instant::now();
+        allocate_owned(input, &opts)?;
+        times.push(t0.elapsed().as_nanos());
+    }
+    let t0 = Instant::now();
+    let outcome = allocate_owned(m, &opts)?;
+    times.push(t0.elapsed().as_nanos());
+    let peak = peak_kib()?;
+    times.sort_unstable();
+    println!(
+        "nanos={} peak_kib={peak} digest={:016x} iterations={} spilled={}",
+        times[times.len() / 2],
+        digest(&outcome),
+        outcome.report.iterations,
+        outcome.report.spilled.len()
+    );
+    Ok(())
+}
+
+/// `VmHWM` of this process, KiB.
+fn peak_kib() -> Result<u64, Failure> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .ok_or_else(|| Failure("error: no VmHWM in /proc/self/status".into()))
+}
+
+/// FNV-1a over the printed program, the JSON report and the trace.
+fn digest(o: &psum::alloc::AllocOutcome) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut feed = |s: &str| {
+        for b in s.bytes().chain([0]) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    feed(&text::print(&o.module));
+    feed(&serde_json::to_string(&o.report).unwrap_or_default());
+    o.trace.iter().for_each(|l| feed(l));
+    h
+}
+
+/// Per-pass times of `compile` on each `gen` workload at its default size.
+fn pass_table() -> Result<String, Failure> {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "compile per pass (ms), each `gen` workload at its default size:"
+    );
+    let _ = write!(out, "{:<14}", "workload");
+    for p in PASSES {
+        let _ = write!(out, "{p:>10}");
+    }
+    let _ = writeln!(out, "{:>10}", "total");
+    for kind in WorkloadKind::ALL {
+        let m = generate(&Workload::defaults(kind))?;
+        let c = pipeline::compile(&m, &CompileOptions::default())?;
+        let _ = write!(out, "{:<14}", kind.name());
+        let mut total = 0.0;
+        for p in PASSES {
+            let ms = (c.timings.iter())
+                .find(|(n, _)| *n == p)
+                .map(|(_, d)| d.as_secs_f64() * 1e3);
+            total += ms.unwrap_or(0.0);
+            let _ = write!(
+                out,
+                "{:>10}",
+                ms.map_or("-".into(), |ms| format!("{ms:.2}"))
+            );
+        }
+        let _ = writeln!(out, "{total:>10.2}");
+    }
+    Ok(out)
+}
