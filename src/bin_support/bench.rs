@@ -38,6 +38,11 @@ pub struct BenchArgs {
     /// reference mode from 20k, run once.
     #[arg(long, default_value_t = 3, value_name = "N")]
     runs: u32,
+    /// Compare with regalloc2 (Ion and fastalloc) on the same problems instead:
+    /// runs `cargo bench --bench peers` in the source checkout, since
+    /// regalloc2 is a dev-dependency of the bench, not of this binary.
+    #[arg(long)]
+    peers: bool,
     /// Internal: measure one size in this process and print one result line.
     #[arg(long, hide = true, num_args = 2, value_names = ["SIZE", "MODE"])]
     child: Option<Vec<String>>,
@@ -61,6 +66,9 @@ struct Sample {
 pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
     if let Some(child) = &a.child {
         return run_child(&child[0], &child[1], a.runs);
+    }
+    if a.peers {
+        return run_peers();
     }
     let compare = a
         .compare_sizes
@@ -293,4 +301,20 @@ fn pass_table() -> Result<String, Failure> {
         let _ = writeln!(out, "{total:>10.2}");
     }
     Ok(out)
+}
+
+/// `psum bench --peers`: the regalloc2 table of `benches/peers.rs`, built and
+/// run by cargo in the checkout this binary was built from.
+fn run_peers() -> Result<(), Failure> {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let status = Command::new(option_env!("CARGO").unwrap_or("cargo"))
+        .args(["bench", "--bench", "peers"])
+        .current_dir(dir)
+        .status()
+        .map_err(|e| Failure(format!("error: cannot run `cargo bench --bench peers` in {dir}: {e}")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(Failure(format!("error: `cargo bench --bench peers` failed ({status})")))
+    }
 }
