@@ -392,17 +392,8 @@ impl Checker<'_> {
     ) -> Result<(), CheckError> {
         let explicit = match flags {
             Flags::Set(fs) => {
-                if fs.start && self.layout.in_psum(t) {
-                    let zeroed = self.layout.start_cells(
-                        t,
-                        r.p0 as u32,
-                        r.p1 as u32,
-                        r.b0 as u32,
-                        r.b1 as u32,
-                    );
-                    for c in zeroed {
-                        self.psum[c] = Sym::Zero { step };
-                    }
+                if let Some(span) = self.layout.start_span(t, r).filter(|_| fs.start) {
+                    span.write_rows(&mut self.psum, |_, row| row.fill(Sym::Zero { step }));
                 }
                 true
             }
