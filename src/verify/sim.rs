@@ -356,29 +356,75 @@ impl Sim<'_> {
     }
 }
 
-/// Rows and columns of the register blocks of [`product`].
+/// Rows and columns of the register blocks of [`product_in`].
 const BLOCK_ROWS: usize = 4;
 const BLOCK_COLS: usize = 4;
 
+/// Whether `S^T · M` is exact in f32: every operand an integer and every
+/// partial sum at most `k · max|s| · max|m| ≤ 2^24` in magnitude, so f32 and
+/// f64 both compute it exactly (and a zero as `+0.0`).
+fn exact_in_f32(s: &[f64], mv: &[f64], k: usize) -> bool {
+    let bound = |x: &[f64]| {
+        x.iter().try_fold(0.0f64, |b, &v| {
+            (v.fract() == 0.0 && v.abs() <= 16_777_216.0).then(|| b.max(v.abs()))
+        })
+    };
+    match (bound(s), bound(mv)) {
+        (Some(a), Some(b)) => k as f64 * a * b <= 16_777_216.0,
+        _ => false,
+    }
+}
+
 /// `out = S^T · M` for row-major `s` `[k, m]` and `mv` `[k, n]`: every
-/// element summed from 0.0 in increasing `k` (so the result does not depend
-/// on the blocking), in register blocks of `BLOCK_ROWS × BLOCK_COLS`.
+/// element summed from 0.0 in increasing `k`, so the result does not depend
+/// on the blocking. Computed in f32 when that is exact ([`exact_in_f32`]).
 fn product(s: &[f64], mv: &[f64], k: usize, m: usize, n: usize, out: &mut Vec<f64>) {
+    if exact_in_f32(s, mv, k) {
+        let narrow = |x: &[f64]| x.iter().map(|&v| v as f32).collect::<Vec<f32>>();
+        let mut o = Vec::new();
+        product_in(&narrow(s), &narrow(mv), k, m, n, &mut o);
+        out.clear();
+        out.extend(o.iter().map(|&v| f64::from(v)));
+    } else {
+        product_in(s, mv, k, m, n, out);
+    }
+}
+
+/// [`product`] in `T`, in register blocks of `BLOCK_ROWS × BLOCK_COLS` over
+/// operands packed into contiguous panels.
+fn product_in<T>(s: &[T], mv: &[T], k: usize, m: usize, n: usize, out: &mut Vec<T>)
+where
+    T: Copy + Default + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
     out.clear();
-    out.resize(m * n, 0.0);
-    if n == 0 {
+    out.resize(m * n, T::default());
+    if n == 0 || k == 0 {
         return;
     }
     let (mb, nb) = (m - m % BLOCK_ROWS, n - n % BLOCK_COLS);
-    for m0 in (0..mb).step_by(BLOCK_ROWS) {
-        for n0 in (0..nb).step_by(BLOCK_COLS) {
-            let mut acc = [[0.0f64; BLOCK_COLS]; BLOCK_ROWS];
-            for kk in 0..k {
-                let a = &s[kk * m + m0..][..BLOCK_ROWS];
-                let b = &mv[kk * n + n0..][..BLOCK_COLS];
+    // Panel j holds columns [j·W, j·W + W) of every row, row after row.
+    let panels = |x: &[T], w: usize, width: usize| -> Vec<T> {
+        let mut p = Vec::with_capacity(x.len());
+        for c0 in (0..w - w % width).step_by(width) {
+            for row in x.chunks_exact(w) {
+                p.extend_from_slice(&row[c0..c0 + width]);
+            }
+        }
+        p
+    };
+    let (sp, mp) = (panels(s, m, BLOCK_ROWS), panels(mv, n, BLOCK_COLS));
+    for (pj, mpan) in mp.chunks_exact(k * BLOCK_COLS).enumerate() {
+        let n0 = pj * BLOCK_COLS;
+        for (pi, span) in sp.chunks_exact(k * BLOCK_ROWS).enumerate() {
+            let m0 = pi * BLOCK_ROWS;
+            let mut acc = [[T::default(); BLOCK_COLS]; BLOCK_ROWS];
+            for (a, b) in span
+                .chunks_exact(BLOCK_ROWS)
+                .zip(mpan.chunks_exact(BLOCK_COLS))
+            {
                 for (row, &x) in acc.iter_mut().zip(a) {
                     for (o, &y) in row.iter_mut().zip(b) {
-                        *o += x * y;
+                        *o = *o + x * y;
                     }
                 }
             }
@@ -392,8 +438,8 @@ fn product(s: &[f64], mv: &[f64], k: usize, m: usize, n: usize, out: &mut Vec<f6
         let n0 = if mi < mb { nb } else { 0 };
         for kk in 0..k {
             let a = s[kk * m + mi];
-            for (o, y) in row[n0..].iter_mut().zip(&mv[kk * n + n0..(kk + 1) * n]) {
-                *o += a * y;
+            for (o, &y) in row[n0..].iter_mut().zip(&mv[kk * n + n0..(kk + 1) * n]) {
+                *o = *o + a * y;
             }
         }
     }
