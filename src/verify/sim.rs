@@ -356,9 +356,8 @@ impl Sim<'_> {
     }
 }
 
-/// Rows and columns of the register blocks of [`product_in`].
+/// Rows of the register blocks of [`product_in`].
 const BLOCK_ROWS: usize = 4;
-const BLOCK_COLS: usize = 4;
 
 /// Whether `S^T · M` is exact in f32: every operand an integer and every
 /// partial sum at most `k · max|s| · max|m| ≤ 2^24` in magnitude, so f32 and
@@ -366,7 +365,8 @@ const BLOCK_COLS: usize = 4;
 fn exact_in_f32(s: &[f64], mv: &[f64], k: usize) -> bool {
     let bound = |x: &[f64]| {
         x.iter().try_fold(0.0f64, |b, &v| {
-            (v.fract() == 0.0 && v.abs() <= 16_777_216.0).then(|| b.max(v.abs()))
+            let a = v.abs();
+            (a <= 16_777_216.0 && f64::from(a as i32) == a).then_some(b.max(a))
         })
     };
     match (bound(s), bound(mv)) {
@@ -382,18 +382,24 @@ fn product(s: &[f64], mv: &[f64], k: usize, m: usize, n: usize, out: &mut Vec<f6
     if exact_in_f32(s, mv, k) {
         let narrow = |x: &[f64]| x.iter().map(|&v| v as f32).collect::<Vec<f32>>();
         let mut o = Vec::new();
-        product_in(&narrow(s), &narrow(mv), k, m, n, &mut o);
+        product_in::<f32, 8>(&narrow(s), &narrow(mv), k, m, n, &mut o);
         out.clear();
         out.extend(o.iter().map(|&v| f64::from(v)));
     } else {
-        product_in(s, mv, k, m, n, out);
+        product_in::<f64, 4>(s, mv, k, m, n, out);
     }
 }
 
-/// [`product`] in `T`, in register blocks of `BLOCK_ROWS × BLOCK_COLS` over
-/// operands packed into contiguous panels.
-fn product_in<T>(s: &[T], mv: &[T], k: usize, m: usize, n: usize, out: &mut Vec<T>)
-where
+/// [`product`] in `T`, in register blocks of `BLOCK_ROWS × BLOCK_COLS`
+/// (two SSE registers per row) over operands packed into contiguous panels.
+fn product_in<T, const BLOCK_COLS: usize>(
+    s: &[T],
+    mv: &[T],
+    k: usize,
+    m: usize,
+    n: usize,
+    out: &mut Vec<T>,
+) where
     T: Copy + Default + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
 {
     out.clear();
