@@ -46,7 +46,7 @@
 #![allow(clippy::result_large_err)]
 
 use super::exec::{cells, for_each_step, region_fits, BadAccess, Env, InstNames, RunTracker};
-use super::layout::{Layout, PlaceError, Slot};
+use super::layout::{Buf, Layout, PlaceError, Slot, Span};
 use super::Families;
 use crate::arch;
 use crate::ir::{Access, Flags, InstId, InstKind, Module, Region, TensorId, VarId};
@@ -345,20 +345,19 @@ impl Checker<'_> {
         }
         let fam = self.fams.of(t);
         let w = self.m.tensor(t).elems();
-        for (p, e) in cells(self.m.tensor(t), r) {
-            let at = p * w + e;
-            let s = self.layout.slot(t, p, e);
-            let found = self.get(s);
-            let exp = self.expected[fam as usize][at as usize];
-            if exp != 0
+        let bad = self.first_violation(t, r, |found, exp, at| {
+            exp != 0
                 && found
                     == (Sym::Val {
                         version: exp - 1,
                         at,
                     })
-            {
-                continue;
-            }
+        });
+        if let Some((p, e)) = bad {
+            let at = p * w + e;
+            let s = self.layout.slot(t, p, e);
+            let found = self.get(s);
+            let exp = self.expected[fam as usize][at as usize];
             let expected = if exp == 0 {
                 format!("a write of {} (there was none)", self.family_name(fam))
             } else {
@@ -392,17 +391,8 @@ impl Checker<'_> {
     ) -> Result<(), CheckError> {
         let explicit = match flags {
             Flags::Set(fs) => {
-                if fs.start && self.layout.in_psum(t) {
-                    let zeroed = self.layout.start_cells(
-                        t,
-                        r.p0 as u32,
-                        r.p1 as u32,
-                        r.b0 as u32,
-                        r.b1 as u32,
-                    );
-                    for c in zeroed {
-                        self.psum[c] = Sym::Zero { step };
-                    }
+                if let Some(span) = self.layout.start_span(t, r).filter(|_| fs.start) {
+                    span.write_rows(&mut self.psum, |_, row| row.fill(Sym::Zero { step }));
                 }
                 true
             }
@@ -411,12 +401,8 @@ impl Checker<'_> {
         if explicit || accumulates {
             let fam = self.fams.of(t);
             let w = self.m.tensor(t).elems();
-            for (p, e) in cells(self.m.tensor(t), r) {
-                let at = p * w + e;
-                let s = self.layout.slot(t, p, e);
-                let found = self.get(s);
-                let exp = self.expected[fam as usize][at as usize];
-                let ok = if accumulates {
+            let bad = self.first_violation(t, r, |found, exp, at| {
+                if accumulates {
                     exp != 0
                         && (found
                             == (Sym::Val {
@@ -426,10 +412,13 @@ impl Checker<'_> {
                             || (self.versions[exp as usize - 1].zero && self.is_zero(found)))
                 } else {
                     self.is_zero(found)
-                };
-                if ok {
-                    continue;
                 }
+            });
+            if let Some((p, e)) = bad {
+                let at = p * w + e;
+                let s = self.layout.slot(t, p, e);
+                let found = self.get(s);
+                let exp = self.expected[fam as usize][at as usize];
                 let expected = match (accumulates, exp) {
                     (false, _) => "zero".to_string(),
                     (true, 0) => format!("a write of {} (there was none)", self.family_name(fam)),
@@ -459,12 +448,57 @@ impl Checker<'_> {
         let family = self.fams.of(t);
         self.versions.push(Version { family, step, zero });
         let version = (self.versions.len() - 1) as u32;
-        let w = self.m.tensor(t).elems();
-        for (p, e) in cells(self.m.tensor(t), r) {
-            let at = p * w + e;
-            self.expected[family as usize][at as usize] = version + 1;
-            let s = self.layout.slot(t, p, e);
-            self.set(s, Sym::Val { version, at });
+        let elems = Span::elements(t, self.m.tensor(t), r);
+        elems.write_rows(&mut self.expected[family as usize], |_, row| {
+            row.fill(version + 1)
+        });
+        let span = self.layout.span(self.m, t, r);
+        span.write_rows(self.buf_mut(span.buf), |i, row| {
+            let at0 = elems.cell(i, 0) as u32;
+            for (at, c) in (at0..).zip(row) {
+                *c = Sym::Val { version, at };
+            }
+        });
+    }
+
+    /// The first element `(p, e)` of region `r` of tracked tensor `t`, in
+    /// row-major order, whose cell symbol `found`, expected version + 1 `exp`
+    /// and element index `at` fail `ok(found, exp, at)`.
+    fn first_violation(
+        &self,
+        t: TensorId,
+        r: &Region,
+        ok: impl Fn(Sym, u32, u32) -> bool,
+    ) -> Option<(u32, u32)> {
+        let elems = Span::elements(t, self.m.tensor(t), r);
+        let expected = &self.expected[self.fams.of(t) as usize];
+        let span = self.layout.span(self.m, t, r);
+        let mut bad = None;
+        span.read_rows(self.buf(span.buf), |i, row| {
+            if bad.is_some() {
+                return;
+            }
+            let at0 = elems.cell(i, 0);
+            let exp = &expected[at0..at0 + row.len()];
+            if let Some(j) = (0..row.len()).find(|&j| !ok(row[j], exp[j], (at0 + j) as u32)) {
+                let ds = i64::from(self.m.tensor(t).dtype.size());
+                bad = Some(((r.p0 as usize + i) as u32, (r.b0 / ds) as u32 + j as u32));
+            }
+        });
+        bad
+    }
+
+    fn buf(&self, b: Buf) -> &[Sym] {
+        match b {
+            Buf::Own(t) => &self.own[t.index()],
+            Buf::Psum => &self.psum,
+        }
+    }
+
+    fn buf_mut(&mut self, b: Buf) -> &mut [Sym] {
+        match b {
+            Buf::Own(t) => &mut self.own[t.index()],
+            Buf::Psum => &mut self.psum,
         }
     }
 }

@@ -7,6 +7,7 @@
 //! matmul-family write starts an accumulation run (`=`), starts one on top of
 //! an init (`+=`), or continues a run (`+=`).
 
+use super::layout::Span;
 use crate::ir::{Access, InstId, Module, Region, Stmt, Tensor, TensorId, VarId};
 use std::fmt;
 
@@ -191,7 +192,6 @@ struct Event {
 pub(crate) struct RunTracker {
     /// Per tensor: last event id (1-based, 0 = none) per element; empty for non-PSUM.
     last: Vec<Vec<u32>>,
-    elems: Vec<u32>,
     events: Vec<Event>,
     runs: u32,
 }
@@ -212,7 +212,6 @@ impl RunTracker {
             .collect();
         RunTracker {
             last,
-            elems: m.tensors.iter().map(Tensor::elems).collect(),
             events: Vec::new(),
             runs: 0,
         }
@@ -223,11 +222,10 @@ impl RunTracker {
         if last.is_empty() {
             return None;
         }
-        let w = self.elems[t.index()];
-        let id = cells(m.tensor(t), r)
-            .map(|(p, e)| last[(p * w + e) as usize])
-            .max()
-            .unwrap_or(0);
+        let mut id = 0;
+        Span::elements(t, m.tensor(t), r).read_rows(last, |_, row| {
+            id = row.iter().fold(id, |a, &b| a.max(b));
+        });
         id.checked_sub(1).map(|i| &self.events[i as usize])
     }
 
@@ -241,11 +239,8 @@ impl RunTracker {
             run,
         });
         let id = self.events.len() as u32;
-        let w = self.elems[t.index()];
-        let last = &mut self.last[t.index()];
-        for (p, e) in cells(m.tensor(t), &r) {
-            last[(p * w + e) as usize] = id;
-        }
+        Span::elements(t, m.tensor(t), &r)
+            .write_rows(&mut self.last[t.index()], |_, row| row.fill(id));
     }
 
     /// A read of region `r` (already checked to fit) of tensor `t`.

@@ -3,7 +3,7 @@
 //! PSUM of the arch at `bank·2048 + offset` (SPEC §4.4).
 
 use crate::arch::{Arch, PSUM_BANK_SIZE};
-use crate::ir::{Mem, Module, TensorId};
+use crate::ir::{Mem, Module, Region, Tensor, TensorId};
 use thiserror::Error;
 
 /// A PSUM tensor that cannot be placed in physical PSUM.
@@ -56,6 +56,94 @@ pub(crate) enum Slot {
     Own(TensorId, usize),
     /// Physical PSUM cell `idx` (`partition · cells_per_part + byte / gran`).
     Psum(usize),
+}
+
+/// Which buffer holds a tensor's storage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Buf {
+    /// The tensor's own row-major buffer.
+    Own(TensorId),
+    /// Physical PSUM.
+    Psum,
+}
+
+/// The cells of a region in a buffer, row by row: row `i` (partition
+/// `p0 + i`) holds `len` cells `stride` apart from `first + i·pitch`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Span {
+    /// The buffer.
+    pub buf: Buf,
+    /// First cell of the first row.
+    pub first: usize,
+    /// Distance between the first cells of consecutive rows.
+    pub pitch: usize,
+    /// Distance between consecutive cells of a row.
+    pub stride: usize,
+    /// Number of rows (partitions).
+    pub rows: usize,
+    /// Cells per row (elements).
+    pub len: usize,
+}
+
+impl Span {
+    /// Element indices `p·elems + e` of region `r` (fitting `t`) in `t`'s own buffer.
+    pub fn elements(id: TensorId, t: &Tensor, r: &Region) -> Span {
+        let ds = i64::from(t.dtype.size());
+        let elems = t.elems() as usize;
+        Span {
+            buf: Buf::Own(id),
+            first: r.p0 as usize * elems + (r.b0 / ds) as usize,
+            pitch: elems,
+            stride: 1,
+            rows: (r.p1 - r.p0) as usize,
+            len: ((r.b1 - r.b0) / ds) as usize,
+        }
+    }
+
+    /// Number of cells.
+    pub fn count(&self) -> usize {
+        self.rows * self.len
+    }
+
+    /// The cell of element `j` of row `i`.
+    pub fn cell(&self, i: usize, j: usize) -> usize {
+        self.first + i * self.pitch + j * self.stride
+    }
+
+    /// Calls `f(i, row)` for every row `i`, the row's cells of `buf` as a
+    /// slice (strided rows are gathered into a copy).
+    pub fn read_rows<T: Copy>(&self, buf: &[T], mut f: impl FnMut(usize, &[T])) {
+        let mut tmp = Vec::new();
+        for i in (0..self.rows).filter(|_| self.len > 0) {
+            let s = self.cell(i, 0);
+            if self.stride == 1 {
+                f(i, &buf[s..s + self.len]);
+            } else {
+                tmp.clear();
+                tmp.extend((0..self.len).map(|j| buf[s + j * self.stride]));
+                f(i, &tmp);
+            }
+        }
+    }
+
+    /// Calls `f(i, row)` for every row `i`, the row's cells of `buf` as a
+    /// mutable slice (strided rows go through a copy written back after `f`).
+    pub fn write_rows<T: Copy>(&self, buf: &mut [T], mut f: impl FnMut(usize, &mut [T])) {
+        let mut tmp = Vec::new();
+        for i in (0..self.rows).filter(|_| self.len > 0) {
+            let s = self.cell(i, 0);
+            if self.stride == 1 {
+                f(i, &mut buf[s..s + self.len]);
+            } else {
+                tmp.clear();
+                tmp.extend((0..self.len).map(|j| buf[s + j * self.stride]));
+                f(i, &mut tmp);
+                for (j, &v) in tmp.iter().enumerate() {
+                    buf[s + j * self.stride] = v;
+                }
+            }
+        }
+    }
 }
 
 /// The placement of every tensor of one module.
@@ -152,6 +240,26 @@ impl Layout {
         }
     }
 
+    /// The storage cells of region `r` (fitting `t`) of tensor `t`.
+    pub fn span(&self, m: &Module, t: TensorId, r: &Region) -> Span {
+        let i = t.index();
+        let own = Span::elements(t, m.tensor(t), r);
+        match self.places[i] {
+            Place::Own => own,
+            Place::Psum { base } => {
+                let e0 = (r.b0 / i64::from(self.dsize[i])) as u32;
+                Span {
+                    buf: Buf::Psum,
+                    first: r.p0 as usize * self.cells_per_part
+                        + ((base + e0 * self.dsize[i]) / self.gran) as usize,
+                    pitch: self.cells_per_part,
+                    stride: (self.dsize[i] / self.gran) as usize,
+                    ..own
+                }
+            }
+        }
+    }
+
     /// The physical byte offset in its partition (including the bank) of element `e` of `t`.
     pub fn psum_byte(&self, t: TensorId, e: u32) -> Option<u32> {
         match self.places[t.index()] {
@@ -160,23 +268,27 @@ impl Layout {
         }
     }
 
-    /// Physical PSUM cells of partitions `[p0, p1)` × every bank touched by
-    /// tensor bytes `[b0, b1)` of `t` — what a `start` zeroes (SPEC §4.4).
-    pub fn start_cells(&self, t: TensorId, p0: u32, p1: u32, b0: u32, b1: u32) -> Vec<usize> {
+    /// Physical PSUM cells of the partitions of `r` × every bank touched by
+    /// the bytes of `r` in `t` — what a `start` zeroes (SPEC §4.4); `None`
+    /// when `t` is not in PSUM or `r` has no bytes.
+    pub fn start_span(&self, t: TensorId, r: &Region) -> Option<Span> {
         let Place::Psum { base } = self.places[t.index()] else {
-            return Vec::new();
+            return None;
         };
+        let (b0, b1) = (r.b0 as u32, r.b1 as u32);
         if b1 <= b0 {
-            return Vec::new();
+            return None;
         }
-        let lo = (base + b0) / PSUM_BANK_SIZE * PSUM_BANK_SIZE / self.gran;
-        let hi = ((base + b1 - 1) / PSUM_BANK_SIZE + 1) * PSUM_BANK_SIZE / self.gran;
-        (p0..p1)
-            .flat_map(|p| {
-                let row = p as usize * self.cells_per_part;
-                (lo as usize..hi as usize).map(move |c| row + c)
-            })
-            .collect()
+        let lo = ((base + b0) / PSUM_BANK_SIZE * PSUM_BANK_SIZE / self.gran) as usize;
+        let hi = (((base + b1 - 1) / PSUM_BANK_SIZE + 1) * PSUM_BANK_SIZE / self.gran) as usize;
+        Some(Span {
+            buf: Buf::Psum,
+            first: r.p0 as usize * self.cells_per_part + lo,
+            pitch: self.cells_per_part,
+            stride: 1,
+            rows: (r.p1 - r.p0) as usize,
+            len: hi - lo,
+        })
     }
 
     /// `(partition, bank, byte within bank)` of a physical cell.

@@ -9,8 +9,8 @@
 //! so the original and the result see identical inputs even though the result
 //! declares extra tensors. Loops and affine bounds are executed directly.
 
-use super::exec::{cells, for_each_step, region_fits, BadAccess, Env, InstNames, RunTracker};
-use super::layout::{Layout, PlaceError, Slot};
+use super::exec::{for_each_step, region_fits, BadAccess, Env, InstNames, RunTracker};
+use super::layout::{Buf, Layout, PlaceError};
 use crate::arch;
 use crate::ir::{Access, Flags, InstId, InstKind, Mem, Module, Region, TensorId};
 use thiserror::Error;
@@ -90,27 +90,29 @@ impl Memory {
             b0: 0,
             b1: i64::from(tt.bytes),
         };
-        self.gather(m, t, &whole)
+        let mut out = Vec::new();
+        self.gather(m, t, &whole, &mut out);
+        out
     }
 
-    fn get(&self, s: Slot) -> f64 {
-        match s {
-            Slot::Own(t, i) => self.own[t.index()][i],
-            Slot::Psum(i) => self.psum[i],
+    fn buf(&self, b: Buf) -> &[f64] {
+        match b {
+            Buf::Own(t) => &self.own[t.index()],
+            Buf::Psum => &self.psum,
         }
     }
 
-    fn set(&mut self, s: Slot, v: f64) {
-        match s {
-            Slot::Own(t, i) => self.own[t.index()][i] = v,
-            Slot::Psum(i) => self.psum[i] = v,
+    fn buf_mut(&mut self, b: Buf) -> &mut [f64] {
+        match b {
+            Buf::Own(t) => &mut self.own[t.index()],
+            Buf::Psum => &mut self.psum,
         }
     }
 
-    fn gather(&self, m: &Module, t: TensorId, r: &Region) -> Vec<f64> {
-        cells(m.tensor(t), r)
-            .map(|(p, e)| self.get(self.layout.slot(t, p, e)))
-            .collect()
+    /// Appends the elements of region `r` of `t`, row-major, to `out`.
+    fn gather(&self, m: &Module, t: TensorId, r: &Region, out: &mut Vec<f64>) {
+        let span = self.layout.span(m, t, r);
+        span.read_rows(self.buf(span.buf), |_, row| out.extend_from_slice(row));
     }
 }
 
@@ -191,6 +193,9 @@ pub fn run(m: &Module, mode: Mode, seed: u64) -> Result<Memory, SimError> {
         names: InstNames::new(m),
         runs: RunTracker::new(m),
         mem: Memory { layout, own, psum },
+        srcs: Vec::new(),
+        values: Vec::new(),
+        out: Vec::new(),
     };
     for_each_step(m, |id, env| sim.step(id, env))?;
     Ok(sim.mem)
@@ -201,6 +206,10 @@ struct Sim<'a> {
     names: InstNames,
     runs: RunTracker,
     mem: Memory,
+    /// Per-instruction buffers, reused: source regions, their values, the result.
+    srcs: Vec<(TensorId, Region)>,
+    values: Vec<Vec<f64>>,
+    out: Vec<f64>,
 }
 
 impl Sim<'_> {
@@ -228,26 +237,31 @@ impl Sim<'_> {
     fn step(&mut self, id: InstId, env: &Env) -> Result<(), SimError> {
         let m = self.m;
         let kind = &m.inst(id).kind;
-        let srcs = kind
-            .srcs()
-            .into_iter()
-            .map(|a| Ok((a.tensor, self.region(id, env, a)?)))
-            .collect::<Result<Vec<_>, SimError>>()?;
+        let mut srcs = std::mem::take(&mut self.srcs);
+        srcs.clear();
+        for a in kind.srcs() {
+            srcs.push((a.tensor, self.region(id, env, a)?));
+        }
         let dst = kind.dst();
         let dr = self.region(id, env, dst)?;
-        let values: Vec<Vec<f64>> = srcs
-            .iter()
-            .map(|(t, r)| self.mem.gather(m, *t, r))
-            .collect();
+        let mut values = std::mem::take(&mut self.values);
+        values.resize_with(srcs.len(), Vec::new);
+        for (v, (t, r)) in values.iter_mut().zip(&srcs) {
+            v.clear();
+            self.mem.gather(m, *t, r, v);
+        }
         for (t, r) in &srcs {
             self.runs.read(m, *t, *r);
         }
-        let n_dst = cells(m.tensor(dst.tensor), &dr).count();
-        let out = match kind {
+        let span = self.mem.layout.span(m, dst.tensor, &dr);
+        let n_dst = span.count();
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        let accumulate = match kind {
             InstKind::Matmul(mm) => {
-                let product = self.product(id, env, &srcs, &values, dst.tensor, &dr)?;
+                self.product(id, env, &srcs, &values, dst.tensor, &dr, &mut out)?;
                 let run = self.runs.matmul(m, dst.tensor, dr);
-                let accumulate = match (mm.flags, self.mem.layout.in_psum(dst.tensor)) {
+                match (mm.flags, self.mem.layout.in_psum(dst.tensor)) {
                     (Flags::Set(fs), true) => {
                         if fs.start {
                             self.zero_banks(dst.tensor, &dr);
@@ -255,17 +269,12 @@ impl Sim<'_> {
                         true
                     }
                     _ => run.accumulates(),
-                };
-                if accumulate {
-                    let old = self.mem.gather(m, dst.tensor, &dr);
-                    product.iter().zip(old).map(|(p, o)| o + p).collect()
-                } else {
-                    product
                 }
             }
             InstKind::Memset { value, .. } => {
                 self.runs.write(m, dst.tensor, dr);
-                vec![*value; n_dst]
+                out.resize(n_dst, *value);
+                false
             }
             InstKind::Copy { .. } | InstKind::Dma { .. } | InstKind::Act { .. } => {
                 if let Some(v) = values.iter().find(|v| v.len() != n_dst) {
@@ -280,22 +289,35 @@ impl Sim<'_> {
                     ));
                 }
                 self.runs.write(m, dst.tensor, dr);
-                (0..n_dst)
-                    .map(|i| values.iter().map(|v| v[i]).sum())
-                    .collect()
+                // The sum of f64s folds from -0.0, in source order.
+                out.resize(n_dst, -0.0);
+                for v in &values {
+                    for (o, x) in out.iter_mut().zip(v) {
+                        *o += x;
+                    }
+                }
+                false
             }
         };
-        let layout = &self.mem.layout;
-        let slots: Vec<Slot> = cells(m.tensor(dst.tensor), &dr)
-            .map(|(p, e)| layout.slot(dst.tensor, p, e))
-            .collect();
-        for (s, v) in slots.into_iter().zip(out) {
-            self.mem.set(s, v);
-        }
+        let len = span.len;
+        span.write_rows(self.mem.buf_mut(span.buf), |i, row| {
+            let vals = &out[i * len..(i + 1) * len];
+            if accumulate {
+                for (o, p) in row.iter_mut().zip(vals) {
+                    *o += p;
+                }
+            } else {
+                row.copy_from_slice(vals);
+            }
+        });
+        self.srcs = srcs;
+        self.values = values;
+        self.out = out;
         Ok(())
     }
 
-    /// `Σ_k S[k, m] · M[k, n]` as a row-major `[M, N]` block.
+    /// `Σ_k S[k, m] · M[k, n]` as a row-major `[M, N]` block in `out`.
+    #[allow(clippy::too_many_arguments)]
     fn product(
         &self,
         id: InstId,
@@ -304,7 +326,8 @@ impl Sim<'_> {
         values: &[Vec<f64>],
         dst: TensorId,
         dr: &Region,
-    ) -> Result<Vec<f64>, SimError> {
+        out: &mut Vec<f64>,
+    ) -> Result<(), SimError> {
         let m = self.m;
         let dims = |t: TensorId, r: &Region| {
             let ds = i64::from(m.tensor(t).dtype.size());
@@ -322,26 +345,108 @@ impl Sim<'_> {
                 ),
             ));
         }
-        let (s, mv) = (&values[0], &values[1]);
-        let mut out = vec![0.0; md * nd];
-        for (mi, row) in out.chunks_mut(nd.max(1)).enumerate().take(md) {
-            for k in 0..ks {
-                let a = s[k * ms + mi];
-                for (o, b) in row.iter_mut().zip(&mv[k * ns..(k + 1) * ns]) {
-                    *o += a * b;
-                }
-            }
-        }
-        Ok(out)
+        product(&values[0], &values[1], ks, ms, ns, out);
+        Ok(())
     }
 
     fn zero_banks(&mut self, t: TensorId, r: &Region) {
-        let cells =
-            self.mem
-                .layout
-                .start_cells(t, r.p0 as u32, r.p1 as u32, r.b0 as u32, r.b1 as u32);
-        for c in cells {
-            self.mem.psum[c] = 0.0;
+        if let Some(span) = self.mem.layout.start_span(t, r) {
+            span.write_rows(&mut self.mem.psum, |_, row| row.fill(0.0));
+        }
+    }
+}
+
+/// Rows of the register blocks of [`product_in`].
+const BLOCK_ROWS: usize = 4;
+
+/// Whether `S^T · M` is exact in f32: every operand an integer and every
+/// partial sum at most `k · max|s| · max|m| ≤ 2^24` in magnitude, so f32 and
+/// f64 both compute it exactly (and a zero as `+0.0`).
+fn exact_in_f32(s: &[f64], mv: &[f64], k: usize) -> bool {
+    let bound = |x: &[f64]| {
+        x.iter().try_fold(0.0f64, |b, &v| {
+            let a = v.abs();
+            (a <= 16_777_216.0 && f64::from(a as i32) == a).then_some(b.max(a))
+        })
+    };
+    match (bound(s), bound(mv)) {
+        (Some(a), Some(b)) => k as f64 * a * b <= 16_777_216.0,
+        _ => false,
+    }
+}
+
+/// `out = S^T · M` for row-major `s` `[k, m]` and `mv` `[k, n]`: every
+/// element summed from 0.0 in increasing `k`, so the result does not depend
+/// on the blocking. Computed in f32 when that is exact ([`exact_in_f32`]).
+fn product(s: &[f64], mv: &[f64], k: usize, m: usize, n: usize, out: &mut Vec<f64>) {
+    if exact_in_f32(s, mv, k) {
+        let narrow = |x: &[f64]| x.iter().map(|&v| v as f32).collect::<Vec<f32>>();
+        let mut o = Vec::new();
+        product_in::<f32, 8>(&narrow(s), &narrow(mv), k, m, n, &mut o);
+        out.clear();
+        out.extend(o.iter().map(|&v| f64::from(v)));
+    } else {
+        product_in::<f64, 4>(s, mv, k, m, n, out);
+    }
+}
+
+/// [`product`] in `T`, in register blocks of `BLOCK_ROWS × BLOCK_COLS`
+/// (two SSE registers per row) over operands packed into contiguous panels.
+fn product_in<T, const BLOCK_COLS: usize>(
+    s: &[T],
+    mv: &[T],
+    k: usize,
+    m: usize,
+    n: usize,
+    out: &mut Vec<T>,
+) where
+    T: Copy + Default + std::ops::Add<Output = T> + std::ops::Mul<Output = T>,
+{
+    out.clear();
+    out.resize(m * n, T::default());
+    if n == 0 || k == 0 {
+        return;
+    }
+    let (mb, nb) = (m - m % BLOCK_ROWS, n - n % BLOCK_COLS);
+    // Panel j holds columns [j·W, j·W + W) of every row, row after row.
+    let panels = |x: &[T], w: usize, width: usize| -> Vec<T> {
+        let mut p = Vec::with_capacity(x.len());
+        for c0 in (0..w - w % width).step_by(width) {
+            for row in x.chunks_exact(w) {
+                p.extend_from_slice(&row[c0..c0 + width]);
+            }
+        }
+        p
+    };
+    let (sp, mp) = (panels(s, m, BLOCK_ROWS), panels(mv, n, BLOCK_COLS));
+    for (pj, mpan) in mp.chunks_exact(k * BLOCK_COLS).enumerate() {
+        let n0 = pj * BLOCK_COLS;
+        for (pi, span) in sp.chunks_exact(k * BLOCK_ROWS).enumerate() {
+            let m0 = pi * BLOCK_ROWS;
+            let mut acc = [[T::default(); BLOCK_COLS]; BLOCK_ROWS];
+            for (a, b) in span
+                .chunks_exact(BLOCK_ROWS)
+                .zip(mpan.chunks_exact(BLOCK_COLS))
+            {
+                for (row, &x) in acc.iter_mut().zip(a) {
+                    for (o, &y) in row.iter_mut().zip(b) {
+                        *o = *o + x * y;
+                    }
+                }
+            }
+            for (r, row) in acc.iter().enumerate() {
+                out[(m0 + r) * n + n0..][..BLOCK_COLS].copy_from_slice(row);
+            }
+        }
+    }
+    // The ragged edges: the last columns of the blocked rows, then the last rows.
+    for (mi, row) in out.chunks_exact_mut(n).enumerate() {
+        let n0 = if mi < mb { nb } else { 0 };
+        for kk in 0..k {
+            let a = s[kk * m + mi];
+            for (o, &y) in row[n0..].iter_mut().zip(&mv[kk * n + n0..(kk + 1) * n]) {
+                *o = *o + a * y;
+            }
         }
     }
 }

@@ -17,7 +17,7 @@
 //! - `zr` is `bit_width(span − 1)`: span = the cluster's merged quadrant span
 //!   for the head, the group's bank span for every other matmul.
 
-use super::exec::{cells, region_fits, InstNames, RunTracker};
+use super::exec::{region_fits, InstNames, RunTracker};
 use super::layout::{Layout, PlaceError};
 use super::{spill_name, SpillRole};
 use crate::arch::{self, bank_alignment, zero_region_bank_range, Arch, PSUM_BANK_SIZE};
@@ -314,13 +314,11 @@ fn collect_groups(
             fits(id, a.tensor, &r)?;
             runs.read(m, a.tensor, r);
             if layout.in_psum(a.tensor) {
-                for (p, e) in cells(m.tensor(a.tensor), &r) {
-                    if let crate::verify::layout::Slot::Psum(c) = layout.slot(a.tensor, p, e) {
-                        if let Some(g) = writer[c] {
-                            groups[g].last_read = groups[g].last_read.max(ord);
-                        }
+                layout.span(m, a.tensor, &r).read_rows(&writer, |_, row| {
+                    for &g in row.iter().flatten() {
+                        groups[g].last_read = groups[g].last_read.max(ord);
                     }
-                }
+                });
             }
         }
         let dst = kind.dst();
@@ -376,11 +374,9 @@ fn collect_groups(
             }
         };
         if layout.in_psum(dst.tensor) {
-            for (p, e) in cells(m.tensor(dst.tensor), &r) {
-                if let crate::verify::layout::Slot::Psum(c) = layout.slot(dst.tensor, p, e) {
-                    writer[c] = group;
-                }
-            }
+            layout
+                .span(m, dst.tensor, &r)
+                .write_rows(&mut writer, |_, row| row.fill(group));
         }
     }
     Ok(groups)
