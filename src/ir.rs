@@ -705,6 +705,16 @@ impl Module {
             .map(TensorId::new)
     }
 
+    /// An index from tensor names to ids, for lookups in loops over many
+    /// tensors ([`Module::tensor_by_name`] scans).
+    pub fn name_index(&self) -> std::collections::HashMap<&str, TensorId> {
+        self.tensors
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.as_str(), TensorId::new(i)))
+            .collect()
+    }
+
     /// Declares a tensor and returns its id.
     pub fn add_tensor(&mut self, t: Tensor) -> TensorId {
         self.tensors.push(t);

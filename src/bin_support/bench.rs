@@ -311,10 +311,16 @@ fn run_peers() -> Result<(), Failure> {
         .args(["bench", "--bench", "peers"])
         .current_dir(dir)
         .status()
-        .map_err(|e| Failure(format!("error: cannot run `cargo bench --bench peers` in {dir}: {e}")))?;
+        .map_err(|e| {
+            Failure(format!(
+                "error: cannot run `cargo bench --bench peers` in {dir}: {e}"
+            ))
+        })?;
     if status.success() {
         Ok(())
     } else {
-        Err(Failure(format!("error: `cargo bench --bench peers` failed ({status})")))
+        Err(Failure(format!(
+            "error: `cargo bench --bench peers` failed ({status})"
+        )))
     }
 }

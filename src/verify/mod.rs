@@ -144,14 +144,15 @@ impl Families {
     pub fn new(original: &Module, result: &Module) -> Self {
         let n = result.tensors.len();
         let mut base_of: Vec<TensorId> = (0..n).map(TensorId::new).collect();
+        let (orig_names, res_names) = (original.name_index(), result.name_index());
         for (i, t) in result.tensors.iter().enumerate() {
-            if original.tensor_by_name(&t.name).is_some() {
+            if orig_names.contains_key(t.name.as_str()) {
                 continue;
             }
             let Some((base, _, _)) = spill_name(&t.name) else {
                 continue;
             };
-            let Some(b) = result.tensor_by_name(base) else {
+            let Some(&b) = res_names.get(base) else {
                 continue;
             };
             let bt = result.tensor(b);

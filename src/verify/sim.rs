@@ -456,11 +456,12 @@ fn product_in<T, const BLOCK_COLS: usize>(
 pub fn compare(original: &Module, result: &Module, seed: u64) -> Result<(), SimError> {
     let want = run(original, Mode::Virtual, seed)?;
     let got = run(result, Mode::Physical, seed)?;
+    let names = result.name_index();
     for (i, t) in original.tensors.iter().enumerate() {
         if t.mem == Mem::Psum {
             continue;
         }
-        let Some(rid) = result.tensor_by_name(&t.name) else {
+        let Some(&rid) = names.get(t.name.as_str()) else {
             return Err(SimError::MissingTensor {
                 name: t.name.clone(),
                 problem: "lacks",

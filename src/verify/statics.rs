@@ -187,20 +187,22 @@ fn check_declarations(original: &Module, result: &Module) -> Result<(), StaticEr
     let same_shape = |a: &crate::ir::Tensor, b: &crate::ir::Tensor| {
         (a.partitions, a.bytes, a.dtype) == (b.partitions, b.bytes, b.dtype)
     };
+    let (orig_names, res_names) = (original.name_index(), result.name_index());
     // A memloc-split piece `X.N` of an original PSUM tensor X (SPEC §3.2).
     let piece_of = |name: &str| {
         let (base, n) = name.rsplit_once('.')?;
         let ok = !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
-        let b = original.tensor_by_name(base).filter(|_| ok)?;
+        let b = *orig_names.get(base).filter(|_| ok)?;
         (original.tensor(b).mem == Mem::Psum).then_some(b)
     };
-    for t in &original.tensors {
-        let present = result.tensor_by_name(&t.name).is_some();
-        let split = t.mem == Mem::Psum
-            && result
-                .tensors
-                .iter()
-                .any(|r| piece_of(&r.name).is_some_and(|b| original.tensor(b).name == t.name));
+    let split: std::collections::HashSet<TensorId> = result
+        .tensors
+        .iter()
+        .filter_map(|r| piece_of(&r.name))
+        .collect();
+    for (i, t) in original.tensors.iter().enumerate() {
+        let present = res_names.contains_key(t.name.as_str());
+        let split = t.mem == Mem::Psum && split.contains(&TensorId::new(i));
         if !present && !split {
             return Err(StaticError::MissingTensor {
                 tensor: t.name.clone(),
@@ -209,7 +211,7 @@ fn check_declarations(original: &Module, result: &Module) -> Result<(), StaticEr
     }
     let mut counters: HashMap<u64, &str> = HashMap::new();
     for t in &result.tensors {
-        if original.tensor_by_name(&t.name).is_some() {
+        if orig_names.contains_key(t.name.as_str()) {
             continue;
         }
         if let Some(b) = piece_of(&t.name) {
@@ -228,7 +230,7 @@ fn check_declarations(original: &Module, result: &Module) -> Result<(), StaticEr
                 tensor: t.name.clone(),
             });
         };
-        let Some(b) = result.tensor_by_name(base) else {
+        let Some(&b) = res_names.get(base) else {
             return Err(StaticError::UnexpectedTensor {
                 tensor: t.name.clone(),
             });
