@@ -70,12 +70,7 @@ impl AllocProblem {
 /// §3.2–3.3): memloc split, live ranges with the loop extension, `liveN`.
 pub fn problem(m: &Module, opts: &AllocOptions) -> Result<AllocProblem, AllocError> {
     let arch = arch::lookup(&m.arch)?;
-    let max = arch.num_banks();
-    let num_banks = match opts.psum_banks {
-        None => max,
-        Some(n) if (1..=max).contains(&n) => n,
-        Some(requested) => return Err(AllocError::PsumBanks { requested, max }),
-    };
+    let num_banks = opts.num_banks(&arch)?;
     let work = split::memloc_split(m);
     let lin = Linear::new(&work);
     let live = liveness::live_ranges(&work, &lin, &arch, num_banks)?;

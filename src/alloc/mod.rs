@@ -68,6 +68,19 @@ pub struct AllocOptions {
     pub max_iterations: u32,
 }
 
+impl AllocOptions {
+    /// The banks the allocator may use on `arch`: all of them, or
+    /// `--psum-banks N` when `1 ≤ N ≤ numBanks`.
+    pub fn num_banks(&self, arch: &arch::Arch) -> Result<u32, AllocError> {
+        let max = arch.num_banks();
+        match self.psum_banks {
+            None => Ok(max),
+            Some(n) if (1..=max).contains(&n) => Ok(n),
+            Some(requested) => Err(AllocError::PsumBanks { requested, max }),
+        }
+    }
+}
+
 impl Default for AllocOptions {
     fn default() -> Self {
         AllocOptions {
@@ -225,12 +238,7 @@ pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocEr
 /// inserted, so a caller that no longer needs the input saves a copy.
 pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
     let arch = arch::lookup(&m.arch)?;
-    let max = arch.num_banks();
-    let num_banks = match opts.psum_banks {
-        None => max,
-        Some(n) if (1..=max).contains(&n) => n,
-        Some(requested) => return Err(AllocError::PsumBanks { requested, max }),
-    };
+    let num_banks = opts.num_banks(&arch)?;
     let mut log = Log::default();
     log.v(" allocating PSUM".into());
     let mut work = split::memloc_split_owned(m);
