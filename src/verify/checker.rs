@@ -46,7 +46,7 @@
 #![allow(clippy::result_large_err)]
 
 use super::exec::{cells, for_each_step, region_fits, BadAccess, Env, InstNames, RunTracker};
-use super::layout::{Buf, Layout, PlaceError, Slot, Span};
+use super::layout::{Layout, PlaceError, Slot, Span, Store};
 use super::Families;
 use crate::arch;
 use crate::ir::{Access, Flags, InstId, InstKind, Module, Region, TensorId, VarId};
@@ -163,10 +163,12 @@ pub fn check(original: &Module, result: &Module) -> Result<(), CheckError> {
         m: result,
         names: InstNames::new(result),
         runs: RunTracker::new(result),
-        psum: vec![Sym::Garbage; layout.psum_cells()],
+        cells: Store {
+            own,
+            psum: vec![Sym::Garbage; layout.psum_cells()],
+        },
         layout,
         fams,
-        own,
         expected,
         versions: Vec::new(),
         steps: Vec::new(),
@@ -181,8 +183,7 @@ struct Checker<'a> {
     runs: RunTracker,
     layout: Layout,
     fams: Families,
-    psum: Vec<Sym>,
-    own: Vec<Vec<Sym>>,
+    cells: Store<Sym>,
     /// Per family, per element: latest version + 1 (0 = never written).
     expected: Vec<Vec<u32>>,
     versions: Vec<Version>,
@@ -208,15 +209,15 @@ impl Checker<'_> {
 
     fn get(&self, s: Slot) -> Sym {
         match s {
-            Slot::Own(t, i) => self.own[t.index()][i],
-            Slot::Psum(i) => self.psum[i],
+            Slot::Own(t, i) => self.cells.own[t.index()][i],
+            Slot::Psum(i) => self.cells.psum[i],
         }
     }
 
     fn set(&mut self, s: Slot, v: Sym) {
         match s {
-            Slot::Own(t, i) => self.own[t.index()][i] = v,
-            Slot::Psum(i) => self.psum[i] = v,
+            Slot::Own(t, i) => self.cells.own[t.index()][i] = v,
+            Slot::Psum(i) => self.cells.psum[i] = v,
         }
     }
 
@@ -392,7 +393,7 @@ impl Checker<'_> {
         let explicit = match flags {
             Flags::Set(fs) => {
                 if let Some(span) = self.layout.start_span(t, r).filter(|_| fs.start) {
-                    span.write_rows(&mut self.psum, |_, row| row.fill(Sym::Zero { step }));
+                    span.write_rows(&mut self.cells.psum, |_, row| row.fill(Sym::Zero { step }));
                 }
                 true
             }
@@ -453,7 +454,7 @@ impl Checker<'_> {
             row.fill(version + 1)
         });
         let span = self.layout.span(self.m, t, r);
-        span.write_rows(self.buf_mut(span.buf), |i, row| {
+        span.write_rows(self.cells.buf_mut(span.buf), |i, row| {
             let at0 = elems.cell(i, 0) as u32;
             for (at, c) in (at0..).zip(row) {
                 *c = Sym::Val { version, at };
@@ -474,7 +475,7 @@ impl Checker<'_> {
         let expected = &self.expected[self.fams.of(t) as usize];
         let span = self.layout.span(self.m, t, r);
         let mut bad = None;
-        span.read_rows(self.buf(span.buf), |i, row| {
+        span.read_rows(self.cells.buf(span.buf), |i, row| {
             if bad.is_some() {
                 return;
             }
@@ -486,19 +487,5 @@ impl Checker<'_> {
             }
         });
         bad
-    }
-
-    fn buf(&self, b: Buf) -> &[Sym] {
-        match b {
-            Buf::Own(t) => &self.own[t.index()],
-            Buf::Psum => &self.psum,
-        }
-    }
-
-    fn buf_mut(&mut self, b: Buf) -> &mut [Sym] {
-        match b {
-            Buf::Own(t) => &mut self.own[t.index()],
-            Buf::Psum => &mut self.psum,
-        }
     }
 }

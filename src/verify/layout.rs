@@ -67,6 +67,34 @@ pub(crate) enum Buf {
     Psum,
 }
 
+/// The cells of one execution: a buffer per tensor that has its own
+/// storage, and physical PSUM (SPEC §4.4). The simulator stores values, the
+/// checker symbols.
+pub(crate) struct Store<T> {
+    /// Per tensor, its own row-major buffer (empty for tensors placed in PSUM).
+    pub own: Vec<Vec<T>>,
+    /// Physical PSUM cells.
+    pub psum: Vec<T>,
+}
+
+impl<T> Store<T> {
+    /// The buffer `b`.
+    pub fn buf(&self, b: Buf) -> &[T] {
+        match b {
+            Buf::Own(t) => &self.own[t.index()],
+            Buf::Psum => &self.psum,
+        }
+    }
+
+    /// The buffer `b`, mutably.
+    pub fn buf_mut(&mut self, b: Buf) -> &mut [T] {
+        match b {
+            Buf::Own(t) => &mut self.own[t.index()],
+            Buf::Psum => &mut self.psum,
+        }
+    }
+}
+
 /// The cells of a region in a buffer, row by row: row `i` (partition
 /// `p0 + i`) holds `len` cells `stride` apart from `first + i·pitch`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

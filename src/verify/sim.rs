@@ -10,7 +10,7 @@
 //! declares extra tensors. Loops and affine bounds are executed directly.
 
 use super::exec::{for_each_step, region_fits, BadAccess, Env, InstNames, RunTracker};
-use super::layout::{Buf, Layout, PlaceError};
+use super::layout::{Layout, PlaceError, Store};
 use crate::arch;
 use crate::ir::{Access, Flags, InstId, InstKind, Mem, Module, Region, TensorId};
 use thiserror::Error;
@@ -76,8 +76,7 @@ pub enum SimError {
 /// The final contents of every tensor after a run.
 pub struct Memory {
     layout: Layout,
-    own: Vec<Vec<f64>>,
-    psum: Vec<f64>,
+    cells: Store<f64>,
 }
 
 impl Memory {
@@ -95,24 +94,12 @@ impl Memory {
         out
     }
 
-    fn buf(&self, b: Buf) -> &[f64] {
-        match b {
-            Buf::Own(t) => &self.own[t.index()],
-            Buf::Psum => &self.psum,
-        }
-    }
-
-    fn buf_mut(&mut self, b: Buf) -> &mut [f64] {
-        match b {
-            Buf::Own(t) => &mut self.own[t.index()],
-            Buf::Psum => &mut self.psum,
-        }
-    }
-
     /// Appends the elements of region `r` of `t`, row-major, to `out`.
     fn gather(&self, m: &Module, t: TensorId, r: &Region, out: &mut Vec<f64>) {
         let span = self.layout.span(m, t, r);
-        span.read_rows(self.buf(span.buf), |_, row| out.extend_from_slice(row));
+        span.read_rows(self.cells.buf(span.buf), |_, row| {
+            out.extend_from_slice(row)
+        });
     }
 }
 
@@ -192,7 +179,10 @@ pub fn run(m: &Module, mode: Mode, seed: u64) -> Result<Memory, SimError> {
         m,
         names: InstNames::new(m),
         runs: RunTracker::new(m),
-        mem: Memory { layout, own, psum },
+        mem: Memory {
+            layout,
+            cells: Store { own, psum },
+        },
         srcs: Vec::new(),
         values: Vec::new(),
         out: Vec::new(),
@@ -300,7 +290,7 @@ impl Sim<'_> {
             }
         };
         let len = span.len;
-        span.write_rows(self.mem.buf_mut(span.buf), |i, row| {
+        span.write_rows(self.mem.cells.buf_mut(span.buf), |i, row| {
             let vals = &out[i * len..(i + 1) * len];
             if accumulate {
                 for (o, p) in row.iter_mut().zip(vals) {
@@ -351,7 +341,7 @@ impl Sim<'_> {
 
     fn zero_banks(&mut self, t: TensorId, r: &Region) {
         if let Some(span) = self.mem.layout.start_span(t, r) {
-            span.write_rows(&mut self.mem.psum, |_, row| row.fill(0.0));
+            span.write_rows(&mut self.mem.cells.psum, |_, row| row.fill(0.0));
         }
     }
 }
