@@ -142,6 +142,25 @@ pub struct Tensor {
 }
 
 impl Tensor {
+    /// A declaration with no `bank=` or `addr=` attribute.
+    pub fn new(
+        name: impl Into<String>,
+        mem: Mem,
+        partitions: u32,
+        bytes: u32,
+        dtype: DType,
+    ) -> Self {
+        Tensor {
+            name: name.into(),
+            mem,
+            partitions,
+            bytes,
+            dtype,
+            bank: None,
+            addr: None,
+        }
+    }
+
     /// Elements per partition.
     pub fn elems(&self) -> u32 {
         self.bytes / self.dtype.size()

@@ -127,15 +127,7 @@ impl Problem {
     pub fn to_module(&self, arch: &str) -> Module {
         let cols = self.num_tensors.div_ceil(PARTS).max(1);
         let mut m = Module::new(arch);
-        let tensor = |name: String, mem: Mem, partitions: u32, bytes: u32, dtype: DType| Tensor {
-            name,
-            mem,
-            partitions,
-            bytes,
-            dtype,
-            bank: None,
-            addr: None,
-        };
+        let tensor = Tensor::new;
         let w = m.add_tensor(tensor("w".into(), Mem::Sbuf, PARTS, 2 * cols, DType::Bf16));
         let x = m.add_tensor(tensor("x".into(), Mem::Sbuf, PARTS, 2 * cols, DType::Bf16));
         let out = m.add_tensor(tensor("out".into(), Mem::Sbuf, 1, 4, DType::F32));

@@ -201,15 +201,7 @@ mod tests {
     #[test]
     fn headers_ends_nests_and_weights() {
         let mut m = Module::new("trn1");
-        m.add_tensor(Tensor {
-            name: "s".into(),
-            mem: Mem::Sbuf,
-            partitions: 1,
-            bytes: 4,
-            dtype: Default::default(),
-            bank: None,
-            addr: None,
-        });
+        m.add_tensor(Tensor::new("s", Mem::Sbuf, 1, 4, Default::default()));
         let i0 = memset(&mut m);
         let i1 = memset(&mut m);
         let i2 = memset(&mut m);

@@ -757,15 +757,9 @@ impl Builder {
             tensor: name.clone(),
             bytes,
         })?;
-        Ok(self.module.add_tensor(Tensor {
-            name,
-            mem,
-            partitions,
-            bytes,
-            dtype,
-            bank: None,
-            addr: None,
-        }))
+        Ok(self
+            .module
+            .add_tensor(Tensor::new(name, mem, partitions, bytes, dtype)))
     }
 
     /// An f32 PSUM tensor.

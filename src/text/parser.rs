@@ -226,15 +226,7 @@ impl<'a> Parser<'a> {
         self.expect(Tok::Comma)?;
         let (bytes, _) = self.u32_("byte count")?;
         self.expect(Tok::RBracket)?;
-        let mut t = Tensor {
-            name: name.to_string(),
-            mem,
-            partitions,
-            bytes,
-            dtype: DType::F32,
-            bank: None,
-            addr: None,
-        };
+        let mut t = Tensor::new(name, mem, partitions, bytes, DType::F32);
         if let Some(d) = match self.tok {
             Tok::Ident(w) => dtype_of(w),
             _ => None,

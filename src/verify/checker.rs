@@ -45,7 +45,7 @@
 // A violation is reported once per run; its size does not matter.
 #![allow(clippy::result_large_err)]
 
-use super::exec::{cells, for_each_step, region_fits, BadAccess, Env, InstNames, RunTracker};
+use super::exec::{cells, checked_region, for_each_step, BadAccess, Env, InstNames, RunTracker};
 use super::layout::{Layout, PlaceError, Slot, Span, Store};
 use super::Families;
 use crate::arch;
@@ -194,17 +194,7 @@ struct Checker<'a> {
 
 impl Checker<'_> {
     fn region(&self, id: InstId, env: &Env, a: &Access) -> Result<Region, CheckError> {
-        let r = env.region(a);
-        let t = self.m.tensor(a.tensor);
-        if region_fits(t, &r) {
-            Ok(r)
-        } else {
-            Err(CheckError::Access(BadAccess {
-                inst: self.names.instance(self.m, id, env),
-                tensor: t.name.clone(),
-                region: r,
-            }))
-        }
+        checked_region(self.m, &self.names, id, env, a).map_err(CheckError::Access)
     }
 
     fn get(&self, s: Slot) -> Sym {

@@ -135,6 +135,28 @@ impl fmt::Display for BadAccess {
     }
 }
 
+/// Evaluates access `a` of instruction `id` under `env`, or says which
+/// instance reaches outside its tensor.
+pub(crate) fn checked_region(
+    m: &Module,
+    names: &InstNames,
+    id: InstId,
+    env: &Env,
+    a: &Access,
+) -> Result<Region, BadAccess> {
+    let r = env.region(a);
+    let t = m.tensor(a.tensor);
+    if region_fits(t, &r) {
+        Ok(r)
+    } else {
+        Err(BadAccess {
+            inst: names.instance(m, id, env),
+            tensor: t.name.clone(),
+            region: r,
+        })
+    }
+}
+
 /// Whether `r` lies inside `t` with element-aligned byte bounds.
 pub(crate) fn region_fits(t: &Tensor, r: &Region) -> bool {
     let ds = i64::from(t.dtype.size());

@@ -9,7 +9,7 @@
 //! so the original and the result see identical inputs even though the result
 //! declares extra tensors. Loops and affine bounds are executed directly.
 
-use super::exec::{for_each_step, region_fits, BadAccess, Env, InstNames, RunTracker};
+use super::exec::{checked_region, for_each_step, BadAccess, Env, InstNames, RunTracker};
 use super::layout::{Layout, PlaceError, Store};
 use crate::arch;
 use crate::ir::{Access, Flags, InstId, InstKind, Mem, Module, Region, TensorId};
@@ -204,17 +204,7 @@ struct Sim<'a> {
 
 impl Sim<'_> {
     fn region(&self, id: InstId, env: &Env, a: &Access) -> Result<Region, SimError> {
-        let r = env.region(a);
-        let t = self.m.tensor(a.tensor);
-        if region_fits(t, &r) {
-            Ok(r)
-        } else {
-            Err(SimError::Access(BadAccess {
-                inst: self.names.instance(self.m, id, env),
-                tensor: t.name.clone(),
-                region: r,
-            }))
-        }
+        checked_region(self.m, &self.names, id, env, a).map_err(SimError::Access)
     }
 
     fn shape_error(&self, id: InstId, env: &Env, what: String) -> SimError {
