@@ -64,14 +64,15 @@ impl Linear {
     /// Numbers the points of `m`.
     pub fn new(m: &Module) -> Linear {
         let nl = m.loops.len();
+        let capacity = m.insts.len() + 2 * nl;
         let mut lin = Linear {
-            points: Vec::new(),
+            points: Vec::with_capacity(capacity),
             inst_point: vec![None; m.insts.len()],
             header: vec![u32::MAX; nl],
             end: vec![u32::MAX; nl],
             parent: vec![None; nl],
             depth: vec![0; nl],
-            weight: Vec::new(),
+            weight: Vec::with_capacity(capacity),
         };
         for (bi, b) in m.blocks.iter().enumerate() {
             lin.body(m, &b.body, BodyRef::Block(bi), None, 0, 1);

@@ -246,7 +246,7 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
         t.bank = None;
     }
     let mut pinned = vec![false; work.tensors.len()];
-    let mut counter = 0u32;
+    let mut namer = spill::Namer::new(&work);
     let mut spilled: Vec<TensorId> = Vec::new();
     let mut spill_cost = 0u64;
     let mut warnings = Vec::new();
@@ -298,7 +298,7 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
         log.v(format!("spilling from PSUM cost about {cycles} cycles"));
         spill_cost = spill_cost.saturating_add(cycles);
         spilled.extend(chosen.iter().map(|v| it.live.nodes[v.index()].tensor));
-        let reloads = spill::insert_spill_code(&mut work, &it.lin, &it.live, &chosen, &mut counter);
+        let reloads = spill::insert_spill_code(&mut work, &it.lin, &it.live, &chosen, &mut namer);
         pinned.resize(work.tensors.len(), false);
         for &v in &chosen {
             pinned[it.live.nodes[v.index()].tensor.index()] = true;

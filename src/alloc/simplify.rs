@@ -7,8 +7,9 @@
 //! push), else the lowest-id `inf` node; each removal gives its banks back to
 //! its remaining neighbors' budgets. Metrics are exact fractions compared by
 //! cross-multiplication. Reference mode scans the seed's sparse sets linearly;
-//! fast mode keeps a heap for `lo`, a lazily pruned heap keyed by metric for
-//! `hi` and a cursor over `inf`, so one simplify costs O((n + E) log n).
+//! fast mode keeps a bitset for `lo`, a lazily re-keyed queue ordered by
+//! metric for `hi` and a cursor over `inf`, so one simplify costs
+//! O((n + E) log n).
 
 use super::costs::Cost;
 use super::interference::Interference;
@@ -236,8 +237,8 @@ fn simplify_reference(g: &Interference, mut st: State) -> Vec<NodeId> {
     stack
 }
 
-/// The drain with an [`IdSet`] for `lo`, a lazy heap keyed by metric for
-/// `hi` and a cursor over `inf`. A removal only ever raises the metric of a
+/// The drain with an [`IdSet`] for `lo`, a lazy [`HiQueue`] keyed by
+/// metric for `hi` and a cursor over `inf`. A removal only ever raises the metric of a
 /// remaining neighbor (its degree and neighbor banks shrink; the cost and
 /// length stay), so a `hi` entry's key is a lower bound of the node's
 /// current key: when an entry surfaces with an outdated key it is pushed
@@ -252,10 +253,12 @@ fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
     }
     let infs: Vec<usize> = (0..n).filter(|&u| st.list[u] == List::Inf).collect();
     let mut inf_cursor = 0;
-    let mut hi: BinaryHeap<Reverse<(Ratio, u32)>> = (0..n)
-        .filter(|&u| st.list[u] == List::Hi)
-        .map(|u| Reverse(st.key(u)))
-        .collect();
+    let mut hi = HiQueue::new(
+        (0..n)
+            .filter(|&u| st.list[u] == List::Hi)
+            .map(|u| st.key(u))
+            .collect(),
+    );
     loop {
         let v = if let Some(v) = lo.pop_min() {
             v
@@ -340,9 +343,48 @@ impl IdSet {
     }
 }
 
+/// The `hi` entries `(key, node)`: the initial ones sorted once and read
+/// through a cursor, the re-keyed ones in a heap. Under pressure nearly
+/// every node leaves through `hi` and only some are re-keyed, so this beats
+/// one heap of all of them (each pop of which misses the cache at every
+/// level).
+struct HiQueue {
+    sorted: Vec<(Ratio, u32)>,
+    next: usize,
+    rekeyed: BinaryHeap<Reverse<(Ratio, u32)>>,
+}
+
+impl HiQueue {
+    fn new(mut entries: Vec<(Ratio, u32)>) -> HiQueue {
+        entries.sort_unstable();
+        HiQueue {
+            sorted: entries,
+            next: 0,
+            rekeyed: BinaryHeap::new(),
+        }
+    }
+
+    fn push(&mut self, entry: (Ratio, u32)) {
+        self.rekeyed.push(Reverse(entry));
+    }
+
+    /// Removes and returns the smallest entry.
+    fn pop(&mut self) -> Option<(Ratio, u32)> {
+        let from_sorted = self.sorted.get(self.next);
+        match (from_sorted, self.rekeyed.peek()) {
+            (Some(&a), Some(Reverse(b))) if *b < a => self.rekeyed.pop().map(|r| r.0),
+            (Some(&a), _) => {
+                self.next += 1;
+                Some(a)
+            }
+            (None, _) => self.rekeyed.pop().map(|r| r.0),
+        }
+    }
+}
+
 /// Pops the `hi` node with the smallest current key (see [`simplify_fast`]).
-fn pop_hi(hi: &mut BinaryHeap<Reverse<(Ratio, u32)>>, st: &State) -> Option<usize> {
-    while let Some(Reverse(old)) = hi.pop() {
+fn pop_hi(hi: &mut HiQueue, st: &State) -> Option<usize> {
+    while let Some(old) = hi.pop() {
         let u = old.1 as usize;
         if st.list[u] != List::Hi {
             continue;
@@ -352,7 +394,7 @@ fn pop_hi(hi: &mut BinaryHeap<Reverse<(Ratio, u32)>>, st: &State) -> Option<usiz
         if cur == old {
             return Some(u);
         }
-        hi.push(Reverse(cur));
+        hi.push(cur);
     }
     None
 }

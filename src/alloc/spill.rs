@@ -25,18 +25,32 @@ struct Insertion {
     inst: InstId,
 }
 
-/// Mints tensor names from the module-wide counter, skipping names already
-/// declared (a re-allocated program may hold earlier spill tensors; only
-/// names containing `TensorCopy` can clash, so only those are kept).
-struct Namer {
+/// Mints spill and reload tensor names from the module-wide counter,
+/// skipping names already declared. Only names containing `TensorCopy` can
+/// clash (a re-allocated program may hold earlier spill tensors), so only
+/// those are remembered; built once per allocation and kept across the
+/// fixpoint iterations, since every later name is minted here.
+pub struct Namer {
     taken: HashSet<String>,
+    counter: u32,
 }
 
 impl Namer {
-    fn fresh(&mut self, base: &str, what: &str, counter: &mut u32) -> String {
+    /// A namer for `m` with the counter at 0.
+    pub fn new(m: &Module) -> Namer {
+        Namer {
+            taken: (m.tensors.iter())
+                .filter(|t| t.name.contains("TensorCopy"))
+                .map(|t| t.name.clone())
+                .collect(),
+            counter: 0,
+        }
+    }
+
+    fn fresh(&mut self, base: &str, what: &str) -> String {
         loop {
-            let name = format!("{base}_{what}{counter}");
-            *counter += 1;
+            let name = format!("{base}_{what}{}", self.counter);
+            self.counter += 1;
             if self.taken.insert(name.clone()) {
                 return name;
             }
@@ -45,21 +59,15 @@ impl Namer {
 }
 
 /// Inserts the spill code of the spillable nodes `spill` (ascending ids),
-/// planned on `lin`/`live` (the analysis of `m` before this call). Returns
-/// the new PSUM reload tensors.
+/// planned on `lin`/`live` (the analysis of `m` before this call), naming
+/// the new tensors with `namer`. Returns the new PSUM reload tensors.
 pub fn insert_spill_code(
     m: &mut Module,
     lin: &Linear,
     live: &Liveness,
     spill: &[NodeId],
-    counter: &mut u32,
+    namer: &mut Namer,
 ) -> Vec<TensorId> {
-    let mut namer = Namer {
-        taken: (m.tensors.iter())
-            .filter(|t| t.name.contains("TensorCopy"))
-            .map(|t| t.name.clone())
-            .collect(),
-    };
     let mut inserts = Vec::new();
     let mut reloads = Vec::new();
     for &v in spill {
@@ -67,16 +75,16 @@ pub fn insert_spill_code(
         let t = live.nodes[v.index()].tensor;
         let orig = m.tensor(t).clone();
         debug_assert!(orig.mem == Mem::Psum, "Expected save from PSUM");
-        let declare = |m: &mut Module, namer: &mut Namer, counter: &mut u32, what, mem| {
+        let declare = |m: &mut Module, namer: &mut Namer, what, mem| {
             m.add_tensor(Tensor {
-                name: namer.fresh(&orig.name, what, counter),
+                name: namer.fresh(&orig.name, what),
                 mem,
                 bank: None,
                 addr: None,
                 ..orig.clone()
             })
         };
-        let saved = declare(m, &mut namer, counter, "SpillTensorCopy", Mem::Sbuf);
+        let saved = declare(m, namer, "SpillTensorCopy", Mem::Sbuf);
         let at = lin.points[plan.save_after as usize];
         let inst = copy(m, saved, t);
         inserts.push(Insertion {
@@ -86,7 +94,7 @@ pub fn insert_spill_code(
             inst,
         });
         for (lo, hi) in plan.groups(live.events_of(v)) {
-            let reload = declare(m, &mut namer, counter, "ReloadTensorCopy", Mem::Psum);
+            let reload = declare(m, namer, "ReloadTensorCopy", Mem::Psum);
             debug_assert!(m.tensor(reload).mem == Mem::Psum, "Expected reload to PSUM");
             let at = lin.points[lo as usize];
             let inst = copy(m, reload, saved);
