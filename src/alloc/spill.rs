@@ -25,13 +25,14 @@ struct Insertion {
     inst: InstId,
 }
 
-/// Mints spill and reload tensor names from the module-wide counter,
-/// skipping names already declared. Only names containing `TensorCopy` can
-/// clash (a re-allocated program may hold earlier spill tensors), so only
-/// those are remembered; built once per allocation and kept across the
-/// fixpoint iterations, since every later name is minted here.
+/// Mints spill and reload tensor names `BASE_WHATK` from the module-wide
+/// counter `K`, skipping names already declared. Two minted names never
+/// clash (each ends in `TensorCopy` and then the digits of a distinct `K`),
+/// so only the names the program declared before allocation that contain
+/// `TensorCopy` need remembering; built once per allocation and kept across
+/// the fixpoint iterations.
 pub struct Namer {
-    taken: HashSet<String>,
+    declared: HashSet<String>,
     counter: u32,
 }
 
@@ -39,7 +40,7 @@ impl Namer {
     /// A namer for `m` with the counter at 0.
     pub fn new(m: &Module) -> Namer {
         Namer {
-            taken: (m.tensors.iter())
+            declared: (m.tensors.iter())
                 .filter(|t| t.name.contains("TensorCopy"))
                 .map(|t| t.name.clone())
                 .collect(),
@@ -51,7 +52,7 @@ impl Namer {
         loop {
             let name = format!("{base}_{what}{}", self.counter);
             self.counter += 1;
-            if self.taken.insert(name.clone()) {
+            if !self.declared.contains(&name) {
                 return name;
             }
         }
@@ -73,16 +74,11 @@ pub fn insert_spill_code(
     for &v in spill {
         let plan = spill_plan(lin, live, v).expect("only spillable nodes are spilled");
         let t = live.nodes[v.index()].tensor;
-        let orig = m.tensor(t).clone();
+        let orig = m.tensor(t);
         debug_assert!(orig.mem == Mem::Psum, "Expected save from PSUM");
+        let (base, partitions, bytes, dtype) = (orig.name.clone(), orig.partitions, orig.bytes, orig.dtype);
         let declare = |m: &mut Module, namer: &mut Namer, what, mem| {
-            m.add_tensor(Tensor {
-                name: namer.fresh(&orig.name, what),
-                mem,
-                bank: None,
-                addr: None,
-                ..orig.clone()
-            })
+            m.add_tensor(Tensor::new(namer.fresh(&base, what), mem, partitions, bytes, dtype))
         };
         let saved = declare(m, namer, "SpillTensorCopy", Mem::Sbuf);
         let at = lin.points[plan.save_after as usize];
@@ -108,11 +104,7 @@ pub fn insert_spill_code(
                 let PointKind::Inst(i) = lin.points[p as usize].kind else {
                     unreachable!("read groups hold instructions only");
                 };
-                for s in m.insts[i.index()].kind.srcs_mut() {
-                    if s.tensor == t {
-                        s.tensor = reload;
-                    }
-                }
+                rename_reads(&mut m.insts[i.index()].kind, t, reload);
             }
             reloads.push(reload);
         }
@@ -134,6 +126,25 @@ pub fn insert_spill_code(
         body.extend(next.map(|x| Stmt::Inst(x.inst)));
     }
     reloads
+}
+
+/// Points every source access of `from` at `to` (matched in place, since
+/// [`InstKind::srcs_mut`] would allocate per instruction).
+fn rename_reads(kind: &mut InstKind, from: TensorId, to: TensorId) {
+    let rename = |a: &mut Access| {
+        if a.tensor == from {
+            a.tensor = to;
+        }
+    };
+    match kind {
+        InstKind::Matmul(mm) => {
+            rename(&mut mm.stationary);
+            rename(&mut mm.moving);
+        }
+        InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => rename(src),
+        InstKind::Memset { .. } => {}
+        InstKind::Act { srcs, .. } => srcs.iter_mut().for_each(rename),
+    }
 }
 
 /// Adds the unlabelled instruction `copy dst <- src` (whole tensors).
