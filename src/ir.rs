@@ -194,6 +194,7 @@ pub struct Affine {
 /// Reads go through `Deref<Target = [(VarId, i64)]>`; equality, hashing,
 /// `Debug` and serde behave exactly like the `Vec` it replaces.
 #[derive(Clone, Default)]
+#[allow(clippy::box_collection)] // the point: `Box<Vec<_>>` is one word, `Vec` and `Box<[_]>` are more
 pub struct Terms(Option<Box<Vec<(VarId, i64)>>>);
 
 impl Terms {
@@ -204,13 +205,12 @@ impl Terms {
     }
 
     /// Applies `f` to the backing vector, releasing it when left empty.
-    fn edit<R>(&mut self, f: impl FnOnce(&mut Vec<(VarId, i64)>) -> R) -> R {
+    fn edit(&mut self, f: impl FnOnce(&mut Vec<(VarId, i64)>)) {
         let v = self.0.get_or_insert_with(Box::default);
-        let r = f(v);
+        f(v);
         if v.is_empty() {
             self.0 = None;
         }
-        r
     }
 }
 
