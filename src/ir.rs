@@ -182,16 +182,98 @@ pub struct Var {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct Affine {
     /// Variable terms `(var, coefficient)`, sorted by var, coefficients non-zero.
-    pub terms: Vec<(VarId, i64)>,
+    pub terms: Terms,
     /// The constant term.
     pub constant: i64,
+}
+
+/// The variable terms of an [`Affine`]: a list of `(var, coefficient)` pairs
+/// behind one thin pointer, so that an [`Affine`] is 16 bytes and a constant
+/// expression (no terms, the common case) owns no heap memory.
+///
+/// Reads go through `Deref<Target = [(VarId, i64)]>`; equality, hashing,
+/// `Debug` and serde behave exactly like the `Vec` it replaces.
+#[derive(Clone, Default)]
+#[allow(clippy::box_collection)] // the point: `Box<Vec<_>>` is one word, `Vec` and `Box<[_]>` are more
+pub struct Terms(Option<Box<Vec<(VarId, i64)>>>);
+
+impl Terms {
+    /// Appends `term` as is, without canonicalizing (like `Vec::push`); build
+    /// canonical expressions with [`Affine::add_term`] instead.
+    pub fn push(&mut self, term: (VarId, i64)) {
+        self.0.get_or_insert_with(Box::default).push(term);
+    }
+
+    /// Applies `f` to the backing vector, releasing it when left empty.
+    fn edit(&mut self, f: impl FnOnce(&mut Vec<(VarId, i64)>)) {
+        let v = self.0.get_or_insert_with(Box::default);
+        f(v);
+        if v.is_empty() {
+            self.0 = None;
+        }
+    }
+}
+
+impl std::ops::Deref for Terms {
+    type Target = [(VarId, i64)];
+
+    fn deref(&self) -> &[(VarId, i64)] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+}
+
+impl<'a> IntoIterator for &'a Terms {
+    type Item = &'a (VarId, i64);
+    type IntoIter = std::slice::Iter<'a, (VarId, i64)>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl From<Vec<(VarId, i64)>> for Terms {
+    fn from(v: Vec<(VarId, i64)>) -> Self {
+        Terms((!v.is_empty()).then(|| Box::new(v)))
+    }
+}
+
+impl PartialEq for Terms {
+    fn eq(&self, other: &Terms) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Terms {}
+
+impl std::hash::Hash for Terms {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (**self).hash(state);
+    }
+}
+
+impl fmt::Debug for Terms {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl Serialize for Terms {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Terms {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::deserialize(d).map(Terms::from)
+    }
 }
 
 impl Affine {
     /// The constant expression `c`.
     pub fn constant(c: i64) -> Self {
         Affine {
-            terms: Vec::new(),
+            terms: Terms::default(),
             constant: c,
         }
     }
@@ -206,15 +288,15 @@ impl Affine {
     /// Adds `coef·var`, keeping the form canonical.
     pub fn add_term(&mut self, var: VarId, coef: i64) {
         match self.terms.binary_search_by_key(&var, |t| t.0) {
-            Ok(i) => {
-                self.terms[i].1 += coef;
-                if self.terms[i].1 == 0 {
-                    self.terms.remove(i);
+            Ok(i) => self.terms.edit(|t| {
+                t[i].1 += coef;
+                if t[i].1 == 0 {
+                    t.remove(i);
                 }
-            }
+            }),
             Err(i) => {
                 if coef != 0 {
-                    self.terms.insert(i, (var, coef));
+                    self.terms.edit(|t| t.insert(i, (var, coef)));
                 }
             }
         }
@@ -523,8 +605,9 @@ pub struct Matmul {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum InstKind {
-    /// A PE-family matmul.
-    Matmul(Matmul),
+    /// A PE-family matmul (boxed: its three accesses would triple the size
+    /// of every instruction).
+    Matmul(Box<Matmul>),
     /// `copy D <- S`: TensorCopy between any memories.
     Copy {
         /// Destination.
@@ -869,7 +952,7 @@ impl Module {
 fn remap_inst_vars(inst: &mut Inst, var_map: &[Option<VarId>]) {
     let remap = |a: &mut Affine| {
         let terms = std::mem::take(&mut a.terms);
-        for (v, c) in terms {
+        for &(v, c) in &terms {
             a.add_term(var_map[v.index()].unwrap_or(v), c);
         }
     };
@@ -1017,11 +1100,36 @@ mod tests {
         a.add_term(VarId(1), -1);
         assert_eq!(a.display(&vars).to_string(), "k*1024-j+256");
         a.add_term(VarId(0), -1024);
-        assert_eq!(a.terms, vec![(VarId(1), -1)]);
+        assert_eq!(*a.terms, [(VarId(1), -1)]);
         assert_eq!(Affine::constant(-3).display(&vars).to_string(), "-3");
         assert_eq!(Affine::var(VarId(0), 1).display(&vars).to_string(), "k");
         assert_eq!(a.eval(|_| 5), 251);
         assert_eq!(a.substitute(VarId(1), 6).as_const(), Some(250));
+    }
+
+    #[test]
+    fn terms_stay_thin_and_vec_like() {
+        let mut a = Affine::var(VarId(2), 3);
+        a.add_term(VarId(2), -3);
+        assert_eq!(a, Affine::constant(0));
+        assert!(a.terms.0.is_none());
+        a.terms.push((VarId(1), 0));
+        assert_eq!(format!("{:?}", a.terms), "[(VarId(1), 0)]");
+        let json = serde_json::to_string(&Affine::var(VarId(1), -2)).unwrap();
+        assert_eq!(json, r#"{"terms":[[1,-2]],"constant":0}"#);
+        let back: Affine = serde_json::from_str(r#"{"terms":[],"constant":5}"#).unwrap();
+        assert!(back.terms.0.is_none());
+        assert_eq!(back, Affine::constant(5));
+    }
+
+    /// Issue #6: a 1M-tensor program has ~7M instructions.
+    #[test]
+    fn ir_sizes() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<Affine>(), 16);
+        assert_eq!(size_of::<Access>(), 72);
+        assert_eq!(size_of::<InstKind>(), 152);
+        assert_eq!(size_of::<Inst>(), 200);
     }
 
     #[test]

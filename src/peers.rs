@@ -145,7 +145,7 @@ impl Problem {
         let mut body = Vec::with_capacity(self.steps.len());
         for step in &self.steps {
             let kind = match *step {
-                Step::Def(t) => InstKind::Matmul(Matmul {
+                Step::Def(t) => InstKind::Matmul(Box::new(Matmul {
                     kind: MatmulKind::Plain,
                     dst: whole(&m, psum(t)),
                     stationary: operand(w, t),
@@ -153,7 +153,7 @@ impl Problem {
                     pos: (0, 0),
                     flags: Flags::Auto,
                     zr: None,
-                }),
+                })),
                 Step::Use(t) => InstKind::Act {
                     dst: whole(&m, out),
                     srcs: vec![whole(&m, out), whole(&m, psum(t))],

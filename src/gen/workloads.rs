@@ -855,7 +855,7 @@ impl Builder {
         moving: Access,
         pos: (u32, u32),
     ) {
-        self.emit(InstKind::Matmul(Matmul {
+        self.emit(InstKind::Matmul(Box::new(Matmul {
             kind,
             dst,
             stationary,
@@ -863,7 +863,7 @@ impl Builder {
             pos,
             flags: Flags::Auto,
             zr: None,
-        }));
+        })));
     }
 
     fn matmul(&mut self, dst: Access, stationary: Access, moving: Access) {

@@ -381,7 +381,7 @@ impl<'a> Parser<'a> {
                         ),
                     )
                 })?;
-                InstKind::Matmul(Matmul {
+                InstKind::Matmul(Box::new(Matmul {
                     kind,
                     dst,
                     stationary,
@@ -389,7 +389,7 @@ impl<'a> Parser<'a> {
                     pos: at.pos.unwrap_or((0, 0)),
                     flags: at.flags.unwrap_or(Flags::Auto),
                     zr: at.zr,
-                })
+                }))
             }
             (Rhs::Sources(srcs), None) if mnemonic == "act" => InstKind::Act { dst, srcs },
             (Rhs::Sources(srcs), None) => {

@@ -326,7 +326,7 @@ impl Gen {
             MatmulKind::Mx,
             MatmulKind::Transpose,
         ]);
-        InstKind::Matmul(Matmul {
+        InstKind::Matmul(Box::new(Matmul {
             kind,
             dst: dst_a,
             stationary,
@@ -334,6 +334,6 @@ impl Gen {
             pos,
             flags,
             zr,
-        })
+        }))
     }
 }
