@@ -25,75 +25,58 @@ pub struct Event {
     pub write: bool,
 }
 
-/// The accesses of every PSUM tensor, in point order (one flat vector,
-/// sliced per tensor).
+/// One instruction's access to one PSUM tensor, as the access table keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PsumAccess {
+    tensor: TensorId,
+    read: bool,
+    write: bool,
+}
+
+/// The PSUM tensors each instruction reads and writes (by [`InstId`]), one
+/// entry per tensor: the instructions boiled down to what liveness needs.
+/// The fast allocator builds it once and keeps it in step with the spill
+/// code ([`AccessTable::push_copy`], [`AccessTable::rename_read`]), so an
+/// iteration reads this table instead of walking the instructions again.
 #[derive(Clone, Debug, Default)]
-pub struct Events {
+pub struct AccessTable {
     offsets: Vec<u32>,
-    events: Vec<Event>,
+    entries: Vec<PsumAccess>,
 }
 
-impl Events {
-    /// Collects the PSUM accesses of the reachable instructions of `m`: one
-    /// walk over the instructions, then a counting sort by tensor.
-    pub fn new(m: &Module, lin: &Linear) -> Events {
+impl AccessTable {
+    /// The table of every instruction of `m`.
+    pub fn new(m: &Module) -> AccessTable {
         let is_psum: Vec<bool> = m.tensors.iter().map(|t| t.mem == Mem::Psum).collect();
-        let mut all: Vec<(TensorId, Event)> = Vec::with_capacity(lin.len());
-        let mut scratch = Vec::new();
-        for_each_access(m, lin, &is_psum, &mut scratch, |t, e| all.push((t, e)));
-        let mut offsets = vec![0u32; m.tensors.len() + 1];
-        for (t, _) in &all {
-            offsets[t.index() + 1] += 1;
-        }
-        for i in 0..m.tensors.len() {
-            offsets[i + 1] += offsets[i];
-        }
-        let mut fill = offsets.clone();
-        let blank = Event {
-            point: 0,
-            inst: InstId(0),
-            read: false,
-            write: false,
+        let mut table = AccessTable {
+            offsets: Vec::with_capacity(m.insts.len() + 1),
+            entries: Vec::with_capacity(m.insts.len() * 2),
         };
-        let mut events = vec![blank; all.len()];
-        for (t, e) in all {
-            events[fill[t.index()] as usize] = e;
-            fill[t.index()] += 1;
+        table.offsets.push(0);
+        for inst in &m.insts {
+            table.push(&inst.kind, &is_psum);
         }
-        Events { offsets, events }
+        table
     }
 
-    /// The accesses of tensor `t`, in point order.
-    pub fn of(&self, t: TensorId) -> &[Event] {
-        &self.events[self.offsets[t.index()] as usize..self.offsets[t.index() + 1] as usize]
-    }
-}
-
-/// Calls `f` once per (instruction, PSUM tensor it accesses), in point order
-/// (sources matched in place: `InstKind::srcs` would allocate per instruction).
-fn for_each_access(
-    m: &Module,
-    lin: &Linear,
-    is_psum: &[bool],
-    scratch: &mut Vec<(TensorId, bool, bool)>,
-    mut f: impl FnMut(TensorId, Event),
-) {
-    for (p, pt) in lin.points.iter().enumerate() {
-        let super::linear::PointKind::Inst(i) = pt.kind else {
-            continue;
-        };
-        scratch.clear();
-        let kind = &m.inst(i).kind;
+    /// Appends the entries of the next instruction (sources in operand
+    /// order, then the destination; a tensor met again is merged).
+    fn push(&mut self, kind: &InstKind, is_psum: &[bool]) {
+        let first = self.entries.len();
         let mut note = |t: TensorId, read: bool, write: bool| {
             if !is_psum[t.index()] {
                 return;
             }
-            match scratch.iter_mut().find(|s| s.0 == t) {
-                Some(s) => {
-                    s.1 |= read;
-                    s.2 |= write;
+            match self.entries[first..].iter_mut().find(|e| e.tensor == t) {
+                Some(e) => {
+                    e.read |= read;
+                    e.write |= write;
                 }
-                None => scratch.push((t, read, write)),
+                None => self.entries.push(PsumAccess {
+                    tensor: t,
+                    read,
+                    write,
+                }),
             }
         };
         match kind {
@@ -106,17 +89,101 @@ fn for_each_access(
             InstKind::Act { srcs, .. } => srcs.iter().for_each(|s| note(s.tensor, true, false)),
         }
         note(kind.dst().tensor, false, true);
-        for &(t, read, write) in scratch.iter() {
-            f(
-                t,
-                Event {
-                    point: p as u32,
-                    inst: i,
-                    read,
-                    write,
-                },
-            );
+        self.offsets.push(self.entries.len() as u32);
+    }
+
+    /// Records the next instruction, a whole-tensor `copy`: it writes `dst`
+    /// and reads `src`, each counted only when it is a PSUM tensor.
+    pub fn push_copy(&mut self, dst: Option<TensorId>, src: Option<TensorId>) {
+        if let Some(t) = src {
+            self.entries.push(PsumAccess {
+                tensor: t,
+                read: true,
+                write: false,
+            });
         }
+        if let Some(t) = dst {
+            self.entries.push(PsumAccess {
+                tensor: t,
+                read: false,
+                write: true,
+            });
+        }
+        self.offsets.push(self.entries.len() as u32);
+    }
+
+    /// Records that instruction `i` now reads `to` where it read `from`
+    /// (a read it does not also write).
+    pub fn rename_read(&mut self, i: InstId, from: TensorId, to: TensorId) {
+        let r = self.offsets[i.index()] as usize..self.offsets[i.index() + 1] as usize;
+        if let Some(e) = self.entries[r].iter_mut().find(|e| e.tensor == from) {
+            debug_assert!(e.read && !e.write, "a renamed read is not also a write");
+            e.tensor = to;
+        }
+    }
+
+    /// The entries of instruction `i`.
+    fn of(&self, i: InstId) -> &[PsumAccess] {
+        &self.entries[self.offsets[i.index()] as usize..self.offsets[i.index() + 1] as usize]
+    }
+}
+
+/// The accesses of every PSUM tensor, in point order (one flat vector,
+/// sliced per tensor).
+#[derive(Clone, Debug, Default)]
+pub struct Events {
+    offsets: Vec<u32>,
+    events: Vec<Event>,
+}
+
+impl Events {
+    /// Collects the PSUM accesses of the reachable instructions of `m`.
+    pub fn new(m: &Module, lin: &Linear) -> Events {
+        Events::from_table(&AccessTable::new(m), m.tensors.len(), lin)
+    }
+
+    /// Collects the accesses of `table`'s reachable instructions (`tensors`
+    /// tensors): one pass over the points to count per tensor, one to place
+    /// (a counting sort, so each tensor's events stay in point order).
+    pub fn from_table(table: &AccessTable, tensors: usize, lin: &Linear) -> Events {
+        let each = |f: &mut dyn FnMut(u32, InstId, &PsumAccess)| {
+            for (p, pt) in lin.points.iter().enumerate() {
+                if let super::linear::PointKind::Inst(i) = pt.kind {
+                    for e in table.of(i) {
+                        f(p as u32, i, e);
+                    }
+                }
+            }
+        };
+        let mut offsets = vec![0u32; tensors + 1];
+        each(&mut |_, _, e| offsets[e.tensor.index() + 1] += 1);
+        for i in 0..tensors {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut fill = offsets.clone();
+        let blank = Event {
+            point: 0,
+            inst: InstId(0),
+            read: false,
+            write: false,
+        };
+        let mut events = vec![blank; offsets[tensors] as usize];
+        each(&mut |point, inst, e| {
+            let slot = &mut fill[e.tensor.index()];
+            events[*slot as usize] = Event {
+                point,
+                inst,
+                read: e.read,
+                write: e.write,
+            };
+            *slot += 1;
+        });
+        Events { offsets, events }
+    }
+
+    /// The accesses of tensor `t`, in point order.
+    pub fn of(&self, t: TensorId) -> &[Event] {
+        &self.events[self.offsets[t.index()] as usize..self.offsets[t.index() + 1] as usize]
     }
 }
 
@@ -172,7 +239,19 @@ pub fn live_ranges(
     arch: &Arch,
     num_banks: u32,
 ) -> Result<Liveness, AllocError> {
-    let events = Events::new(m, lin);
+    live_ranges_with(m, &AccessTable::new(m), lin, arch, num_banks)
+}
+
+/// [`live_ranges`] with the instructions' PSUM accesses read from `table`
+/// (which must describe `m`).
+pub fn live_ranges_with(
+    m: &Module,
+    table: &AccessTable,
+    lin: &Linear,
+    arch: &Arch,
+    num_banks: u32,
+) -> Result<Liveness, AllocError> {
+    let events = Events::from_table(table, m.tensors.len(), lin);
     let mut unused = Vec::new();
     let mut found = Vec::new();
     let mut carried = Carried::new(m.loops.len());

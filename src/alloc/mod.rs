@@ -247,13 +247,17 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     }
     let mut pinned = vec![false; work.tensors.len()];
     let mut namer = spill::Namer::new(&work);
+    let mut table = liveness::AccessTable::new(&work);
     let mut spilled: Vec<TensorId> = Vec::new();
     let mut spill_cost = 0u64;
     let mut warnings = Vec::new();
     let mut demand = 0;
     for iteration in 1..=opts.max_iterations {
         let lin = Linear::new(&work);
-        let live = liveness::live_ranges(&work, &lin, &arch, num_banks)?;
+        if opts.mode == Mode::Reference && iteration > 1 {
+            table = liveness::AccessTable::new(&work);
+        }
+        let live = liveness::live_ranges_with(&work, &table, &lin, &arch, num_banks)?;
         if iteration == 1 {
             warnings = (live.unused.iter())
                 .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
@@ -298,7 +302,9 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
         log.v(format!("spilling from PSUM cost about {cycles} cycles"));
         spill_cost = spill_cost.saturating_add(cycles);
         spilled.extend(chosen.iter().map(|v| it.live.nodes[v.index()].tensor));
-        let reloads = spill::insert_spill_code(&mut work, &it.lin, &it.live, &chosen, &mut namer);
+        let reloads = spill::insert_spill_code(
+            &mut work, &it.lin, &it.live, &chosen, &mut namer, &mut table,
+        );
         pinned.resize(work.tensors.len(), false);
         for &v in &chosen {
             pinned[it.live.nodes[v.index()].tensor.index()] = true;

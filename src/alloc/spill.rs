@@ -11,7 +11,7 @@
 
 use super::costs::spill_plan;
 use super::linear::{BodyRef, Linear, PointKind};
-use super::liveness::Liveness;
+use super::liveness::{AccessTable, Liveness};
 use super::NodeId;
 use crate::ir::{Access, Inst, InstId, InstKind, Mem, Module, Stmt, Tensor, TensorId};
 use std::collections::HashSet;
@@ -61,13 +61,15 @@ impl Namer {
 
 /// Inserts the spill code of the spillable nodes `spill` (ascending ids),
 /// planned on `lin`/`live` (the analysis of `m` before this call), naming
-/// the new tensors with `namer`. Returns the new PSUM reload tensors.
+/// the new tensors with `namer` and keeping `table` in step with `m`.
+/// Returns the new PSUM reload tensors.
 pub fn insert_spill_code(
     m: &mut Module,
     lin: &Linear,
     live: &Liveness,
     spill: &[NodeId],
     namer: &mut Namer,
+    table: &mut AccessTable,
 ) -> Vec<TensorId> {
     let mut inserts = Vec::new();
     let mut reloads = Vec::new();
@@ -76,13 +78,21 @@ pub fn insert_spill_code(
         let t = live.nodes[v.index()].tensor;
         let orig = m.tensor(t);
         debug_assert!(orig.mem == Mem::Psum, "Expected save from PSUM");
-        let (base, partitions, bytes, dtype) = (orig.name.clone(), orig.partitions, orig.bytes, orig.dtype);
+        let (base, partitions, bytes, dtype) =
+            (orig.name.clone(), orig.partitions, orig.bytes, orig.dtype);
         let declare = |m: &mut Module, namer: &mut Namer, what, mem| {
-            m.add_tensor(Tensor::new(namer.fresh(&base, what), mem, partitions, bytes, dtype))
+            m.add_tensor(Tensor::new(
+                namer.fresh(&base, what),
+                mem,
+                partitions,
+                bytes,
+                dtype,
+            ))
         };
         let saved = declare(m, namer, "SpillTensorCopy", Mem::Sbuf);
         let at = lin.points[plan.save_after as usize];
         let inst = copy(m, saved, t);
+        table.push_copy(None, Some(t));
         inserts.push(Insertion {
             body: at.body,
             pos: at.index + 1,
@@ -94,6 +104,7 @@ pub fn insert_spill_code(
             debug_assert!(m.tensor(reload).mem == Mem::Psum, "Expected reload to PSUM");
             let at = lin.points[lo as usize];
             let inst = copy(m, reload, saved);
+            table.push_copy(Some(reload), None);
             inserts.push(Insertion {
                 body: at.body,
                 pos: at.index,
@@ -105,6 +116,7 @@ pub fn insert_spill_code(
                     unreachable!("read groups hold instructions only");
                 };
                 rename_reads(&mut m.insts[i.index()].kind, t, reload);
+                table.rename_read(i, t, reload);
             }
             reloads.push(reload);
         }
