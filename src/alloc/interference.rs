@@ -63,12 +63,13 @@ impl Interference {
                     n,
                     bits: vec![0; (n * n.saturating_sub(1) / 2).div_ceil(64)],
                 };
-                sweep(nodes, num_points, |u, v| m.set(u.index(), v.index()));
+                Sweep::new(nodes, num_points).run(|u, v| m.set(u.index(), v.index()));
                 Interference::Matrix(m)
             }
             Mode::Fast => {
+                let sweep = Sweep::new(nodes, num_points);
                 let mut offsets = vec![0u32; n + 1];
-                sweep(nodes, num_points, |u, v| {
+                sweep.run(|u, v| {
                     offsets[u.index() + 1] += 1;
                     offsets[v.index() + 1] += 1;
                 });
@@ -77,7 +78,7 @@ impl Interference {
                 }
                 let mut fill = offsets.clone();
                 let mut adj = vec![NodeId(0); offsets[n] as usize];
-                sweep(nodes, num_points, |u, v| {
+                sweep.run(|u, v| {
                     adj[fill[u.index()] as usize] = v;
                     fill[u.index()] += 1;
                     adj[fill[v.index()] as usize] = u;
@@ -121,42 +122,62 @@ impl Interference {
 
 /// The seed's sweep: at each point insert the nodes starting there (each
 /// meets every resident, `edge(resident, newcomer)`), then erase the nodes
-/// ending there. Each interfering pair is reported exactly once.
-fn sweep(nodes: &[Node], num_points: usize, mut edge: impl FnMut(NodeId, NodeId)) {
-    let bucket = |key: fn(&Node) -> u32| {
-        let mut off = vec![0u32; num_points + 1];
-        for n in nodes {
-            off[key(n) as usize + 1] += 1;
-        }
-        for i in 0..num_points {
-            off[i + 1] += off[i];
-        }
-        let mut fill = off.clone();
-        let mut ids = vec![NodeId(0); nodes.len()];
-        for (i, n) in nodes.iter().enumerate() {
-            ids[fill[key(n) as usize] as usize] = NodeId::new(i);
-            fill[key(n) as usize] += 1;
-        }
-        (off, ids)
-    };
-    let (s_off, starts) = bucket(|n| n.start);
-    let (e_off, ends) = bucket(|n| n.end);
-    let mut live: Vec<NodeId> = Vec::new();
-    let mut pos = vec![u32::MAX; nodes.len()];
-    for p in 0..num_points {
-        for &v in &starts[s_off[p] as usize..s_off[p + 1] as usize] {
-            for &u in &live {
-                edge(u, v);
+/// ending there. Each interfering pair is reported exactly once. The nodes
+/// are bucketed by start and end point once, so fast mode can sweep twice
+/// (count, then fill) for the price of one bucketing.
+struct Sweep {
+    s_off: Vec<u32>,
+    starts: Vec<NodeId>,
+    e_off: Vec<u32>,
+    ends: Vec<NodeId>,
+}
+
+impl Sweep {
+    fn new(nodes: &[Node], num_points: usize) -> Sweep {
+        let bucket = |key: fn(&Node) -> u32| {
+            let mut off = vec![0u32; num_points + 1];
+            for n in nodes {
+                off[key(n) as usize + 1] += 1;
             }
-            pos[v.index()] = live.len() as u32;
-            live.push(v);
+            for i in 0..num_points {
+                off[i + 1] += off[i];
+            }
+            let mut fill = off.clone();
+            let mut ids = vec![NodeId(0); nodes.len()];
+            for (i, n) in nodes.iter().enumerate() {
+                ids[fill[key(n) as usize] as usize] = NodeId::new(i);
+                fill[key(n) as usize] += 1;
+            }
+            (off, ids)
+        };
+        let (s_off, starts) = bucket(|n| n.start);
+        let (e_off, ends) = bucket(|n| n.end);
+        Sweep {
+            s_off,
+            starts,
+            e_off,
+            ends,
         }
-        for &v in &ends[e_off[p] as usize..e_off[p + 1] as usize] {
-            let i = pos[v.index()] as usize;
-            let last = *live.last().expect("an ending node is live");
-            live.swap_remove(i);
-            if last != v {
-                pos[last.index()] = i as u32;
+    }
+
+    fn run(&self, mut edge: impl FnMut(NodeId, NodeId)) {
+        let mut live: Vec<NodeId> = Vec::new();
+        let mut pos = vec![u32::MAX; self.starts.len()];
+        for p in 0..self.s_off.len() - 1 {
+            for &v in &self.starts[self.s_off[p] as usize..self.s_off[p + 1] as usize] {
+                for &u in &live {
+                    edge(u, v);
+                }
+                pos[v.index()] = live.len() as u32;
+                live.push(v);
+            }
+            for &v in &self.ends[self.e_off[p] as usize..self.e_off[p + 1] as usize] {
+                let i = pos[v.index()] as usize;
+                let last = *live.last().expect("an ending node is live");
+                live.swap_remove(i);
+                if last != v {
+                    pos[last.index()] = i as u32;
+                }
             }
         }
     }

@@ -36,16 +36,13 @@ pub fn select(
     num_banks: u32,
 ) -> Selection {
     let mut bank: Vec<Option<u32>> = vec![None; nodes.len()];
+    // The banks each node holds (0 until placed): one read per neighbor.
+    let mut held = vec![0u64; nodes.len()];
     let mut unplaced = Vec::new();
     let mut score = Cost::ZERO;
     for &v in stack.iter().rev() {
         let mut used = 0u64;
-        g.for_each_neighbor(v, |u| {
-            if let Some(b) = bank[u.index()] {
-                debug_assert!(b < num_banks, "bad PSUM address during select");
-                used |= mask(b, nodes[u.index()].banks);
-            }
-        });
+        g.for_each_neighbor(v, |u| used |= held[u.index()]);
         let need = nodes[v.index()].banks;
         let align = bank_alignment(need) as usize;
         let fit = (0..num_banks)
@@ -53,7 +50,11 @@ pub fn select(
             .take_while(|&b| b + need <= num_banks)
             .find(|&b| used & mask(b, need) == 0);
         match fit {
-            Some(b) => bank[v.index()] = Some(b),
+            Some(b) => {
+                debug_assert!(b + need <= num_banks, "bad PSUM address during select");
+                bank[v.index()] = Some(b);
+                held[v.index()] = mask(b, need);
+            }
             None => {
                 unplaced.push(v);
                 score = score.plus(costs[v.index()]);

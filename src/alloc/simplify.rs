@@ -99,13 +99,20 @@ enum List {
     Removed,
 }
 
+/// A node's simplify state, kept together so a removal touches one place
+/// per neighbor.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    budget: i64,
+    deg: u32,
+    list: List,
+}
+
 /// The initial budgets and worklists, shared by the four heuristics of one
 /// iteration.
 #[derive(Clone, Debug)]
 pub struct Budgets {
-    budget: Vec<i64>,
-    deg: Vec<u32>,
-    list: Vec<List>,
+    slots: Vec<Slot>,
     /// Initial size of `lo`.
     pub lo: usize,
     /// Initial size of `hi`.
@@ -118,9 +125,7 @@ impl Budgets {
     /// Computes every node's budget and degree and sorts it into a worklist.
     pub fn new(g: &Interference, nodes: &[Node], costs: &[Cost], num_banks: u32) -> Budgets {
         let mut b = Budgets {
-            budget: Vec::with_capacity(nodes.len()),
-            deg: Vec::with_capacity(nodes.len()),
-            list: Vec::with_capacity(nodes.len()),
+            slots: Vec::with_capacity(nodes.len()),
             lo: 0,
             hi: 0,
             inf: 0,
@@ -142,9 +147,7 @@ impl Budgets {
                 b.hi += 1;
                 List::Hi
             };
-            b.budget.push(budget);
-            b.deg.push(deg);
-            b.list.push(list);
+            b.slots.push(Slot { budget, deg, list });
         }
         b
     }
@@ -156,25 +159,25 @@ struct State<'a> {
     costs: &'a [Cost],
     num_banks: u32,
     h: Heuristic,
-    budget: Vec<i64>,
-    deg: Vec<u32>,
-    list: Vec<List>,
+    slots: Vec<Slot>,
 }
 
 impl State<'_> {
     fn key(&self, u: usize) -> (Ratio, u32) {
         let n = &self.nodes[u];
-        let nb = (i64::from(self.num_banks) - i64::from(n.banks) - self.budget[u]) as u64;
+        let slot = &self.slots[u];
+        let nb = (i64::from(self.num_banks) - i64::from(n.banks) - slot.budget) as u64;
         let cost = self.costs[u].finite().expect("hi nodes have finite cost");
-        (self.h.metric(cost, n, self.deg[u], nb), u as u32)
+        (self.h.metric(cost, n, slot.deg, nb), u as u32)
     }
 
     /// Gives `banks` back to the remaining neighbor `u`; returns whether `u`
     /// just became trivially colorable.
     fn relieve(&mut self, u: usize, banks: u32) -> bool {
-        self.budget[u] += i64::from(banks);
-        self.deg[u] -= 1;
-        self.budget[u] >= 0 && matches!(self.list[u], List::Hi | List::Inf)
+        let slot = &mut self.slots[u];
+        slot.budget += i64::from(banks);
+        slot.deg -= 1;
+        slot.budget >= 0 && matches!(slot.list, List::Hi | List::Inf)
     }
 }
 
@@ -193,9 +196,7 @@ pub fn simplify(
         costs,
         num_banks,
         h,
-        budget: init.budget.clone(),
-        deg: init.deg.clone(),
-        list: init.list.clone(),
+        slots: init.slots.clone(),
     };
     match mode {
         Mode::Reference => simplify_reference(g, st),
@@ -208,11 +209,11 @@ fn simplify_reference(g: &Interference, mut st: State) -> Vec<NodeId> {
     let n = st.nodes.len();
     let mut stack = Vec::with_capacity(n);
     loop {
-        let first = |st: &State, l: List| (0..n).find(|&u| st.list[u] == l);
+        let first = |st: &State, l: List| (0..n).find(|&u| st.slots[u].list == l);
         let v = match first(&st, List::Lo) {
             Some(v) => v,
             None => match (0..n)
-                .filter(|&u| st.list[u] == List::Hi)
+                .filter(|&u| st.slots[u].list == List::Hi)
                 .min_by_key(|&u| st.key(u))
             {
                 Some(v) => v,
@@ -222,15 +223,15 @@ fn simplify_reference(g: &Interference, mut st: State) -> Vec<NodeId> {
                 },
             },
         };
-        st.list[v] = List::Removed;
+        st.slots[v].list = List::Removed;
         stack.push(NodeId::new(v));
         let banks = st.nodes[v].banks;
         for u in 0..n {
-            if st.list[u] != List::Removed
+            if st.slots[u].list != List::Removed
                 && g.interferes(NodeId::new(v), NodeId::new(u))
                 && st.relieve(u, banks)
             {
-                st.list[u] = List::Lo;
+                st.slots[u].list = List::Lo;
             }
         }
     }
@@ -248,14 +249,14 @@ fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
     let n = st.nodes.len();
     let mut stack = Vec::with_capacity(n);
     let mut lo = IdSet::new(n);
-    for u in (0..n).filter(|&u| st.list[u] == List::Lo) {
+    for u in (0..n).filter(|&u| st.slots[u].list == List::Lo) {
         lo.insert(u);
     }
-    let infs: Vec<usize> = (0..n).filter(|&u| st.list[u] == List::Inf).collect();
+    let infs: Vec<usize> = (0..n).filter(|&u| st.slots[u].list == List::Inf).collect();
     let mut inf_cursor = 0;
     let mut hi = HiQueue::new(
         (0..n)
-            .filter(|&u| st.list[u] == List::Hi)
+            .filter(|&u| st.slots[u].list == List::Hi)
             .map(|u| st.key(u))
             .collect(),
     );
@@ -265,7 +266,7 @@ fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
         } else if let Some(v) = pop_hi(&mut hi, &st) {
             v
         } else {
-            while inf_cursor < infs.len() && st.list[infs[inf_cursor]] != List::Inf {
+            while inf_cursor < infs.len() && st.slots[infs[inf_cursor]].list != List::Inf {
                 inf_cursor += 1;
             }
             match infs.get(inf_cursor) {
@@ -273,13 +274,13 @@ fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
                 None => break,
             }
         };
-        st.list[v] = List::Removed;
+        st.slots[v].list = List::Removed;
         stack.push(NodeId::new(v));
         let banks = st.nodes[v].banks;
         g.for_each_neighbor(NodeId::new(v), |u| {
             let u = u.index();
-            if st.list[u] != List::Removed && st.relieve(u, banks) {
-                st.list[u] = List::Lo;
+            if st.slots[u].list != List::Removed && st.relieve(u, banks) {
+                st.slots[u].list = List::Lo;
                 lo.insert(u);
             }
         });
@@ -386,7 +387,7 @@ impl HiQueue {
 fn pop_hi(hi: &mut HiQueue, st: &State) -> Option<usize> {
     while let Some(old) = hi.pop() {
         let u = old.1 as usize;
-        if st.list[u] != List::Hi {
+        if st.slots[u].list != List::Hi {
             continue;
         }
         let cur = st.key(u);
