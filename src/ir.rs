@@ -681,6 +681,34 @@ impl InstKind {
         }
     }
 
+    /// Calls `f` on each source access in operand order, without the
+    /// allocation of [`InstKind::srcs`] (for per-instruction hot loops).
+    pub fn for_each_src(&self, mut f: impl FnMut(&Access)) {
+        match self {
+            InstKind::Matmul(m) => {
+                f(&m.stationary);
+                f(&m.moving);
+            }
+            InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => f(src),
+            InstKind::Memset { .. } => {}
+            InstKind::Act { srcs, .. } => srcs.iter().for_each(f),
+        }
+    }
+
+    /// Calls `f` on each mutable source access in operand order, without
+    /// the allocation of [`InstKind::srcs_mut`].
+    pub fn for_each_src_mut(&mut self, mut f: impl FnMut(&mut Access)) {
+        match self {
+            InstKind::Matmul(m) => {
+                f(&mut m.stationary);
+                f(&mut m.moving);
+            }
+            InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => f(src),
+            InstKind::Memset { .. } => {}
+            InstKind::Act { srcs, .. } => srcs.iter_mut().for_each(f),
+        }
+    }
+
     /// The matmul payload, if this is a matmul-family instruction.
     pub fn as_matmul(&self) -> Option<&Matmul> {
         match self {

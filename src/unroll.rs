@@ -188,9 +188,7 @@ impl Unroller<'_> {
             }
         };
         eval(inst.kind.dst_mut());
-        for s in inst.kind.srcs_mut() {
-            eval(s);
-        }
+        inst.kind.for_each_src_mut(eval);
         if let Some(l) = &src.label {
             let label = format!("{l}{}", self.suffix());
             if !self.labels.insert(label.clone()) {

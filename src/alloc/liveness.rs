@@ -79,15 +79,7 @@ impl AccessTable {
                 }),
             }
         };
-        match kind {
-            InstKind::Matmul(mm) => {
-                note(mm.stationary.tensor, true, false);
-                note(mm.moving.tensor, true, false);
-            }
-            InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => note(src.tensor, true, false),
-            InstKind::Memset { .. } => {}
-            InstKind::Act { srcs, .. } => srcs.iter().for_each(|s| note(s.tensor, true, false)),
-        }
+        kind.for_each_src(|s| note(s.tensor, true, false));
         note(kind.dst().tensor, false, true);
         self.offsets.push(self.entries.len() as u32);
     }

@@ -115,7 +115,11 @@ pub fn insert_spill_code(
                 let PointKind::Inst(i) = lin.points[p as usize].kind else {
                     unreachable!("read groups hold instructions only");
                 };
-                rename_reads(&mut m.insts[i.index()].kind, t, reload);
+                m.insts[i.index()].kind.for_each_src_mut(|a| {
+                    if a.tensor == t {
+                        a.tensor = reload;
+                    }
+                });
                 table.rename_read(i, t, reload);
             }
             reloads.push(reload);
@@ -138,25 +142,6 @@ pub fn insert_spill_code(
         body.extend(next.map(|x| Stmt::Inst(x.inst)));
     }
     reloads
-}
-
-/// Points every source access of `from` at `to` (matched in place, since
-/// [`InstKind::srcs_mut`] would allocate per instruction).
-fn rename_reads(kind: &mut InstKind, from: TensorId, to: TensorId) {
-    let rename = |a: &mut Access| {
-        if a.tensor == from {
-            a.tensor = to;
-        }
-    };
-    match kind {
-        InstKind::Matmul(mm) => {
-            rename(&mut mm.stationary);
-            rename(&mut mm.moving);
-        }
-        InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => rename(src),
-        InstKind::Memset { .. } => {}
-        InstKind::Act { srcs, .. } => srcs.iter_mut().for_each(rename),
-    }
 }
 
 /// Adds the unlabelled instruction `copy dst <- src` (whole tensors).

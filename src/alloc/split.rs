@@ -63,9 +63,7 @@ pub fn memloc_split_owned(mut m: Module) -> Module {
             a.tensor = TensorId::new(base[a.tensor.index()] + piece);
         };
         rename(inst.kind.dst_mut());
-        for s in inst.kind.srcs_mut() {
-            rename(s);
-        }
+        inst.kind.for_each_src_mut(rename);
     }
     m
 }
