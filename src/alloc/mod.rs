@@ -317,7 +317,10 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
 }
 
 /// One iteration's analysis and the best of H0..H3 (ties: lowest; a score of
-/// 0 ends the search at once).
+/// 0 ends the search at once). Fast mode does not rerun simplify and select
+/// for a heuristic that orders the nodes exactly as H0 does
+/// ([`Heuristic::same_order_as_h0`]): its selection is H0's, so it logs the
+/// same lines and, tying, cannot be chosen.
 fn best_of_n(
     work: &Module,
     lin: Linear,
@@ -330,15 +333,24 @@ fn best_of_n(
     let graph = Interference::build(&live.nodes, lin.len(), opts.mode);
     let costs = costs::find_costs(&lin, &live, pinned, opts.spill_latency);
     let init = Budgets::new(&graph, &live.nodes, &costs, num_banks);
+    let uniform = live.nodes.windows(2).all(|w| w[0].banks == w[1].banks);
     let mut best: Option<(Heuristic, Selection)> = None;
     for h in Heuristic::ALL {
         log.v(format!("best-of-n loop, heuristic = {h}"));
-        let stack = simplify::simplify(&graph, &live.nodes, &costs, &init, num_banks, h, opts.mode);
         log.vv(format!("            lo = {}", init.lo));
         log.vv(format!("            hi = {}", init.hi));
         log.vv(format!("            inf = {}", init.inf));
         log.vv(format!("            total = {}", live.nodes.len()));
-        let sel = select::select(&graph, &live.nodes, &costs, &stack, num_banks);
+        let sel = match &best {
+            Some((Heuristic::H0, h0)) if opts.mode == Mode::Fast && h.same_order_as_h0(uniform) => {
+                h0.clone()
+            }
+            _ => {
+                let stack =
+                    simplify::simplify(&graph, &live.nodes, &costs, &init, num_banks, h, opts.mode);
+                select::select(&graph, &live.nodes, &costs, &stack, num_banks)
+            }
+        };
         for v in &sel.unplaced {
             let t = live.nodes[v.index()].tensor;
             log.vv(format!(" cannot allocate {}", work.tensor(t).name));

@@ -41,6 +41,20 @@ impl Heuristic {
         self as u32
     }
 
+    /// Whether this heuristic picks the `hi` nodes in exactly H0's order when
+    /// `uniform` (every node has the same `liveN = b`). Then H1's
+    /// denominator is `b·deg` and H2's `nb = b·deg` too, a constant multiple
+    /// of H0's `deg`, so every cross-multiplied comparison, ties included,
+    /// comes out the same. (A `hi` node always has `deg ≥ 1`: with no
+    /// remaining neighbor its budget is `numBanks − b ≥ 0`, which is `lo`.)
+    pub fn same_order_as_h0(self, uniform: bool) -> bool {
+        match self {
+            Heuristic::H1 | Heuristic::H2 => uniform,
+            Heuristic::H0 => true,
+            Heuristic::H3 => false,
+        }
+    }
+
     /// The metric of a `hi` node: `cost` over the heuristic's denominator
     /// (clamped to 1, so a zero-bank node cannot divide by zero).
     fn metric(self, cost: u64, node: &Node, deg: u32, nb: u64) -> Ratio {
