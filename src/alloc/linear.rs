@@ -124,6 +124,12 @@ impl Linear {
         self.points.len()
     }
 
+    /// Whether the module has any loop (when it has none, every nest is
+    /// empty and the loop queries below have trivial answers).
+    pub fn has_loops(&self) -> bool {
+        !self.header.is_empty()
+    }
+
     /// Whether the program has no points.
     pub fn is_empty(&self) -> bool {
         self.points.is_empty()

@@ -303,6 +303,9 @@ pub fn live_ranges_with(
 /// a deeper def starts at the header of its loop at depth `c + 1`, a deeper
 /// use ends at the end of its loop at depth `c + 1`. Returns `(start, end)`.
 pub fn extend(lin: &Linear, def: u32, last_use: u32) -> (u32, u32) {
+    if !lin.has_loops() {
+        return (def, last_use);
+    }
     let c = lin.common_depth(def, last_use);
     let start = if lin.point_depth(def) > c {
         lin.header[lin.nest_at(def, c + 1).index()]
@@ -347,6 +350,9 @@ impl Carried {
         ev: &[Event],
         (mut start, mut end): (u32, u32),
     ) -> (u32, u32) {
+        if !lin.has_loops() {
+            return (start, end);
+        }
         self.tag += 1;
         self.touched.clear();
         for e in ev {

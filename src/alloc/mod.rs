@@ -241,19 +241,21 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     let num_banks = opts.num_banks(&arch)?;
     let mut log = Log::default();
     log.v(" allocating PSUM".into());
-    let mut work = split::memloc_split_owned(m);
+    let first_lin = Linear::new(&m);
+    let first_table = liveness::AccessTable::new(&m);
+    let (mut work, mut table) = split::memloc_split_analyzed(m, &first_lin, first_table);
+    let mut first_lin = Some(first_lin);
     for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
         t.bank = None;
     }
     let mut pinned = vec![false; work.tensors.len()];
     let mut namer = spill::Namer::new(&work);
-    let mut table = liveness::AccessTable::new(&work);
     let mut spilled: Vec<TensorId> = Vec::new();
     let mut spill_cost = 0u64;
     let mut warnings = Vec::new();
     let mut demand = 0;
     for iteration in 1..=opts.max_iterations {
-        let lin = Linear::new(&work);
+        let lin = first_lin.take().unwrap_or_else(|| Linear::new(&work));
         if opts.mode == Mode::Reference && iteration > 1 {
             table = liveness::AccessTable::new(&work);
         }

@@ -9,7 +9,7 @@
 //! … declared in place of the original; a tensor with no cut keeps its name.
 
 use super::linear::Linear;
-use super::liveness::{Event, Events};
+use super::liveness::{AccessTable, Event, Events};
 use crate::ir::{Access, InstKind, Mem, Module, Region, Tensor, TensorId};
 
 /// Splits every PSUM tensor of `m` at its overwrite points, into a copy
@@ -20,9 +20,22 @@ pub fn memloc_split(m: &Module) -> Module {
 
 /// Splits every PSUM tensor of `m` at its overwrite points, in place;
 /// returns `m` unchanged when there are none.
-pub fn memloc_split_owned(mut m: Module) -> Module {
+pub fn memloc_split_owned(m: Module) -> Module {
     let lin = Linear::new(&m);
-    let events = Events::new(&m, &lin);
+    let table = AccessTable::new(&m);
+    memloc_split_analyzed(m, &lin, table).0
+}
+
+/// [`memloc_split_owned`] on a module already analyzed: `lin` and `table`
+/// describe `m`. A split renames tensors but keeps every statement, so `lin`
+/// describes the result too; the result comes with its own access table,
+/// which is `table` itself when nothing was cut.
+pub fn memloc_split_analyzed(
+    mut m: Module,
+    lin: &Linear,
+    table: AccessTable,
+) -> (Module, AccessTable) {
+    let events = Events::from_table(&table, m.tensors.len(), lin);
     let mut last_value = vec![0i64; m.vars.len()];
     for l in &m.loops {
         last_value[l.var.index()] = l.hi - 1;
@@ -31,14 +44,14 @@ pub fn memloc_split_owned(mut m: Module) -> Module {
         .map(|ti| {
             let t = &m.tensors[ti];
             if t.mem == Mem::Psum {
-                cut_points(&m, &lin, events.of(TensorId::new(ti)), t, &last_value)
+                cut_points(&m, lin, events.of(TensorId::new(ti)), t, &last_value)
             } else {
                 Vec::new()
             }
         })
         .collect();
     if cuts.iter().all(Vec::is_empty) {
-        return m;
+        return (m, table);
     }
     let old = std::mem::take(&mut m.tensors);
     let mut base = Vec::with_capacity(old.len());
@@ -65,7 +78,8 @@ pub fn memloc_split_owned(mut m: Module) -> Module {
         rename(inst.kind.dst_mut());
         inst.kind.for_each_src_mut(rename);
     }
-    m
+    let table = AccessTable::new(&m);
+    (m, table)
 }
 
 /// The points of tensor `t` (accesses `ev`) before which a new piece starts.
