@@ -182,6 +182,37 @@ proptest! {
     }
 }
 
+/// Every tensor two banks: fast mode reuses H0's selection for H1 and H2
+/// (they order the nodes exactly as H0 when all bank counts are equal),
+/// reference mode runs them; both must still agree byte for byte, on
+/// programs that spill, so the reuse is exercised.
+#[test]
+fn uniform_two_bank_programs_agree() {
+    let mut spilling = 0;
+    for seed in 0..100 {
+        let cfg = Config {
+            arch: "trn1",
+            tensors: 30,
+            max_banks: 1,
+            pressure: 8 + seed as usize % 4,
+            loops: seed % 2 == 0,
+        };
+        let mut m = module(&program(seed, cfg));
+        for t in m
+            .tensors
+            .iter_mut()
+            .filter(|t| t.mem == psum::ir::Mem::Psum)
+        {
+            t.bytes *= 2;
+        }
+        if let Some(out) = run(&m, None) {
+            assert!(out.report.tensors.iter().all(|t| t.banks == 2));
+            spilling += usize::from(!out.report.spilled.is_empty());
+        }
+    }
+    assert!(spilling >= 30, "only {spilling} programs spilled");
+}
+
 /// Low pressure, one-bank tensors: the no-spill property is exercised on
 /// every program (most have demand ≤ numBanks).
 #[test]
