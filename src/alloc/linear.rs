@@ -60,24 +60,38 @@ pub struct Linear {
     pub weight: Vec<u64>,
 }
 
+/// Sets `v` to `len` copies of `x`, keeping its buffer.
+fn refill<T: Clone>(v: &mut Vec<T>, len: usize, x: T) {
+    v.clear();
+    v.resize(len, x);
+}
+
 impl Linear {
     /// Numbers the points of `m`.
     pub fn new(m: &Module) -> Linear {
+        let mut lin = Linear::default();
+        lin.renumber(m);
+        lin
+    }
+
+    /// Numbers the points of `m` afresh, reusing this numbering's buffers
+    /// (the allocator renumbers its growing program every iteration, and
+    /// fresh buffers of that size would cost a page fault per 4 KiB).
+    pub fn renumber(&mut self, m: &Module) {
         let nl = m.loops.len();
         let capacity = m.insts.len() + 2 * nl;
-        let mut lin = Linear {
-            points: Vec::with_capacity(capacity),
-            inst_point: vec![None; m.insts.len()],
-            header: vec![u32::MAX; nl],
-            end: vec![u32::MAX; nl],
-            parent: vec![None; nl],
-            depth: vec![0; nl],
-            weight: Vec::with_capacity(capacity),
-        };
+        self.points.clear();
+        self.points.reserve(capacity);
+        self.weight.clear();
+        self.weight.reserve(capacity);
+        refill(&mut self.inst_point, m.insts.len(), None);
+        refill(&mut self.header, nl, u32::MAX);
+        refill(&mut self.end, nl, u32::MAX);
+        refill(&mut self.parent, nl, None);
+        refill(&mut self.depth, nl, 0);
         for (bi, b) in m.blocks.iter().enumerate() {
-            lin.body(m, &b.body, BodyRef::Block(bi), None, 0, 1);
+            self.body(m, &b.body, BodyRef::Block(bi), None, 0, 1);
         }
-        lin
     }
 
     fn body(

@@ -241,10 +241,9 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     let num_banks = opts.num_banks(&arch)?;
     let mut log = Log::default();
     log.v(" allocating PSUM".into());
-    let first_lin = Linear::new(&m);
+    let mut lin = Linear::new(&m);
     let first_table = liveness::AccessTable::new(&m);
-    let (mut work, mut table) = split::memloc_split_analyzed(m, &first_lin, first_table);
-    let mut first_lin = Some(first_lin);
+    let (mut work, mut table) = split::memloc_split_analyzed(m, &lin, first_table);
     for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
         t.bank = None;
     }
@@ -255,7 +254,6 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     let mut warnings = Vec::new();
     let mut demand = 0;
     for iteration in 1..=opts.max_iterations {
-        let lin = first_lin.take().unwrap_or_else(|| Linear::new(&work));
         if opts.mode == Mode::Reference && iteration > 1 {
             table = liveness::AccessTable::new(&work);
         }
@@ -267,7 +265,15 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
             demand = hundredths(liveness::peak_demand(&live.nodes, lin.len()).0, num_banks);
             log.v(format!("{}% PSUM demand before spilling", pct_text(demand)));
         }
-        let it = best_of_n(&work, lin, live, num_banks, opts, &pinned, &mut log);
+        let it = best_of_n(
+            &work,
+            std::mem::take(&mut lin),
+            live,
+            num_banks,
+            opts,
+            &pinned,
+            &mut log,
+        );
         log.v(format!("best PSUM heuristic = {}", it.best));
         if it.sel.unplaced.is_empty() {
             log.v(format!(
@@ -314,6 +320,9 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
         for t in reloads {
             pinned[t.index()] = true;
         }
+        // The next iteration's points, numbered in this one's buffers.
+        lin = it.lin;
+        lin.renumber(&work);
     }
     Err(AllocError::NotConverged)
 }
