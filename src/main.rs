@@ -99,6 +99,7 @@ impl AllocFlags {
             },
             spill_latency: self.spill_latency,
             psum_banks: self.psum_banks,
+            trace: self.verbose >= 2,
             ..AllocOptions::default()
         }
     }

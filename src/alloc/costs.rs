@@ -116,25 +116,40 @@ pub fn spill_plan(lin: &Linear, live: &Liveness, v: NodeId) -> Option<SpillPlan>
 /// the same gap, never a point of the program, and would repeat forever.
 pub fn find_costs(lin: &Linear, live: &Liveness, pinned: &[bool], latency: u64) -> Vec<Cost> {
     (0..live.nodes.len())
-        .map(|i| {
-            let v = NodeId::new(i);
-            let node = &live.nodes[i];
-            if pinned[node.tensor.index()] {
-                return Cost::Inf;
-            }
-            let Some(plan) = spill_plan(lin, live, v) else {
-                return Cost::Inf;
-            };
-            let weight = plan
-                .groups(live.events_of(v))
-                .fold(lin.weight[plan.save_after as usize], |acc, g| {
-                    acc.saturating_add(lin.weight[g.0 as usize])
-                });
-            Cost::Finite(
-                u64::from(node.banks)
-                    .saturating_mul(latency)
-                    .saturating_mul(weight),
-            )
-        })
+        .map(|i| cost_of(lin, live, NodeId::new(i), pinned, latency))
         .collect()
+}
+
+/// [`find_costs`] of the nodes `ids` only, in their order.
+pub fn find_costs_of(
+    lin: &Linear,
+    live: &Liveness,
+    ids: &[NodeId],
+    pinned: &[bool],
+    latency: u64,
+) -> Vec<Cost> {
+    ids.iter()
+        .map(|&v| cost_of(lin, live, v, pinned, latency))
+        .collect()
+}
+
+/// The cost of spilling node `v` (see [`find_costs`]).
+fn cost_of(lin: &Linear, live: &Liveness, v: NodeId, pinned: &[bool], latency: u64) -> Cost {
+    let node = &live.nodes[v.index()];
+    if pinned[node.tensor.index()] {
+        return Cost::Inf;
+    }
+    let Some(plan) = spill_plan(lin, live, v) else {
+        return Cost::Inf;
+    };
+    let weight = plan
+        .groups(live.events_of(v))
+        .fold(lin.weight[plan.save_after as usize], |acc, g| {
+            acc.saturating_add(lin.weight[g.0 as usize])
+        });
+    Cost::Finite(
+        u64::from(node.banks)
+            .saturating_mul(latency)
+            .saturating_mul(weight),
+    )
 }

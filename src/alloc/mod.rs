@@ -12,15 +12,21 @@
 //! seed's quadratic data structures, fast mode is near-linear in the number
 //! of tensors.
 //!
+//! Fast mode runs best-of-n only on the components of the interference
+//! graph that changed since the previous iteration ([`reuse`]), unless the
+//! trace is asked for: its `cannot allocate` lines follow the global pop
+//! order, which only a run over the whole graph gives.
+//!
 //! The log is always collected: [`AllocOutcome::log`] holds the `-v` lines of
-//! SPEC §3.9 and [`AllocOutcome::trace`] the complete `-vv` stream (the same
-//! lines with the trace lines interleaved), so a front end prints one or the
-//! other.
+//! SPEC §3.9 and, when [`AllocOptions::trace`] asks for it,
+//! [`AllocOutcome::trace`] the complete `-vv` stream (the same lines with the
+//! trace lines interleaved), so a front end prints one or the other.
 
 pub mod costs;
 pub mod interference;
 pub mod linear;
 pub mod liveness;
+pub mod reuse;
 pub mod select;
 pub mod simplify;
 pub mod spill;
@@ -32,6 +38,7 @@ use costs::Cost;
 use interference::Interference;
 use linear::Linear;
 use liveness::Liveness;
+use reuse::{Plan, Reuse};
 use select::Selection;
 use serde::{Deserialize, Serialize};
 use simplify::{Budgets, Heuristic};
@@ -66,6 +73,8 @@ pub struct AllocOptions {
     /// Fixpoint iterations allowed before [`AllocError::NotConverged`]
     /// ([`MAX_ITERATIONS`] by default).
     pub max_iterations: u32,
+    /// Collect the `-vv` trace ([`AllocOutcome::trace`]); off by default.
+    pub trace: bool,
 }
 
 impl AllocOptions {
@@ -88,6 +97,7 @@ impl Default for AllocOptions {
             spill_latency: arch::DEFAULT_SPILL_LATENCY,
             psum_banks: None,
             max_iterations: MAX_ITERATIONS,
+            trace: false,
         }
     }
 }
@@ -184,26 +194,31 @@ pub struct AllocOutcome {
     pub report: AllocReport,
     /// The `-v` log lines (SPEC §3.9).
     pub log: Vec<String>,
-    /// The `-vv` stream: the log lines with the trace lines interleaved.
+    /// The `-vv` stream: the log lines with the trace lines interleaved
+    /// (empty unless [`AllocOptions::trace`]).
     pub trace: Vec<String>,
     /// Warnings (`unused PSUM tensor NAME`).
     pub warnings: Vec<String>,
 }
 
-/// Collects the log and the trace together.
-#[derive(Default)]
+/// Collects the log, and the trace when `tracing`.
 struct Log {
     log: Vec<String>,
     trace: Vec<String>,
+    tracing: bool,
 }
 
 impl Log {
     fn v(&mut self, line: String) {
-        self.trace.push(line.clone());
+        if self.tracing {
+            self.trace.push(line.clone());
+        }
         self.log.push(line);
     }
-    fn vv(&mut self, line: String) {
-        self.trace.push(line);
+    fn vv(&mut self, line: impl FnOnce() -> String) {
+        if self.tracing {
+            self.trace.push(line());
+        }
     }
 }
 
@@ -217,14 +232,37 @@ fn pct_text(h: u64) -> String {
     format!("{}.{:02}", h / 100, h % 100)
 }
 
-/// The analysis and best-of-n outcome of one fixpoint iteration.
+/// The analysis and best-of-n outcome of one fixpoint iteration. The
+/// graph, costs and selections cover the dirty nodes of `plan` (indexed
+/// by their position in `plan.dirty`); the others are reused.
 struct Iteration {
     lin: Linear,
     live: Liveness,
+    plan: Plan,
     graph: Interference,
     costs: Vec<Cost>,
     best: Heuristic,
-    sel: Selection,
+    /// The selection of each heuristic run, H0 first.
+    sels: Vec<Selection>,
+}
+
+impl Iteration {
+    /// The winning heuristic's selection.
+    fn sel(&self) -> &Selection {
+        &self.sels[self.best.index() as usize]
+    }
+
+    /// Every node's base bank under the winning heuristic.
+    fn banks(&self, reuse: &Reuse) -> Vec<Option<u32>> {
+        let sel = self.sel();
+        let h = self.best.index() as usize;
+        (self.live.nodes.iter().zip(&self.plan.local))
+            .map(|(n, &l)| match sel.bank.get(l as usize) {
+                Some(&b) => b,
+                None => Some(reuse.bank(n.tensor, h)),
+            })
+            .collect()
+    }
 }
 
 /// Allocates the PSUM tensors of a validated module (SPEC §3), leaving `m`
@@ -239,7 +277,13 @@ pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocEr
 pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
     let arch = arch::lookup(&m.arch)?;
     let num_banks = opts.num_banks(&arch)?;
-    let mut log = Log::default();
+    let mut log = Log {
+        log: Vec::new(),
+        trace: Vec::new(),
+        tracing: opts.trace,
+    };
+    let reusing = opts.mode == Mode::Fast && !opts.trace;
+    let mut reuse = Reuse::default();
     log.v(" allocating PSUM".into());
     let mut lin = Linear::new(&m);
     let first_table = liveness::AccessTable::new(&m);
@@ -265,17 +309,23 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
             demand = hundredths(liveness::peak_demand(&live.nodes, lin.len()).0, num_banks);
             log.v(format!("{}% PSUM demand before spilling", pct_text(demand)));
         }
+        let plan = if reusing {
+            reuse.plan(&live.nodes, lin.len())
+        } else {
+            Plan::all(live.nodes.len())
+        };
         let it = best_of_n(
             &work,
             std::mem::take(&mut lin),
             live,
+            plan,
             num_banks,
             opts,
             &pinned,
             &mut log,
         );
         log.v(format!("best PSUM heuristic = {}", it.best));
-        if it.sel.unplaced.is_empty() {
+        if it.sel().unplaced.is_empty() {
             log.v(format!(
                 "number of tensors spilled from PSUM = {}",
                 spilled.len()
@@ -300,13 +350,14 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
                 demand_pct: demand as f64 / 100.0,
                 utilization_pct: utilization as f64 / 100.0,
             };
-            return Ok(finish(work, &arch, &it, &spilled, report, log, warnings));
+            let banks = it.banks(&reuse);
+            return Ok(finish(work, &arch, &it.live, &banks, &spilled, report, log, warnings));
         }
-        let chosen = spill_set(&work, &it)?;
-        let cycles = chosen
-            .iter()
-            .filter_map(|v| it.costs[v.index()].finite())
-            .fold(0u64, u64::saturating_add);
+        let (chosen, cycles) = spill_set(&work, &it)?;
+        if reusing {
+            let [h0, h1, h2, h3] = [0, 1, 2, 3].map(|h| &it.sels[h]);
+            reuse.record(&it.live.nodes, it.lin.len(), &it.plan, [h0, h1, h2, h3]);
+        }
         log.v(format!("spilling from PSUM cost about {cycles} cycles"));
         spill_cost = spill_cost.saturating_add(cycles);
         spilled.extend(chosen.iter().map(|v| it.live.nodes[v.index()].tensor));
@@ -327,71 +378,76 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     Err(AllocError::NotConverged)
 }
 
-/// One iteration's analysis and the best of H0..H3 (ties: lowest; a score of
-/// 0 ends the search at once). Fast mode does not rerun simplify and select
+/// One iteration's analysis and the best of H0..H3 over the dirty nodes of
+/// `plan` (ties: lowest; a score of 0 ends the search at once). Reused
+/// components score 0 under every heuristic, so the dirty nodes' scores
+/// are the whole graph's. Fast mode does not rerun simplify and select
 /// for a heuristic that orders the nodes exactly as H0 does
 /// ([`Heuristic::same_order_as_h0`]): its selection is H0's, so it logs the
 /// same lines and, tying, cannot be chosen.
+#[allow(clippy::too_many_arguments)]
 fn best_of_n(
     work: &Module,
     lin: Linear,
     live: Liveness,
+    plan: Plan,
     num_banks: u32,
     opts: &AllocOptions,
     pinned: &[bool],
     log: &mut Log,
 ) -> Iteration {
-    let graph = Interference::build(&live.nodes, lin.len(), opts.mode);
-    let costs = costs::find_costs(&lin, &live, pinned, opts.spill_latency);
-    let init = Budgets::new(&graph, &live.nodes, &costs, num_banks);
-    let uniform = live.nodes.windows(2).all(|w| w[0].banks == w[1].banks);
-    let mut best: Option<(Heuristic, Selection)> = None;
+    let nodes: Vec<liveness::Node> = plan.dirty.iter().map(|v| live.nodes[v.index()]).collect();
+    let graph = Interference::build(&nodes, lin.len(), opts.mode);
+    let costs = costs::find_costs_of(&lin, &live, &plan.dirty, pinned, opts.spill_latency);
+    let init = Budgets::new(&graph, &nodes, &costs, num_banks);
+    let uniform = nodes.windows(2).all(|w| w[0].banks == w[1].banks);
+    let mut sels: Vec<Selection> = Vec::with_capacity(Heuristic::ALL.len());
+    let mut best = Heuristic::H0;
     for h in Heuristic::ALL {
         log.v(format!("best-of-n loop, heuristic = {h}"));
-        log.vv(format!("            lo = {}", init.lo));
-        log.vv(format!("            hi = {}", init.hi));
-        log.vv(format!("            inf = {}", init.inf));
-        log.vv(format!("            total = {}", live.nodes.len()));
-        let sel = match &best {
-            Some((Heuristic::H0, h0)) if opts.mode == Mode::Fast && h.same_order_as_h0(uniform) => {
-                h0.clone()
-            }
+        log.vv(|| format!("            lo = {}", init.lo));
+        log.vv(|| format!("            hi = {}", init.hi));
+        log.vv(|| format!("            inf = {}", init.inf));
+        log.vv(|| format!("            total = {}", live.nodes.len()));
+        let sel = match sels.first() {
+            Some(h0) if opts.mode == Mode::Fast && h.same_order_as_h0(uniform) => h0.clone(),
             _ => {
-                let stack =
-                    simplify::simplify(&graph, &live.nodes, &costs, &init, num_banks, h, opts.mode);
-                select::select(&graph, &live.nodes, &costs, &stack, num_banks)
+                let stack = simplify::simplify(&graph, &nodes, &costs, &init, num_banks, h, opts.mode);
+                select::select(&graph, &nodes, &costs, &stack, num_banks)
             }
         };
         for v in &sel.unplaced {
-            let t = live.nodes[v.index()].tensor;
-            log.vv(format!(" cannot allocate {}", work.tensor(t).name));
+            let t = nodes[v.index()].tensor;
+            log.vv(|| format!(" cannot allocate {}", work.tensor(t).name));
         }
         log.v(format!("PSUM score = {} (lower is better)", sel.score));
         let zero = sel.score == Cost::ZERO;
-        if best.as_ref().is_none_or(|b| sel.score < b.1.score) {
-            best = Some((h, sel));
+        if sels.get(best.index() as usize).is_none_or(|b| sel.score < b.score) {
+            best = h;
         }
+        sels.push(sel);
         if zero {
             break;
         }
     }
-    let (best, sel) = best.expect("at least one heuristic ran");
     Iteration {
         lin,
         live,
+        plan,
         graph,
         costs,
         best,
-        sel,
+        sels,
     }
 }
 
-/// The nodes to spill, ascending: every finite-cost node of the spill set,
-/// and the finite-cost neighbors of each unspillable one (SPEC §3.8
-/// **\[decision\]**); an unspillable node with none is fatal.
-fn spill_set(work: &Module, it: &Iteration) -> Result<Vec<NodeId>, AllocError> {
-    let mut chosen = vec![false; it.live.nodes.len()];
-    for &v in &it.sel.unplaced {
+/// The nodes to spill, ascending, and what spilling them costs: every
+/// finite-cost node of the spill set, and the finite-cost neighbors of
+/// each unspillable one (SPEC §3.8 **\[decision\]**); an unspillable node
+/// with none is fatal.
+fn spill_set(work: &Module, it: &Iteration) -> Result<(Vec<NodeId>, u64), AllocError> {
+    let mut chosen = vec![false; it.plan.dirty.len()];
+    for &v in &it.sel().unplaced {
         if it.costs[v.index()] != Cost::Inf {
             chosen[v.index()] = true;
             continue;
@@ -404,7 +460,7 @@ fn spill_set(work: &Module, it: &Iteration) -> Result<Vec<NodeId>, AllocError> {
             }
         });
         if !any {
-            let n = &it.live.nodes[v.index()];
+            let n = &it.live.nodes[it.plan.dirty[v.index()].index()];
             let (pressure, point) = liveness::peak_in(&it.live.nodes, it.lin.len(), n.start, n.end);
             return Err(AllocError::TooManyReloads {
                 name: work.tensor(n.tensor).name.clone(),
@@ -413,23 +469,26 @@ fn spill_set(work: &Module, it: &Iteration) -> Result<Vec<NodeId>, AllocError> {
             });
         }
     }
-    Ok((0..chosen.len())
-        .filter(|&i| chosen[i])
-        .map(NodeId::new)
-        .collect())
+    let picked = || (0..chosen.len()).filter(|&i| chosen[i]);
+    let cycles = picked()
+        .filter_map(|i| it.costs[i].finite())
+        .fold(0u64, u64::saturating_add);
+    Ok((picked().map(|i| it.plan.dirty[i]).collect(), cycles))
 }
 
 /// Writes the banks into the module and completes the report.
+#[allow(clippy::too_many_arguments)]
 fn finish(
     mut work: Module,
     arch: &arch::Arch,
-    it: &Iteration,
+    live: &Liveness,
+    banks: &[Option<u32>],
     spilled: &[TensorId],
     mut report: AllocReport,
     log: Log,
     warnings: Vec<String>,
 ) -> AllocOutcome {
-    for (n, b) in it.live.nodes.iter().zip(&it.sel.bank) {
+    for (n, b) in live.nodes.iter().zip(banks) {
         work.tensors[n.tensor.index()].bank = *b;
     }
     let mut was_spilled = vec![false; work.tensors.len()];
@@ -439,7 +498,7 @@ fn finish(
     report.tensors = (work.tensors.iter().enumerate())
         .filter(|(_, t)| t.mem == Mem::Psum)
         .map(|(i, t)| {
-            let node = it.live.node_of[i].map(|v| &it.live.nodes[v.index()]);
+            let node = live.node_of[i].map(|v| &live.nodes[v.index()]);
             TensorReport {
                 name: t.name.clone(),
                 bank: t.bank,
