@@ -242,7 +242,7 @@ struct Iteration {
     graph: Interference,
     costs: Vec<Cost>,
     best: Heuristic,
-    /// The selection of each heuristic run, H0 first.
+    /// The selection of each heuristic run over the dirty nodes, H0 first.
     sels: Vec<Selection>,
 }
 
@@ -252,6 +252,11 @@ impl Iteration {
         &self.sels[self.best.index() as usize]
     }
 
+    /// Whether the winning heuristic placed every node.
+    fn placed_all(&self) -> bool {
+        self.sel().unplaced.is_empty() && self.plan.unplaced[self.best.index() as usize].is_empty()
+    }
+
     /// Every node's base bank under the winning heuristic.
     fn banks(&self, reuse: &Reuse) -> Vec<Option<u32>> {
         let sel = self.sel();
@@ -259,7 +264,7 @@ impl Iteration {
         (self.live.nodes.iter().zip(&self.plan.local))
             .map(|(n, &l)| match sel.bank.get(l as usize) {
                 Some(&b) => b,
-                None => Some(reuse.bank(n.tensor, h)),
+                None => reuse.bank(n.tensor, h),
             })
             .collect()
     }
@@ -325,7 +330,7 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
             &mut log,
         );
         log.v(format!("best PSUM heuristic = {}", it.best));
-        if it.sel().unplaced.is_empty() {
+        if it.placed_all() {
             log.v(format!(
                 "number of tensors spilled from PSUM = {}",
                 spilled.len()
@@ -353,10 +358,11 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
             let banks = it.banks(&reuse);
             return Ok(finish(work, &arch, &it.live, &banks, &spilled, report, log, warnings));
         }
-        let (chosen, cycles) = spill_set(&work, &it)?;
+        let (chosen, cycles) = spill_set(&work, &it, &reuse)?;
         if reusing {
-            let [h0, h1, h2, h3] = [0, 1, 2, 3].map(|h| &it.sels[h]);
-            reuse.record(&it.live.nodes, it.lin.len(), &it.plan, [h0, h1, h2, h3]);
+            let sels = [0, 1, 2, 3].map(|h| &it.sels[h]);
+            let (nodes, points) = (&it.live.nodes, it.lin.len());
+            reuse.record(nodes, points, &it.plan, sels, &it.costs, &chosen);
         }
         log.v(format!("spilling from PSUM cost about {cycles} cycles"));
         spill_cost = spill_cost.saturating_add(cycles);
@@ -402,6 +408,7 @@ fn best_of_n(
     let init = Budgets::new(&graph, &nodes, &costs, num_banks);
     let uniform = nodes.windows(2).all(|w| w[0].banks == w[1].banks);
     let mut sels: Vec<Selection> = Vec::with_capacity(Heuristic::ALL.len());
+    let mut scores: Vec<Cost> = Vec::with_capacity(Heuristic::ALL.len());
     let mut best = Heuristic::H0;
     for h in Heuristic::ALL {
         log.v(format!("best-of-n loop, heuristic = {h}"));
@@ -420,12 +427,14 @@ fn best_of_n(
             let t = nodes[v.index()].tensor;
             log.vv(|| format!(" cannot allocate {}", work.tensor(t).name));
         }
-        log.v(format!("PSUM score = {} (lower is better)", sel.score));
-        let zero = sel.score == Cost::ZERO;
-        if sels.get(best.index() as usize).is_none_or(|b| sel.score < b.score) {
+        let score = sel.score.plus(Cost::Finite(plan.score[h.index() as usize]));
+        log.v(format!("PSUM score = {score} (lower is better)"));
+        let zero = score == Cost::ZERO;
+        if scores.get(best.index() as usize).is_none_or(|&b| score < b) {
             best = h;
         }
         sels.push(sel);
+        scores.push(score);
         if zero {
             break;
         }
@@ -444,8 +453,12 @@ fn best_of_n(
 /// The nodes to spill, ascending, and what spilling them costs: every
 /// finite-cost node of the spill set, and the finite-cost neighbors of
 /// each unspillable one (SPEC §3.8 **\[decision\]**); an unspillable node
-/// with none is fatal.
-fn spill_set(work: &Module, it: &Iteration) -> Result<(Vec<NodeId>, u64), AllocError> {
+/// with none is fatal. The reused part of the spill set is all finite.
+fn spill_set(
+    work: &Module,
+    it: &Iteration,
+    reuse: &Reuse,
+) -> Result<(Vec<NodeId>, u64), AllocError> {
     let mut chosen = vec![false; it.plan.dirty.len()];
     for &v in &it.sel().unplaced {
         if it.costs[v.index()] != Cost::Inf {
@@ -469,11 +482,15 @@ fn spill_set(work: &Module, it: &Iteration) -> Result<(Vec<NodeId>, u64), AllocE
             });
         }
     }
+    let reused = &it.plan.unplaced[it.best.index() as usize];
     let picked = || (0..chosen.len()).filter(|&i| chosen[i]);
-    let cycles = picked()
-        .filter_map(|i| it.costs[i].finite())
+    let cycles = (picked().filter_map(|i| it.costs[i].finite()))
+        .chain(reused.iter().map(|v| reuse.cost(it.live.nodes[v.index()].tensor)))
         .fold(0u64, u64::saturating_add);
-    Ok((picked().map(|i| it.plan.dirty[i]).collect(), cycles))
+    let mut all: Vec<NodeId> = picked().map(|i| it.plan.dirty[i]).collect();
+    all.extend(reused);
+    all.sort_unstable();
+    Ok((all, cycles))
 }
 
 /// Writes the banks into the module and completes the report.

@@ -15,12 +15,15 @@
 //! (after its last write, before its reads), so a component without a
 //! spilled node keeps its node set, its intervals up to a uniform shift,
 //! their lengths, weights and costs into the next iteration. Fast mode
-//! therefore keeps the banks H0..H3 gave each node of a component that
-//! all four placed in full, and runs best-of-n only on the other
-//! components (the *dirty* nodes): a component is reused when its nodes
-//! are exactly one such component of the previous iteration, checked by
-//! its key and size. Reused components score 0 under every heuristic.
+//! therefore keeps what H0..H3 gave each node of such a component (a bank,
+//! or a place in the spill set with its cost) and runs best-of-n only on
+//! the other components (the *dirty* nodes). A component is reused when
+//! its nodes are exactly one kept component of the previous iteration,
+//! checked by key and size; components whose spill set under some
+//! heuristic holds an unspillable node are never kept, so a reused
+//! component's spill set is spilled node by node, without its graph.
 
+use super::costs::Cost;
 use super::liveness::Node;
 use super::select::Selection;
 use super::NodeId;
@@ -59,6 +62,10 @@ pub struct Plan {
     pub dirty: Vec<NodeId>,
     /// Each node's index in `dirty`, or `u32::MAX` when it is reused.
     pub local: Vec<u32>,
+    /// Under H0..H3: the reused nodes of the spill set, ascending.
+    pub unplaced: [Vec<NodeId>; 4],
+    /// Under H0..H3: Σ cost of `unplaced` (all finite).
+    pub score: [u64; 4],
 }
 
 impl Plan {
@@ -68,21 +75,28 @@ impl Plan {
             comp: Vec::new(),
             dirty: (0..n).map(NodeId::new).collect(),
             local: (0..n as u32).collect(),
+            unplaced: Default::default(),
+            score: [0; 4],
         }
     }
 }
 
-/// The banks H0..H3 gave the nodes of fully placed components, by tensor,
-/// with the component each was in.
+/// What H0..H3 gave the nodes of the kept components, by tensor, with the
+/// component each was in.
 #[derive(Clone, Debug, Default)]
 pub struct Reuse {
     /// Per tensor: its component key last iteration, or `NONE`.
     comp: Vec<u32>,
-    /// Per tensor: its base bank under H0..H3.
+    /// Per tensor: its base bank under H0..H3, or `UNPLACED`.
     banks: Vec<[u8; 4]>,
+    /// Per tensor: its (finite) spill cost.
+    cost: Vec<u64>,
     /// Last iteration's component sizes, by key.
     sizes: Vec<u32>,
 }
+
+/// A node in the spill set of a heuristic.
+const UNPLACED: u8 = u8::MAX;
 
 impl Reuse {
     /// Splits `nodes` into reused components and dirty nodes.
@@ -107,55 +121,88 @@ impl Reuse {
             let c = c as usize;
             matches!(prev[c], Some(p) if p != NONE && self.sizes[p as usize] == size[c])
         };
-        let mut dirty = Vec::new();
-        let mut local = vec![NONE; nodes.len()];
+        let mut plan = Plan {
+            comp: Vec::new(),
+            dirty: Vec::new(),
+            local: vec![NONE; nodes.len()],
+            unplaced: Default::default(),
+            score: [0; 4],
+        };
         for (i, &c) in comp.iter().enumerate() {
             if !reused(c) {
-                local[i] = dirty.len() as u32;
-                dirty.push(NodeId::new(i));
+                plan.local[i] = plan.dirty.len() as u32;
+                plan.dirty.push(NodeId::new(i));
+                continue;
+            }
+            let t = nodes[i].tensor.index();
+            for h in 0..4 {
+                if self.banks[t][h] == UNPLACED {
+                    plan.unplaced[h].push(NodeId::new(i));
+                    plan.score[h] = plan.score[h].saturating_add(self.cost[t]);
+                }
             }
         }
-        Plan { comp, dirty, local }
+        plan.comp = comp;
+        plan
     }
 
-    /// The base bank of reused tensor `t` under heuristic `h`.
-    pub fn bank(&self, t: TensorId, h: usize) -> u32 {
-        u32::from(self.banks[t.index()][h])
+    /// The base bank of reused tensor `t` under heuristic `h`, if placed.
+    pub fn bank(&self, t: TensorId, h: usize) -> Option<u32> {
+        let b = self.banks[t.index()][h];
+        (b != UNPLACED).then_some(u32::from(b))
     }
 
-    /// Records this iteration for the next: the reused components keep
-    /// their banks; a dirty component is kept when all four `sels` (over
-    /// `plan.dirty`) placed every node of it.
-    pub fn record(&mut self, nodes: &[Node], num_points: usize, plan: &Plan, sels: [&Selection; 4]) {
+    /// The spill cost of reused tensor `t`.
+    pub fn cost(&self, t: TensorId) -> u64 {
+        self.cost[t.index()]
+    }
+
+    /// Records this iteration for the next. A component is kept unless it
+    /// holds a node of `spilled` (ascending) or, when dirty, some `sels`
+    /// (over `plan.dirty`, with their `costs`) leaves an unspillable node
+    /// of it unplaced.
+    pub fn record(
+        &mut self,
+        nodes: &[Node],
+        num_points: usize,
+        plan: &Plan,
+        sels: [&Selection; 4],
+        costs: &[Cost],
+        spilled: &[NodeId],
+    ) {
         let tensors = nodes.iter().map(|n| n.tensor.index() + 1).max().unwrap_or(0);
         if self.comp.len() < tensors {
             self.comp.resize(tensors, NONE);
-            self.banks.resize(tensors, [0; 4]);
+            self.banks.resize(tensors, [UNPLACED; 4]);
+            self.cost.resize(tensors, 0);
         }
         self.comp.fill(NONE);
-        let mut placed = vec![true; num_points];
+        let mut keep = vec![true; num_points];
         for sel in sels {
-            for v in &sel.unplaced {
-                placed[plan.comp[plan.dirty[v.index()].index()] as usize] = false;
+            for v in sel.unplaced.iter().filter(|v| costs[v.index()] == Cost::Inf) {
+                keep[plan.comp[plan.dirty[v.index()].index()] as usize] = false;
             }
+        }
+        for v in spilled {
+            keep[plan.comp[v.index()] as usize] = false;
         }
         self.sizes.clear();
         self.sizes.resize(num_points, 0);
         for (i, n) in nodes.iter().enumerate() {
             let c = plan.comp[i];
             self.sizes[c as usize] += 1;
+            if !keep[c as usize] {
+                continue;
+            }
             let t = n.tensor.index();
+            self.comp[t] = c;
             let l = plan.local[i];
-            if l == NONE {
-                self.comp[t] = c;
-            } else if placed[c as usize] {
-                self.comp[t] = c;
+            if l != NONE {
+                let l = l as usize;
                 for (h, sel) in sels.iter().enumerate() {
-                    let b = sel.bank[l as usize].expect("a placed component");
-                    self.banks[t][h] = b as u8;
+                    self.banks[t][h] = sel.bank[l].map_or(UNPLACED, |b| b as u8);
                 }
-            } else {
-                self.comp[t] = NONE;
+                self.cost[t] = costs[l].finite().unwrap_or(0);
             }
         }
     }
