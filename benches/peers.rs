@@ -191,7 +191,12 @@ fn measure(n: u32, peak: u32, banks: u32, reps: usize) -> Row {
         .expect("one-bank problem")
         .len();
     let module = problem.to_module(ARCH);
-    let (psum, result) = run_psum(&module, &AllocOptions::default(), reps)
+    // One thread, as Ion and fastalloc run.
+    let one_thread = AllocOptions {
+        parallel: false,
+        ..AllocOptions::default()
+    };
+    let (psum, result) = run_psum(&module, &one_thread, reps)
         .unwrap_or_else(|e| panic!("psum on {n} tensors, peak {peak}: {e}"));
     let verdict = verify(&module, &result);
     if let Some(e) = verdict.first_error() {

@@ -40,26 +40,13 @@ fn config() -> impl Strategy<Value = (u64, Config, Option<u32>)> {
         })
 }
 
-/// Allocates in both modes; both must succeed identically or fail identically.
+/// Allocates in every mode ([`alloc_all`]); `None` when all fail alike.
 fn run(m: &Module, psum_banks: Option<u32>) -> Option<AllocOutcome> {
-    let opts = |mode| AllocOptions {
-        mode,
+    let opts = AllocOptions {
         psum_banks,
         ..AllocOptions::default()
     };
-    let fast = allocate(m, &opts(Mode::Fast));
-    let reference = allocate(m, &opts(Mode::Reference));
-    match (fast, reference) {
-        (Ok(f), Ok(r)) => {
-            assert_same(&f, &r);
-            Some(f)
-        }
-        (Err(f), Err(r)) => {
-            assert_eq!(f, r);
-            None
-        }
-        (f, r) => panic!("modes disagree: {:?} vs {:?}", f.err(), r.err()),
-    }
+    alloc_all(m, opts).ok()
 }
 
 /// The invariants of one successful allocation.
@@ -237,6 +224,36 @@ fn low_pressure_one_bank_never_spills() {
         exercised > 100,
         "only {exercised} programs within the bank count"
     );
+}
+
+/// Programs too large for reference mode, big enough for fast mode to run
+/// two heuristics at once: the default (reuse across iterations, two
+/// threads), one thread, and the traced run (no reuse) agree byte for byte.
+#[test]
+fn large_programs_agree_across_fast_paths() {
+    for (seed, max_banks) in [(3, 2), (4, 1)] {
+        let cfg = Config {
+            arch: "trn1",
+            tensors: 20_000,
+            max_banks,
+            pressure: 12,
+            loops: true,
+        };
+        let m = module(&program(seed, cfg));
+        let run = |parallel, trace| {
+            let opts = AllocOptions {
+                parallel,
+                trace,
+                ..AllocOptions::default()
+            };
+            allocate(&m, &opts).expect("allocates")
+        };
+        let default = run(true, false);
+        assert!(default.report.iterations >= 3);
+        assert!(default.report.spilled.len() > 1000);
+        assert_same(&default, &run(false, false));
+        assert_same(&default, &run(true, true));
+    }
 }
 
 /// Timing of fast vs reference mode on large random programs

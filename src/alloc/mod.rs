@@ -42,6 +42,7 @@ use reuse::{Plan, Reuse};
 use select::Selection;
 use serde::{Deserialize, Serialize};
 use simplify::{Budgets, Heuristic};
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 entity!(
     /// A candidate node of the interference graph, numbered in order of first definition.
@@ -75,6 +76,9 @@ pub struct AllocOptions {
     pub max_iterations: u32,
     /// Collect the `-vv` trace ([`AllocOutcome::trace`]); off by default.
     pub trace: bool,
+    /// Let fast mode run two heuristics at once on large graphs (on by
+    /// default; the output is the same either way).
+    pub parallel: bool,
 }
 
 impl AllocOptions {
@@ -98,6 +102,7 @@ impl Default for AllocOptions {
             psum_banks: None,
             max_iterations: MAX_ITERATIONS,
             trace: false,
+            parallel: true,
         }
     }
 }
@@ -356,7 +361,9 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
                 utilization_pct: utilization as f64 / 100.0,
             };
             let banks = it.banks(&reuse);
-            return Ok(finish(work, &arch, &it.live, &banks, &spilled, report, log, warnings));
+            return Ok(finish(
+                work, &arch, &it.live, &banks, &spilled, report, log, warnings,
+            ));
         }
         let (chosen, cycles) = spill_set(&work, &it, &reuse)?;
         if reusing {
@@ -407,6 +414,21 @@ fn best_of_n(
     let costs = costs::find_costs_of(&lin, &live, &plan.dirty, pinned, opts.spill_latency);
     let init = Budgets::new(&graph, &nodes, &costs, num_banks);
     let uniform = nodes.windows(2).all(|w| w[0].banks == w[1].banks);
+    let shortcut =
+        |h: Heuristic| opts.mode == Mode::Fast && h != Heuristic::H0 && h.same_order_as_h0(uniform);
+    let todo: Vec<Heuristic> = Heuristic::ALL
+        .into_iter()
+        .filter(|&h| !shortcut(h))
+        .collect();
+    let run = |h: Heuristic| {
+        let stack = simplify::simplify(&graph, &nodes, &costs, &init, num_banks, h, opts.mode);
+        select::select(&graph, &nodes, &costs, &stack, num_banks)
+    };
+    let zero = |h: Heuristic, sel: &Selection| {
+        sel.score == Cost::ZERO && plan.score[h.index() as usize] == 0
+    };
+    let parallel = opts.parallel && opts.mode == Mode::Fast && nodes.len() >= PARALLEL_MIN_NODES;
+    let mut computed = run_heuristics(&todo, parallel, run, zero);
     let mut sels: Vec<Selection> = Vec::with_capacity(Heuristic::ALL.len());
     let mut scores: Vec<Cost> = Vec::with_capacity(Heuristic::ALL.len());
     let mut best = Heuristic::H0;
@@ -416,12 +438,9 @@ fn best_of_n(
         log.vv(|| format!("            hi = {}", init.hi));
         log.vv(|| format!("            inf = {}", init.inf));
         log.vv(|| format!("            total = {}", live.nodes.len()));
-        let sel = match sels.first() {
-            Some(h0) if opts.mode == Mode::Fast && h.same_order_as_h0(uniform) => h0.clone(),
-            _ => {
-                let stack = simplify::simplify(&graph, &nodes, &costs, &init, num_banks, h, opts.mode);
-                select::select(&graph, &nodes, &costs, &stack, num_banks)
-            }
+        let sel = match computed[h.index() as usize].take() {
+            Some(sel) => sel,
+            None => sels[0].clone(),
         };
         for v in &sel.unplaced {
             let t = nodes[v.index()].tensor;
@@ -448,6 +467,56 @@ fn best_of_n(
         best,
         sels,
     }
+}
+
+/// Dirty graphs smaller than this run their heuristics on one thread.
+const PARALLEL_MIN_NODES: usize = 1 << 14;
+
+/// Runs `run` for each heuristic of `todo` (H0 first, ascending), until
+/// one ascending run scores `zero` and ends best-of-n. In `parallel`, a
+/// second thread takes the later half from the last one down while this
+/// thread takes the first half; it stops at its next heuristic once this
+/// one has seen a zero (its later heuristics are then never logged).
+/// Returns the selections by heuristic index.
+fn run_heuristics(
+    todo: &[Heuristic],
+    parallel: bool,
+    run: impl Fn(Heuristic) -> Selection + Sync,
+    zero: impl Fn(Heuristic, &Selection) -> bool,
+) -> [Option<Selection>; 4] {
+    let mut out: [Option<Selection>; 4] = Default::default();
+    let (mine, theirs) = if parallel {
+        todo.split_at(todo.len().div_ceil(2))
+    } else {
+        (todo, &[][..])
+    };
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let helper = (!theirs.is_empty()).then(|| {
+            s.spawn(|| {
+                (theirs.iter().rev())
+                    .take_while(|_| !stop.load(AtomicOrdering::Relaxed))
+                    .map(|&h| (h, run(h)))
+                    .collect::<Vec<_>>()
+            })
+        });
+        for &h in mine {
+            let sel = run(h);
+            let done = zero(h, &sel);
+            out[h.index() as usize] = Some(sel);
+            if done {
+                stop.store(true, AtomicOrdering::Relaxed);
+                break;
+            }
+        }
+        if let Some(helper) = helper {
+            let theirs = helper.join().expect("a heuristic thread panicked");
+            for (h, sel) in theirs {
+                out[h.index() as usize] = Some(sel);
+            }
+        }
+    });
+    out
 }
 
 /// The nodes to spill, ascending, and what spilling them costs: every
@@ -485,7 +554,11 @@ fn spill_set(
     let reused = &it.plan.unplaced[it.best.index() as usize];
     let picked = || (0..chosen.len()).filter(|&i| chosen[i]);
     let cycles = (picked().filter_map(|i| it.costs[i].finite()))
-        .chain(reused.iter().map(|v| reuse.cost(it.live.nodes[v.index()].tensor)))
+        .chain(
+            reused
+                .iter()
+                .map(|v| reuse.cost(it.live.nodes[v.index()].tensor)),
+        )
         .fold(0u64, u64::saturating_add);
     let mut all: Vec<NodeId> = picked().map(|i| it.plan.dirty[i]).collect();
     all.extend(reused);

@@ -18,8 +18,10 @@
 //! therefore keeps what H0..H3 gave each node of such a component (a bank,
 //! or a place in the spill set with its cost) and runs best-of-n only on
 //! the other components (the *dirty* nodes). A component is reused when
-//! its nodes are exactly one kept component of the previous iteration,
-//! checked by key and size; components whose spill set under some
+//! all its nodes come from one kept component of the previous iteration:
+//! the nodes of a kept component keep their intervals, and every other
+//! node lies in other hulls, so such a component is the kept one, whole.
+//! Components whose spill set under some
 //! heuristic holds an unspillable node are never kept, so a reused
 //! component's spill set is spilled node by node, without its graph.
 
@@ -91,8 +93,6 @@ pub struct Reuse {
     banks: Vec<[u8; 4]>,
     /// Per tensor: its (finite) spill cost.
     cost: Vec<u64>,
-    /// Last iteration's component sizes, by key.
-    sizes: Vec<u32>,
 }
 
 /// A node in the spill set of a heuristic.
@@ -103,24 +103,19 @@ impl Reuse {
     pub fn plan(&self, nodes: &[Node], num_points: usize) -> Plan {
         let comp = components(nodes, num_points);
         // Per component key: the previous key all its nodes share (NONE
-        // once they disagree or one has none), and its size.
+        // once they disagree or one has none).
         let mut prev = vec![None::<u32>; num_points];
-        let mut size = vec![0u32; num_points];
         for (n, &c) in nodes.iter().zip(&comp) {
             let t = n.tensor.index();
             let mine = self.comp.get(t).copied().unwrap_or(NONE);
             let c = c as usize;
-            size[c] += 1;
             prev[c] = match prev[c] {
                 None => Some(mine),
                 Some(p) if p == mine => Some(p),
                 Some(_) => Some(NONE),
             };
         }
-        let reused = |c: u32| {
-            let c = c as usize;
-            matches!(prev[c], Some(p) if p != NONE && self.sizes[p as usize] == size[c])
-        };
+        let reused = |c: u32| matches!(prev[c as usize], Some(p) if p != NONE);
         let mut plan = Plan {
             comp: Vec::new(),
             dirty: Vec::new(),
@@ -170,7 +165,11 @@ impl Reuse {
         costs: &[Cost],
         spilled: &[NodeId],
     ) {
-        let tensors = nodes.iter().map(|n| n.tensor.index() + 1).max().unwrap_or(0);
+        let tensors = nodes
+            .iter()
+            .map(|n| n.tensor.index() + 1)
+            .max()
+            .unwrap_or(0);
         if self.comp.len() < tensors {
             self.comp.resize(tensors, NONE);
             self.banks.resize(tensors, [UNPLACED; 4]);
@@ -179,18 +178,19 @@ impl Reuse {
         self.comp.fill(NONE);
         let mut keep = vec![true; num_points];
         for sel in sels {
-            for v in sel.unplaced.iter().filter(|v| costs[v.index()] == Cost::Inf) {
+            for v in sel
+                .unplaced
+                .iter()
+                .filter(|v| costs[v.index()] == Cost::Inf)
+            {
                 keep[plan.comp[plan.dirty[v.index()].index()] as usize] = false;
             }
         }
         for v in spilled {
             keep[plan.comp[v.index()] as usize] = false;
         }
-        self.sizes.clear();
-        self.sizes.resize(num_points, 0);
         for (i, n) in nodes.iter().enumerate() {
             let c = plan.comp[i];
-            self.sizes[c as usize] += 1;
             if !keep[c as usize] {
                 continue;
             }
@@ -205,5 +205,106 @@ impl Reuse {
                 self.cost[t] = costs[l].finite().unwrap_or(0);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(t: usize, start: u32, end: u32) -> Node {
+        Node {
+            tensor: TensorId::new(t),
+            def: start,
+            last_use: end,
+            start,
+            end,
+            banks: 1,
+        }
+    }
+
+    fn sel(bank: &[Option<u32>], costs: &[Cost]) -> Selection {
+        let unplaced: Vec<NodeId> = (0..bank.len())
+            .filter(|&i| bank[i].is_none())
+            .map(NodeId::new)
+            .collect();
+        let score = unplaced
+            .iter()
+            .fold(Cost::ZERO, |s, v| s.plus(costs[v.index()]));
+        Selection {
+            bank: bank.to_vec(),
+            unplaced,
+            score,
+        }
+    }
+
+    #[test]
+    fn components_join_overlapping_intervals_only() {
+        let nodes = [
+            node(0, 0, 1),
+            node(1, 1, 2),
+            node(2, 3, 3),
+            node(3, 4, 6),
+            node(4, 5, 5),
+            node(5, 7, 8),
+        ];
+        assert_eq!(components(&nodes, 9), [0, 0, 3, 4, 4, 7]);
+    }
+
+    /// Components A = {0, 1} and B = {2, 3}; `b_h1` is node 3's outcome
+    /// under H1 (the other heuristics place everything).
+    fn recorded(b_h1: Option<u32>, cost3: Cost, spilled: &[NodeId]) -> (Reuse, [Node; 4]) {
+        let nodes = [node(0, 0, 1), node(1, 1, 2), node(2, 4, 5), node(3, 5, 6)];
+        let costs = [Cost::Finite(3), Cost::Finite(4), Cost::Finite(5), cost3];
+        let all = sel(&[Some(0), Some(1), Some(0), Some(1)], &costs);
+        let h1 = sel(&[Some(1), Some(0), Some(0), b_h1], &costs);
+        let mut reuse = Reuse::default();
+        let plan = reuse.plan(&nodes, 7);
+        assert_eq!(plan.dirty.len(), 4);
+        reuse.record(&nodes, 7, &plan, [&all, &h1, &all, &all], &costs, spilled);
+        (reuse, nodes)
+    }
+
+    #[test]
+    fn kept_components_are_reused_with_their_banks() {
+        let (reuse, nodes) = recorded(Some(1), Cost::Finite(6), &[]);
+        let plan = reuse.plan(&nodes, 7);
+        assert!(plan.dirty.is_empty());
+        assert_eq!(plan.score, [0; 4]);
+        assert_eq!(reuse.bank(TensorId::new(0), 1), Some(1));
+        assert_eq!(reuse.bank(TensorId::new(3), 0), Some(1));
+    }
+
+    #[test]
+    fn a_reused_spill_set_carries_its_costs() {
+        let (reuse, nodes) = recorded(None, Cost::Finite(6), &[]);
+        let plan = reuse.plan(&nodes, 7);
+        assert!(plan.dirty.is_empty());
+        assert_eq!(plan.unplaced[1], [NodeId::new(3)]);
+        assert_eq!(plan.score, [0, 6, 0, 0]);
+        assert_eq!(reuse.cost(TensorId::new(3)), 6);
+    }
+
+    #[test]
+    fn an_unspillable_spill_set_is_not_kept() {
+        let (reuse, nodes) = recorded(None, Cost::Inf, &[]);
+        let plan = reuse.plan(&nodes, 7);
+        assert_eq!(plan.dirty, [NodeId::new(2), NodeId::new(3)]);
+        assert_eq!(plan.local, [NONE, NONE, 0, 1]);
+    }
+
+    #[test]
+    fn a_spilled_component_is_not_kept() {
+        let (reuse, nodes) = recorded(Some(1), Cost::Finite(6), &[NodeId::new(1)]);
+        let plan = reuse.plan(&nodes, 7);
+        assert_eq!(plan.dirty, [NodeId::new(0), NodeId::new(1)]);
+    }
+
+    #[test]
+    fn a_component_with_a_new_node_is_dirty() {
+        let (reuse, mut nodes) = recorded(Some(1), Cost::Finite(6), &[]);
+        nodes[3].tensor = TensorId::new(9);
+        let plan = reuse.plan(&nodes, 7);
+        assert_eq!(plan.dirty, [NodeId::new(2), NodeId::new(3)]);
     }
 }
