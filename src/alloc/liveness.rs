@@ -286,13 +286,23 @@ pub fn live_ranges_with(
             banks,
         });
     }
-    found.sort_unstable_by_key(|n| n.def);
-    let mut node_of = vec![None; m.tensors.len()];
+    // In order of first definition: every instruction writes one tensor,
+    // so the defs are distinct points and a pass over them sorts.
+    let mut at_def = vec![u32::MAX; lin.len()];
     for (i, n) in found.iter().enumerate() {
+        debug_assert_eq!(at_def[n.def as usize], u32::MAX, "one def per point");
+        at_def[n.def as usize] = i as u32;
+    }
+    let nodes: Vec<Node> = (at_def.into_iter())
+        .filter(|&i| i != u32::MAX)
+        .map(|i| found[i as usize])
+        .collect();
+    let mut node_of = vec![None; m.tensors.len()];
+    for (i, n) in nodes.iter().enumerate() {
         node_of[n.tensor.index()] = Some(NodeId::new(i));
     }
     Ok(Liveness {
-        nodes: found,
+        nodes,
         node_of,
         unused,
         events,

@@ -256,7 +256,7 @@ fn peak_kib() -> Result<u64, Failure> {
         .ok_or_else(|| Failure("error: no VmHWM in /proc/self/status".into()))
 }
 
-/// FNV-1a over the printed program, the JSON report and the trace.
+/// FNV-1a over the printed program, the JSON report and the `-v` log.
 fn digest(o: &psum::alloc::AllocOutcome) -> u64 {
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     let mut feed = |s: &str| {
@@ -266,7 +266,7 @@ fn digest(o: &psum::alloc::AllocOutcome) -> u64 {
     };
     feed(&text::print(&o.module));
     feed(&serde_json::to_string(&o.report).unwrap_or_default());
-    o.trace.iter().for_each(|l| feed(l));
+    o.log.iter().for_each(|l| feed(l));
     h
 }
 
