@@ -383,6 +383,16 @@ impl HiQueue {
         self.rekeyed.push(Reverse(entry));
     }
 
+    /// The smallest entry, if any.
+    fn peek(&self) -> Option<(Ratio, u32)> {
+        let from_sorted = self.sorted.get(self.next).copied();
+        let from_heap = self.rekeyed.peek().map(|r| r.0);
+        match (from_sorted, from_heap) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// Removes and returns the smallest entry.
     fn pop(&mut self) -> Option<(Ratio, u32)> {
         let from_sorted = self.sorted.get(self.next);
@@ -398,6 +408,8 @@ impl HiQueue {
 }
 
 /// Pops the `hi` node with the smallest current key (see [`simplify_fast`]).
+/// An outdated entry whose current key still comes before every other
+/// entry (each a lower bound of its node's key) is the minimum as it is.
 fn pop_hi(hi: &mut HiQueue, st: &State) -> Option<usize> {
     while let Some(old) = hi.pop() {
         let u = old.1 as usize;
@@ -406,7 +418,7 @@ fn pop_hi(hi: &mut HiQueue, st: &State) -> Option<usize> {
         }
         let cur = st.key(u);
         debug_assert!(old <= cur, "simplify metrics only grow");
-        if cur == old {
+        if cur == old || hi.peek().is_none_or(|next| cur < next) {
             return Some(u);
         }
         hi.push(cur);
