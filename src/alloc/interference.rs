@@ -124,7 +124,9 @@ impl Interference {
 /// meets every resident, `edge(resident, newcomer)`), then erase the nodes
 /// ending there. Each interfering pair is reported exactly once. The nodes
 /// are bucketed by start and end point once, so fast mode can sweep twice
-/// (count, then fill) for the price of one bucketing.
+/// (count, then fill) for the price of one bucketing. Only the points from
+/// the first start to the last end are swept, so a few nodes of a large
+/// program cost little.
 struct Sweep {
     s_off: Vec<u32>,
     starts: Vec<NodeId>,
@@ -134,19 +136,27 @@ struct Sweep {
 
 impl Sweep {
     fn new(nodes: &[Node], num_points: usize) -> Sweep {
+        let first = nodes.iter().map(|n| n.start).min().unwrap_or(0) as usize;
+        let span = nodes
+            .iter()
+            .map(|n| n.end as usize + 1 - first)
+            .max()
+            .unwrap_or(0);
+        debug_assert!(first + span <= num_points, "intervals inside the program");
         let bucket = |key: fn(&Node) -> u32| {
-            let mut off = vec![0u32; num_points + 1];
+            let at = |n: &Node| key(n) as usize - first;
+            let mut off = vec![0u32; span + 1];
             for n in nodes {
-                off[key(n) as usize + 1] += 1;
+                off[at(n) + 1] += 1;
             }
-            for i in 0..num_points {
+            for i in 0..span {
                 off[i + 1] += off[i];
             }
             let mut fill = off.clone();
             let mut ids = vec![NodeId(0); nodes.len()];
             for (i, n) in nodes.iter().enumerate() {
-                ids[fill[key(n) as usize] as usize] = NodeId::new(i);
-                fill[key(n) as usize] += 1;
+                ids[fill[at(n)] as usize] = NodeId::new(i);
+                fill[at(n)] += 1;
             }
             (off, ids)
         };
