@@ -135,14 +135,17 @@ impl Events {
     }
 
     /// Collects the accesses of `table`'s reachable instructions (`tensors`
-    /// tensors): one pass over the points to count per tensor, one to place
-    /// (a counting sort, so each tensor's events stay in point order).
+    /// tensors): one pass over the instructions to count per tensor, one to
+    /// place (a counting sort), then each tensor's few events sorted by
+    /// point (instruction ids follow program order only up to the spill
+    /// copies, which are appended).
     pub fn from_table(table: &AccessTable, tensors: usize, lin: &Linear) -> Events {
         let each = |f: &mut dyn FnMut(u32, InstId, &PsumAccess)| {
-            for (p, pt) in lin.points.iter().enumerate() {
-                if let super::linear::PointKind::Inst(i) = pt.kind {
+            for (i, p) in lin.inst_point.iter().enumerate() {
+                if let Some(p) = *p {
+                    let i = InstId::new(i);
                     for e in table.of(i) {
-                        f(p as u32, i, e);
+                        f(p, i, e);
                     }
                 }
             }
@@ -170,6 +173,12 @@ impl Events {
             };
             *slot += 1;
         });
+        for w in offsets.windows(2) {
+            let ev = &mut events[w[0] as usize..w[1] as usize];
+            if !ev.is_sorted_by_key(|e| e.point) {
+                ev.sort_unstable_by_key(|e| e.point);
+            }
+        }
         Events { offsets, events }
     }
 
