@@ -132,6 +132,7 @@ pub fn insert_spill_code(
             BodyRef::Loop(l) => &mut m.loops[l.index()].body,
         };
         let old = std::mem::take(body);
+        body.reserve_exact(old.len() + chunk.len());
         let mut next = chunk.iter().peekable();
         for (i, s) in old.into_iter().enumerate() {
             while let Some(x) = next.next_if(|x| x.pos as usize == i) {
