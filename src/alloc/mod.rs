@@ -76,8 +76,9 @@ pub struct AllocOptions {
     pub max_iterations: u32,
     /// Collect the `-vv` trace ([`AllocOutcome::trace`]); off by default.
     pub trace: bool,
-    /// Let fast mode run two heuristics at once on large graphs (on by
-    /// default; the output is the same either way).
+    /// Let fast mode run two heuristics at once on large graphs, on one
+    /// scoped helper thread (on by default; the output is the same either
+    /// way).
     pub parallel: bool,
 }
 

@@ -58,7 +58,8 @@ pub fn components(nodes: &[Node], num_points: usize) -> Vec<u32> {
 /// What one iteration can take from the previous one.
 #[derive(Clone, Debug)]
 pub struct Plan {
-    /// The component of each node (see [`components`]).
+    /// The component of each node (see [`components`]); empty in
+    /// [`Plan::all`], which nothing is recorded from.
     pub comp: Vec<u32>,
     /// The nodes best-of-n must run on, ascending.
     pub dirty: Vec<NodeId>,
