@@ -393,12 +393,12 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
 }
 
 /// One iteration's analysis and the best of H0..H3 over the dirty nodes of
-/// `plan` (ties: lowest; a score of 0 ends the search at once). Reused
-/// components score 0 under every heuristic, so the dirty nodes' scores
-/// are the whole graph's. Fast mode does not rerun simplify and select
-/// for a heuristic that orders the nodes exactly as H0 does
-/// ([`Heuristic::same_order_as_h0`]): its selection is H0's, so it logs the
-/// same lines and, tying, cannot be chosen.
+/// `plan` (ties: lowest; a score of 0 ends the search at once). Each
+/// heuristic's score is its dirty nodes' plus the cached cost of the
+/// reused components' spill sets (`plan.score`). Fast mode does not rerun
+/// simplify and select for a heuristic that orders the nodes exactly as H0
+/// does ([`Heuristic::same_order_as_h0`]): its selection is H0's, so it
+/// logs the same lines and, tying, cannot be chosen.
 #[allow(clippy::too_many_arguments)]
 fn best_of_n(
     work: &Module,

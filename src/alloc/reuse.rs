@@ -21,9 +21,9 @@
 //! all its nodes come from one kept component of the previous iteration:
 //! the nodes of a kept component keep their intervals, and every other
 //! node lies in other hulls, so such a component is the kept one, whole.
-//! Components whose spill set under some
-//! heuristic holds an unspillable node are never kept, so a reused
-//! component's spill set is spilled node by node, without its graph.
+//! Components whose spill set under some heuristic holds an unspillable
+//! node are never kept, so a reused component's spill set is spilled node
+//! by node, without its graph.
 
 use super::costs::Cost;
 use super::liveness::Node;
