@@ -54,8 +54,8 @@ pub struct AdjLists {
 }
 
 impl Interference {
-    /// Builds the graph of `nodes` over a program of `num_points` points.
-    pub fn build(nodes: &[Node], num_points: usize, mode: Mode) -> Interference {
+    /// Builds the graph of `nodes`.
+    pub fn build(nodes: &[Node], mode: Mode) -> Interference {
         let n = nodes.len();
         match mode {
             Mode::Reference => {
@@ -63,11 +63,11 @@ impl Interference {
                     n,
                     bits: vec![0; (n * n.saturating_sub(1) / 2).div_ceil(64)],
                 };
-                Sweep::new(nodes, num_points).run(|u, v| m.set(u.index(), v.index()));
+                Sweep::new(nodes).run(|u, v| m.set(u.index(), v.index()));
                 Interference::Matrix(m)
             }
             Mode::Fast => {
-                let sweep = Sweep::new(nodes, num_points);
+                let sweep = Sweep::new(nodes);
                 let mut offsets = vec![0u32; n + 1];
                 sweep.run(|u, v| {
                     offsets[u.index() + 1] += 1;
@@ -135,14 +135,13 @@ struct Sweep {
 }
 
 impl Sweep {
-    fn new(nodes: &[Node], num_points: usize) -> Sweep {
+    fn new(nodes: &[Node]) -> Sweep {
         let first = nodes.iter().map(|n| n.start).min().unwrap_or(0) as usize;
         let span = nodes
             .iter()
             .map(|n| n.end as usize + 1 - first)
             .max()
             .unwrap_or(0);
-        debug_assert!(first + span <= num_points, "intervals inside the program");
         let bucket = |key: fn(&Node) -> u32| {
             let at = |n: &Node| key(n) as usize - first;
             let mut off = vec![0u32; span + 1];

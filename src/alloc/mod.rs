@@ -411,7 +411,7 @@ fn best_of_n(
     log: &mut Log,
 ) -> Iteration {
     let nodes: Vec<liveness::Node> = plan.dirty.iter().map(|v| live.nodes[v.index()]).collect();
-    let graph = Interference::build(&nodes, lin.len(), opts.mode);
+    let graph = Interference::build(&nodes, opts.mode);
     let costs = costs::find_costs_of(&lin, &live, &plan.dirty, pinned, opts.spill_latency);
     let init = Budgets::new(&graph, &nodes, &costs, num_banks);
     let uniform = nodes.windows(2).all(|w| w[0].banks == w[1].banks);
@@ -425,14 +425,15 @@ fn best_of_n(
         let stack = simplify::simplify(&graph, &nodes, &costs, &init, num_banks, h, opts.mode);
         select::select(&graph, &nodes, &costs, &stack, num_banks)
     };
-    let zero = |h: Heuristic, sel: &Selection| {
-        sel.score == Cost::ZERO && plan.score[h.index() as usize] == 0
+    // The whole graph's score: the dirty nodes' plus the reused spill sets'.
+    let score_of = |h: Heuristic, sel: &Selection| {
+        sel.score.plus(Cost::Finite(plan.score[h.index() as usize]))
     };
+    let zero = |h: Heuristic, sel: &Selection| score_of(h, sel) == Cost::ZERO;
     let parallel = opts.parallel && opts.mode == Mode::Fast && nodes.len() >= PARALLEL_MIN_NODES;
     let mut computed = run_heuristics(&todo, parallel, run, zero);
     let mut sels: Vec<Selection> = Vec::with_capacity(Heuristic::ALL.len());
-    let mut scores: Vec<Cost> = Vec::with_capacity(Heuristic::ALL.len());
-    let mut best = Heuristic::H0;
+    let mut best: Option<(Heuristic, Cost)> = None;
     for h in Heuristic::ALL {
         log.v(format!("best-of-n loop, heuristic = {h}"));
         log.vv(|| format!("            lo = {}", init.lo));
@@ -447,18 +448,17 @@ fn best_of_n(
             let t = nodes[v.index()].tensor;
             log.vv(|| format!(" cannot allocate {}", work.tensor(t).name));
         }
-        let score = sel.score.plus(Cost::Finite(plan.score[h.index() as usize]));
+        let score = score_of(h, &sel);
         log.v(format!("PSUM score = {score} (lower is better)"));
-        let zero = score == Cost::ZERO;
-        if scores.get(best.index() as usize).is_none_or(|&b| score < b) {
-            best = h;
+        if best.is_none_or(|(_, b)| score < b) {
+            best = Some((h, score));
         }
         sels.push(sel);
-        scores.push(score);
-        if zero {
+        if score == Cost::ZERO {
             break;
         }
     }
+    let (best, _) = best.expect("at least one heuristic ran");
     Iteration {
         lin,
         live,

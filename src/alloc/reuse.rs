@@ -100,23 +100,13 @@ pub struct Reuse {
 const UNPLACED: u8 = u8::MAX;
 
 impl Reuse {
-    /// Splits `nodes` into reused components and dirty nodes.
+    /// Splits `nodes` into reused components and dirty nodes. A component's
+    /// nodes are consecutive (ids follow the defs, each inside its node's
+    /// component hull, and hulls are disjoint), so each run of one key is
+    /// a whole component.
     pub fn plan(&self, nodes: &[Node], num_points: usize) -> Plan {
         let comp = components(nodes, num_points);
-        // Per component key: the previous key all its nodes share (NONE
-        // once they disagree or one has none).
-        let mut prev = vec![None::<u32>; num_points];
-        for (n, &c) in nodes.iter().zip(&comp) {
-            let t = n.tensor.index();
-            let mine = self.comp.get(t).copied().unwrap_or(NONE);
-            let c = c as usize;
-            prev[c] = match prev[c] {
-                None => Some(mine),
-                Some(p) if p == mine => Some(p),
-                Some(_) => Some(NONE),
-            };
-        }
-        let reused = |c: u32| matches!(prev[c as usize], Some(p) if p != NONE);
+        let prev = |n: &Node| self.comp.get(n.tensor.index()).copied().unwrap_or(NONE);
         let mut plan = Plan {
             comp: Vec::new(),
             dirty: Vec::new(),
@@ -124,17 +114,25 @@ impl Reuse {
             unplaced: Default::default(),
             score: [0; 4],
         };
-        for (i, &c) in comp.iter().enumerate() {
-            if !reused(c) {
-                plan.local[i] = plan.dirty.len() as u32;
-                plan.dirty.push(NodeId::new(i));
+        let mut first = 0;
+        for run in comp.chunk_by(|a, b| a == b) {
+            let ids = first..first + run.len();
+            first = ids.end;
+            let key = prev(&nodes[ids.start]);
+            if key == NONE || nodes[ids.clone()].iter().any(|n| prev(n) != key) {
+                for i in ids {
+                    plan.local[i] = plan.dirty.len() as u32;
+                    plan.dirty.push(NodeId::new(i));
+                }
                 continue;
             }
-            let t = nodes[i].tensor.index();
-            for h in 0..4 {
-                if self.banks[t][h] == UNPLACED {
-                    plan.unplaced[h].push(NodeId::new(i));
-                    plan.score[h] = plan.score[h].saturating_add(self.cost[t]);
+            for i in ids {
+                let t = nodes[i].tensor.index();
+                for h in 0..4 {
+                    if self.banks[t][h] == UNPLACED {
+                        plan.unplaced[h].push(NodeId::new(i));
+                        plan.score[h] = plan.score[h].saturating_add(self.cost[t]);
+                    }
                 }
             }
         }
