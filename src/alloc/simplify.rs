@@ -383,27 +383,32 @@ impl HiQueue {
         self.rekeyed.push(Reverse(entry));
     }
 
+    /// The smallest entry, and whether it is in the heap (the sorted run
+    /// wins ties).
+    fn front(&self) -> Option<((Ratio, u32), bool)> {
+        let sorted = self.sorted.get(self.next).copied();
+        let heap = self.rekeyed.peek().map(|r| r.0);
+        match (sorted, heap) {
+            (Some(a), Some(b)) if b < a => Some((b, true)),
+            (Some(a), _) => Some((a, false)),
+            (None, b) => b.map(|b| (b, true)),
+        }
+    }
+
     /// The smallest entry, if any.
     fn peek(&self) -> Option<(Ratio, u32)> {
-        let from_sorted = self.sorted.get(self.next).copied();
-        let from_heap = self.rekeyed.peek().map(|r| r.0);
-        match (from_sorted, from_heap) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.front().map(|(e, _)| e)
     }
 
     /// Removes and returns the smallest entry.
     fn pop(&mut self) -> Option<(Ratio, u32)> {
-        let from_sorted = self.sorted.get(self.next);
-        match (from_sorted, self.rekeyed.peek()) {
-            (Some(&a), Some(Reverse(b))) if *b < a => self.rekeyed.pop().map(|r| r.0),
-            (Some(&a), _) => {
-                self.next += 1;
-                Some(a)
-            }
-            (None, _) => self.rekeyed.pop().map(|r| r.0),
+        let (e, in_heap) = self.front()?;
+        if in_heap {
+            self.rekeyed.pop();
+        } else {
+            self.next += 1;
         }
+        Some(e)
     }
 }
 
