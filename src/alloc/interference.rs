@@ -108,6 +108,18 @@ impl Interference {
         }
     }
 
+    /// Hints the cache about `v`'s adjacency: `far`, where its list starts;
+    /// otherwise (that entry should be cached by now) the list itself.
+    pub fn prefetch(&self, v: NodeId, far: bool) {
+        if let Interference::Lists(l) = self {
+            if far {
+                super::prefetch(&l.offsets, v.index());
+            } else if let Some(&o) = l.offsets.get(v.index()) {
+                super::prefetch(&l.adj, o as usize);
+            }
+        }
+    }
+
     /// Whether `u` and `v` interfere.
     pub fn interferes(&self, u: NodeId, v: NodeId) -> bool {
         match self {
@@ -125,8 +137,10 @@ impl Interference {
 /// ending there. Each interfering pair is reported exactly once. The nodes
 /// are bucketed by start and end point once, so fast mode can sweep twice
 /// (count, then fill) for the price of one bucketing. Only the points from
-/// the first start to the last end are swept, so a few nodes of a large
-/// program cost little.
+/// the first start to the last end are swept, and when those are many
+/// more than the nodes (a late iteration's few dirty nodes in a large
+/// program) only the points where a node starts or ends: the buckets and
+/// their order stay the same.
 struct Sweep {
     s_off: Vec<u32>,
     starts: Vec<NodeId>,
@@ -136,17 +150,37 @@ struct Sweep {
 
 impl Sweep {
     fn new(nodes: &[Node]) -> Sweep {
-        let first = nodes.iter().map(|n| n.start).min().unwrap_or(0) as usize;
-        let span = nodes
-            .iter()
-            .map(|n| n.end as usize + 1 - first)
-            .max()
-            .unwrap_or(0);
+        let first = nodes.iter().map(|n| n.start).min().unwrap_or(0);
+        let last = nodes.iter().map(|n| n.end).max().unwrap_or(0);
+        let sparse = (last - first) as usize > 32 * nodes.len();
+        let coords: Vec<u32> = if sparse {
+            let mut c: Vec<u32> = nodes.iter().flat_map(|n| [n.start, n.end]).collect();
+            c.sort_unstable();
+            c.dedup();
+            c
+        } else {
+            Vec::new()
+        };
+        let span = if nodes.is_empty() {
+            0
+        } else if sparse {
+            coords.len()
+        } else {
+            (last - first) as usize + 1
+        };
+        let at = |p: u32| {
+            if sparse {
+                coords
+                    .binary_search(&p)
+                    .expect("every endpoint has a coordinate")
+            } else {
+                (p - first) as usize
+            }
+        };
         let bucket = |key: fn(&Node) -> u32| {
-            let at = |n: &Node| key(n) as usize - first;
             let mut off = vec![0u32; span + 1];
             for n in nodes {
-                off[at(n) + 1] += 1;
+                off[at(key(n)) + 1] += 1;
             }
             for i in 0..span {
                 off[i + 1] += off[i];
@@ -154,8 +188,9 @@ impl Sweep {
             let mut fill = off.clone();
             let mut ids = vec![NodeId(0); nodes.len()];
             for (i, n) in nodes.iter().enumerate() {
-                ids[fill[at(n)] as usize] = NodeId::new(i);
-                fill[at(n)] += 1;
+                let b = at(key(n));
+                ids[fill[b] as usize] = NodeId::new(i);
+                fill[b] += 1;
             }
             (off, ids)
         };

@@ -422,7 +422,7 @@ fn best_of_n(
         .filter(|&h| !shortcut(h))
         .collect();
     let run = |h: Heuristic| {
-        let stack = simplify::simplify(&graph, &nodes, &costs, &init, num_banks, h, opts.mode);
+        let stack = simplify::simplify(&graph, &nodes, &init, num_banks, h, opts.mode);
         select::select(&graph, &nodes, &costs, &stack, num_banks)
     };
     // The whole graph's score: the dirty nodes' plus the reused spill sets'.
@@ -606,4 +606,20 @@ fn finish(
         trace: log.trace,
         warnings,
     }
+}
+
+/// Hints the CPU to bring `s[i]` into the cache (no-op when `i` is out of
+/// range or off x86-64). The allocator's picks jump across million-node
+/// arrays in an order it knows a few steps ahead.
+#[inline]
+fn prefetch<T>(s: &[T], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = s.get(i) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch reads nothing and cannot fault; the address
+        // is that of a live element.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (s, i);
 }

@@ -40,7 +40,15 @@ pub fn select(
     let mut held = vec![0u64; nodes.len()];
     let mut unplaced = Vec::new();
     let mut score = Cost::ZERO;
-    for &v in stack.iter().rev() {
+    for (i, &v) in stack.iter().enumerate().rev() {
+        if let Some(&far) = i.checked_sub(16).and_then(|j| stack.get(j)) {
+            g.prefetch(far, true);
+            super::prefetch(&held, far.index());
+            super::prefetch(nodes, far.index());
+        }
+        if let Some(&near) = i.checked_sub(8).and_then(|j| stack.get(j)) {
+            g.prefetch(near, false);
+        }
         let mut used = 0u64;
         g.for_each_neighbor(v, |u| used |= held[u.index()]);
         let need = nodes[v.index()].banks;

@@ -56,13 +56,14 @@ impl Heuristic {
     }
 
     /// The metric of a `hi` node: `cost` over the heuristic's denominator
-    /// (clamped to 1, so a zero-bank node cannot divide by zero).
-    fn metric(self, cost: u64, node: &Node, deg: u32, nb: u64) -> Ratio {
+    /// (clamped to 1, so a zero-bank node cannot divide by zero); `len`
+    /// gives the interval length, which only H3 reads.
+    fn metric(self, cost: u64, banks: u8, deg: u32, nb: u64, len: impl FnOnce() -> u64) -> Ratio {
         let den = match self {
             Heuristic::H0 => u64::from(deg),
-            Heuristic::H1 => u64::from(node.banks) * u64::from(deg),
+            Heuristic::H1 => u64::from(banks) * u64::from(deg),
             Heuristic::H2 => nb,
-            Heuristic::H3 => node.interval_len(),
+            Heuristic::H3 => len(),
         };
         Ratio {
             num: cost,
@@ -114,11 +115,16 @@ enum List {
 }
 
 /// A node's simplify state, kept together so a removal touches one place
-/// per neighbor.
+/// per neighbor and a `hi` key reads one place (only H3's length is
+/// elsewhere).
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     budget: i64,
+    /// The spill cost (0 for an unspillable node, which is never keyed).
+    cost: u64,
     deg: u32,
+    /// `liveN` (at most 64: banks are bits of a `u64`).
+    banks: u8,
     list: List,
 }
 
@@ -161,7 +167,13 @@ impl Budgets {
                 b.hi += 1;
                 List::Hi
             };
-            b.slots.push(Slot { budget, deg, list });
+            b.slots.push(Slot {
+                budget,
+                cost: costs[i].finite().unwrap_or(0),
+                deg,
+                banks: u8::try_from(n.banks).expect("a node's banks fit the 64-bit bank mask"),
+                list,
+            });
         }
         b
     }
@@ -170,19 +182,22 @@ impl Budgets {
 /// Working state of one simplify run.
 struct State<'a> {
     nodes: &'a [Node],
-    costs: &'a [Cost],
     num_banks: u32,
     h: Heuristic,
     slots: Vec<Slot>,
 }
 
 impl State<'_> {
-    fn key(&self, u: usize) -> (Ratio, u32) {
-        let n = &self.nodes[u];
+    fn key(&self, u: usize) -> Entry {
         let slot = &self.slots[u];
-        let nb = (i64::from(self.num_banks) - i64::from(n.banks) - slot.budget) as u64;
-        let cost = self.costs[u].finite().expect("hi nodes have finite cost");
-        (self.h.metric(cost, n, slot.deg, nb), u as u32)
+        debug_assert!(slot.list == List::Hi, "only hi nodes are keyed");
+        let nb = (i64::from(self.num_banks) - i64::from(slot.banks) - slot.budget) as u64;
+        let len = || self.nodes[u].interval_len();
+        Entry {
+            key: self.h.metric(slot.cost, slot.banks, slot.deg, nb, len),
+            node: u as u32,
+            deg: slot.deg,
+        }
     }
 
     /// Gives `banks` back to the remaining neighbor `u`; returns whether `u`
@@ -195,11 +210,11 @@ impl State<'_> {
     }
 }
 
-/// Runs simplify under heuristic `h`; returns the stack (bottom first).
+/// Runs simplify under heuristic `h` from the budgets `init` (which carry
+/// the spill costs); returns the stack (bottom first).
 pub fn simplify(
     g: &Interference,
     nodes: &[Node],
-    costs: &[Cost],
     init: &Budgets,
     num_banks: u32,
     h: Heuristic,
@@ -207,7 +222,6 @@ pub fn simplify(
 ) -> Vec<NodeId> {
     let st = State {
         nodes,
-        costs,
         num_banks,
         h,
         slots: init.slots.clone(),
@@ -278,6 +292,13 @@ fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
         let v = if let Some(v) = lo.pop_min() {
             v
         } else if let Some(v) = pop_hi(&mut hi, &st) {
+            if let Some(far) = hi.ahead(16) {
+                g.prefetch(far, true);
+                super::prefetch(&st.slots, far.index());
+            }
+            if let Some(near) = hi.ahead(8) {
+                g.prefetch(near, false);
+            }
             v
         } else {
             while inf_cursor < infs.len() && st.slots[infs[inf_cursor]].list != List::Inf {
@@ -290,7 +311,7 @@ fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
         };
         st.slots[v].list = List::Removed;
         stack.push(NodeId::new(v));
-        let banks = st.nodes[v].banks;
+        let banks = u32::from(st.slots[v].banks);
         g.for_each_neighbor(NodeId::new(v), |u| {
             let u = u.index();
             if st.slots[u].list != List::Removed && st.relieve(u, banks) {
@@ -358,75 +379,223 @@ impl IdSet {
     }
 }
 
-/// The `hi` entries `(key, node)`: the initial ones sorted once and read
-/// through a cursor, the re-keyed ones in a heap. Under pressure nearly
-/// every node leaves through `hi` and only some are re-keyed, so this beats
-/// one heap of all of them (each pop of which misses the cache at every
-/// level).
+/// A `hi` entry: the node's key when queued, the node, and its degree
+/// then. Every key change comes with a degree change (a removal lowers
+/// both the degree and the neighbor banks; the rest of a key is fixed), so
+/// an entry whose degree is still the node's has its current key. Ordered
+/// by key, then node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Entry {
+    key: Ratio,
+    node: u32,
+    deg: u32,
+}
+
+/// The `hi` entries, as sorted runs read through cursors plus a small heap
+/// of the latest re-keyed ones (a sequence heap, after Sanders). The
+/// initial entries are sorted once; re-keyed entries collect in the heap
+/// and move into a run of their own when it fills, and runs of similar
+/// remaining length are merged, so there are O(log n) of them. A pop reads
+/// each run front to back, where a single heap of up to n entries would
+/// miss the cache at every level of each pop.
 struct HiQueue {
-    sorted: Vec<(Ratio, u32)>,
+    /// Sorted runs; the first holds the initial entries.
+    runs: Vec<Run>,
+    /// Re-keyed entries not yet in a run.
+    fresh: BinaryHeap<Reverse<Entry>>,
+    /// The smallest entry and where it is, kept current.
+    best: Option<(Entry, Source)>,
+}
+
+/// Entries in ascending order, consumed from `next` on.
+struct Run {
+    entries: Vec<Entry>,
     next: usize,
-    rekeyed: BinaryHeap<Reverse<(Ratio, u32)>>,
+}
+
+impl Run {
+    fn rest(&self) -> &[Entry] {
+        &self.entries[self.next..]
+    }
+}
+
+/// Re-keyed entries held in the heap before they form a run.
+const FRESH_MAX: usize = 1 << 12;
+
+/// Where the smallest entry is.
+#[derive(Clone, Copy)]
+enum Source {
+    Run(usize),
+    Fresh,
 }
 
 impl HiQueue {
-    fn new(mut entries: Vec<(Ratio, u32)>) -> HiQueue {
+    fn new(mut entries: Vec<Entry>) -> HiQueue {
         entries.sort_unstable();
-        HiQueue {
-            sorted: entries,
-            next: 0,
-            rekeyed: BinaryHeap::new(),
-        }
+        let mut q = HiQueue {
+            runs: vec![Run { entries, next: 0 }],
+            fresh: BinaryHeap::new(),
+            best: None,
+        };
+        q.best = q.front();
+        q
     }
 
-    fn push(&mut self, entry: (Ratio, u32)) {
-        self.rekeyed.push(Reverse(entry));
+    fn push(&mut self, entry: Entry) {
+        self.fresh.push(Reverse(entry));
+        if self.fresh.len() >= FRESH_MAX {
+            let mut run: Vec<Entry> = (std::mem::take(&mut self.fresh).into_vec())
+                .into_iter()
+                .map(|r| r.0)
+                .collect();
+            run.sort_unstable();
+            self.runs.push(Run {
+                entries: run,
+                next: 0,
+            });
+            while let [.., a, b] = &self.runs[..] {
+                if a.rest().len() > 2 * b.rest().len() {
+                    break;
+                }
+                let merged = merge(a.rest(), b.rest());
+                self.runs.truncate(self.runs.len() - 2);
+                self.runs.push(Run {
+                    entries: merged,
+                    next: 0,
+                });
+            }
+        }
+        self.best = self.front();
     }
 
-    /// The smallest entry, and whether it is in the heap (the sorted run
-    /// wins ties).
-    fn front(&self) -> Option<((Ratio, u32), bool)> {
-        let sorted = self.sorted.get(self.next).copied();
-        let heap = self.rekeyed.peek().map(|r| r.0);
-        match (sorted, heap) {
-            (Some(a), Some(b)) if b < a => Some((b, true)),
-            (Some(a), _) => Some((a, false)),
-            (None, b) => b.map(|b| (b, true)),
-        }
+    /// The node `k` places further down the initial run, if any.
+    fn ahead(&self, k: usize) -> Option<NodeId> {
+        let r = self.runs.first()?;
+        r.entries.get(r.next + k).map(|e| NodeId(e.node))
+    }
+
+    /// Finds the smallest entry and where it is.
+    fn front(&self) -> Option<(Entry, Source)> {
+        let heads = (self.runs.iter().enumerate())
+            .filter_map(|(i, r)| r.entries.get(r.next).map(|&e| (e, Source::Run(i))));
+        let fresh = self.fresh.peek().map(|r| (r.0, Source::Fresh));
+        heads.chain(fresh).min_by(|a, b| a.0.cmp(&b.0))
     }
 
     /// The smallest entry, if any.
-    fn peek(&self) -> Option<(Ratio, u32)> {
-        self.front().map(|(e, _)| e)
+    fn peek(&self) -> Option<Entry> {
+        self.best.map(|(e, _)| e)
     }
 
     /// Removes and returns the smallest entry.
-    fn pop(&mut self) -> Option<(Ratio, u32)> {
-        let (e, in_heap) = self.front()?;
-        if in_heap {
-            self.rekeyed.pop();
-        } else {
-            self.next += 1;
+    fn pop(&mut self) -> Option<Entry> {
+        let (e, at) = self.best?;
+        match at {
+            Source::Fresh => {
+                self.fresh.pop();
+            }
+            Source::Run(i) => {
+                let r = &mut self.runs[i];
+                r.next += 1;
+                if r.next == r.entries.len() {
+                    self.runs.remove(i);
+                }
+            }
         }
+        self.best = self.front();
         Some(e)
     }
 }
 
+/// The sorted union of two sorted runs.
+fn merge(a: &[Entry], b: &[Entry]) -> Vec<Entry> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if b[j] < a[i] {
+            out.push(b[j]);
+            j += 1;
+        } else {
+            out.push(a[i]);
+            i += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
+}
+
 /// Pops the `hi` node with the smallest current key (see [`simplify_fast`]).
-/// An outdated entry whose current key still comes before every other
-/// entry (each a lower bound of its node's key) is the minimum as it is.
+/// An entry whose degree is current has its node's key; an outdated entry
+/// whose current key still comes before every other entry (each a lower
+/// bound of its node's key) is the minimum as it is.
 fn pop_hi(hi: &mut HiQueue, st: &State) -> Option<usize> {
     while let Some(old) = hi.pop() {
-        let u = old.1 as usize;
-        if st.slots[u].list != List::Hi {
+        let u = old.node as usize;
+        let slot = &st.slots[u];
+        if slot.list != List::Hi {
             continue;
+        }
+        if slot.deg == old.deg {
+            return Some(u);
         }
         let cur = st.key(u);
         debug_assert!(old <= cur, "simplify metrics only grow");
-        if cur == old || hi.peek().is_none_or(|next| cur < next) {
+        if cur.key == old.key || hi.peek().is_none_or(|next| cur < next) {
             return Some(u);
         }
         hi.push(cur);
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(node: u32, num: u64, den: u64) -> Entry {
+        Entry {
+            key: Ratio { num, den },
+            node,
+            deg: 0,
+        }
+    }
+
+    /// The queue pops exactly what one binary heap of the same entries
+    /// pops, while re-keyed entries fill its heap many times over, form
+    /// runs and get merged.
+    #[test]
+    fn hi_queue_pops_in_key_order_across_runs() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let n = 16 * FRESH_MAX;
+        let init: Vec<Entry> = (0..n as u32)
+            .map(|i| entry(i, rnd() % 1000, 1 + rnd() % 7))
+            .collect();
+        let mut model: BinaryHeap<Reverse<Entry>> = init.iter().map(|&e| Reverse(e)).collect();
+        let mut q = HiQueue::new(init);
+        let (mut pops, mut pushes, mut most_runs) = (0, 0, 0);
+        while let Some(e) = q.pop() {
+            assert_eq!(Some(e), model.pop().map(|r| r.0));
+            pops += 1;
+            if pushes < 8 * n && rnd() % 4 != 0 {
+                // Simplify only raises keys, often far past the others.
+                let cur = entry(e.node, e.key.num + rnd() % 100_000, e.key.den);
+                q.push(cur);
+                model.push(Reverse(cur));
+                pushes += 1;
+            }
+            assert_eq!(q.peek(), model.peek().map(|r| r.0));
+            most_runs = most_runs.max(q.runs.len());
+        }
+        assert!(model.is_empty());
+        assert_eq!(pops, n + pushes);
+        assert!(pushes > 2 * n, "{pushes} pushes");
+        assert!((3..=12).contains(&most_runs), "{most_runs} runs {pushes}");
+    }
 }
