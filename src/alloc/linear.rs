@@ -60,9 +60,11 @@ pub struct Linear {
     pub weight: Vec<u64>,
 }
 
-/// Sets `v` to `len` copies of `x`, keeping its buffer.
-fn refill<T: Clone>(v: &mut Vec<T>, len: usize, x: T) {
+/// Sets `v` to `len` copies of `x`, keeping its buffer (grown to fit
+/// exactly: the allocator's buffers are large).
+pub(super) fn refill<T: Clone>(v: &mut Vec<T>, len: usize, x: T) {
     v.clear();
+    v.reserve_exact(len);
     v.resize(len, x);
 }
 

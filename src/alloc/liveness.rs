@@ -7,7 +7,7 @@
 //! does, then widened over every loop that carries the value around its back
 //! edge. Nodes are numbered in order of first definition.
 
-use super::linear::Linear;
+use super::linear::{refill, Linear};
 use super::{AllocError, NodeId};
 use crate::arch::Arch;
 use crate::ir::{InstId, InstKind, Mem, Module, TensorId};
@@ -140,6 +140,15 @@ impl Events {
     /// point (instruction ids follow program order only up to the spill
     /// copies, which are appended).
     pub fn from_table(table: &AccessTable, tensors: usize, lin: &Linear) -> Events {
+        let mut events = Events::default();
+        events.refill(table, tensors, lin);
+        events
+    }
+
+    /// [`Events::from_table`] into this value's buffers (the allocator
+    /// recomputes its growing program's events every iteration, and fresh
+    /// buffers of that size would cost a page fault per 4 KiB).
+    pub fn refill(&mut self, table: &AccessTable, tensors: usize, lin: &Linear) {
         let each = |f: &mut dyn FnMut(u32, InstId, &PsumAccess)| {
             for (i, p) in lin.inst_point.iter().enumerate() {
                 if let Some(p) = *p {
@@ -150,7 +159,8 @@ impl Events {
                 }
             }
         };
-        let mut offsets = vec![0u32; tensors + 1];
+        let Events { offsets, events } = self;
+        refill(offsets, tensors + 1, 0);
         each(&mut |_, _, e| offsets[e.tensor.index() + 1] += 1);
         for i in 0..tensors {
             offsets[i + 1] += offsets[i];
@@ -162,7 +172,7 @@ impl Events {
             read: false,
             write: false,
         };
-        let mut events = vec![blank; offsets[tensors] as usize];
+        refill(events, offsets[tensors] as usize, blank);
         each(&mut |point, inst, e| {
             let slot = &mut fill[e.tensor.index()];
             events[*slot as usize] = Event {
@@ -179,7 +189,6 @@ impl Events {
                 ev.sort_unstable_by_key(|e| e.point);
             }
         }
-        Events { offsets, events }
     }
 
     /// The accesses of tensor `t`, in point order.
@@ -240,20 +249,36 @@ pub fn live_ranges(
     arch: &Arch,
     num_banks: u32,
 ) -> Result<Liveness, AllocError> {
-    live_ranges_with(m, &AccessTable::new(m), lin, arch, num_banks)
+    live_ranges_with(
+        m,
+        &AccessTable::new(m),
+        lin,
+        arch,
+        num_banks,
+        Liveness::default(),
+    )
 }
 
 /// [`live_ranges`] with the instructions' PSUM accesses read from `table`
-/// (which must describe `m`).
+/// (which must describe `m`), computed in the buffers of `spent` (a
+/// previous result, or `Liveness::default()`): the allocator recomputes
+/// the live ranges of its growing program every iteration.
 pub fn live_ranges_with(
     m: &Module,
     table: &AccessTable,
     lin: &Linear,
     arch: &Arch,
     num_banks: u32,
+    spent: Liveness,
 ) -> Result<Liveness, AllocError> {
-    let events = Events::from_table(table, m.tensors.len(), lin);
-    let mut unused = Vec::new();
+    let Liveness {
+        mut nodes,
+        mut node_of,
+        mut unused,
+        mut events,
+    } = spent;
+    events.refill(table, m.tensors.len(), lin);
+    unused.clear();
     let mut found = Vec::new();
     let mut carried = Carried::new(m.loops.len());
     for (ti, t) in m.tensors.iter().enumerate() {
@@ -302,11 +327,14 @@ pub fn live_ranges_with(
         debug_assert_eq!(at_def[n.def as usize], u32::MAX, "one def per point");
         at_def[n.def as usize] = i as u32;
     }
-    let nodes: Vec<Node> = (at_def.into_iter())
-        .filter(|&i| i != u32::MAX)
-        .map(|i| found[i as usize])
-        .collect();
-    let mut node_of = vec![None; m.tensors.len()];
+    nodes.clear();
+    nodes.reserve_exact(found.len());
+    nodes.extend(
+        (at_def.iter())
+            .filter(|&&i| i != u32::MAX)
+            .map(|&i| found[i as usize]),
+    );
+    refill(&mut node_of, m.tensors.len(), None);
     for (i, n) in nodes.iter().enumerate() {
         node_of[n.tensor.index()] = Some(NodeId::new(i));
     }

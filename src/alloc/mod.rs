@@ -308,11 +308,19 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     let mut spill_cost = 0u64;
     let mut warnings = Vec::new();
     let mut demand = 0;
+    let mut spent = Liveness::default();
     for iteration in 1..=opts.max_iterations {
         if opts.mode == Mode::Reference && iteration > 1 {
             table = liveness::AccessTable::new(&work);
         }
-        let live = liveness::live_ranges_with(&work, &table, &lin, &arch, num_banks)?;
+        let live = liveness::live_ranges_with(
+            &work,
+            &table,
+            &lin,
+            &arch,
+            num_banks,
+            std::mem::take(&mut spent),
+        )?;
         if iteration == 1 {
             warnings = (live.unused.iter())
                 .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
@@ -385,9 +393,10 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
         for t in reloads {
             pinned[t.index()] = true;
         }
-        // The next iteration's points, numbered in this one's buffers.
+        // The next iteration's points and live ranges, in this one's buffers.
         lin = it.lin;
         lin.renumber(&work);
+        spent = it.live;
     }
     Err(AllocError::NotConverged)
 }
