@@ -375,17 +375,23 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
             ));
         }
         let (chosen, cycles) = spill_set(&work, &it, &reuse)?;
-        if reusing {
-            let sels = [0, 1, 2, 3].map(|h| &it.sels[h]);
-            let (nodes, points) = (&it.live.nodes, it.lin.len());
-            reuse.record(nodes, points, &it.plan, sels, &it.costs, &chosen);
-        }
         log.v(format!("spilling from PSUM cost about {cycles} cycles"));
         spill_cost = spill_cost.saturating_add(cycles);
         spilled.extend(chosen.iter().map(|v| it.live.nodes[v.index()].tensor));
-        let reloads = spill::insert_spill_code(
-            &mut work, &it.lin, &it.live, &chosen, &mut namer, &mut table,
-        );
+        // Recording what to reuse and inserting the spill code touch
+        // disjoint state: on a large graph they run side by side.
+        let big = opts.parallel && it.plan.dirty.len() >= PARALLEL_MIN_NODES;
+        let record = || {
+            if reusing {
+                let sels = [0, 1, 2, 3].map(|h| &it.sels[h]);
+                let (nodes, points) = (&it.live.nodes, it.lin.len());
+                reuse.record(nodes, points, &it.plan, sels, &it.costs, &chosen);
+            }
+        };
+        let insert = || {
+            spill::insert_spill_code(&mut work, &it.lin, &it.live, &chosen, &mut namer, &mut table)
+        };
+        let ((), reloads) = join(big && reusing, record, insert);
         pinned.resize(work.tensors.len(), false);
         for &v in &chosen {
             pinned[it.live.nodes[v.index()].tensor.index()] = true;
@@ -420,8 +426,12 @@ fn best_of_n(
     log: &mut Log,
 ) -> Iteration {
     let nodes: Vec<liveness::Node> = plan.dirty.iter().map(|v| live.nodes[v.index()]).collect();
-    let graph = Interference::build(&nodes, opts.mode);
-    let costs = costs::find_costs_of(&lin, &live, &plan.dirty, pinned, opts.spill_latency);
+    let parallel = opts.parallel && opts.mode == Mode::Fast && nodes.len() >= PARALLEL_MIN_NODES;
+    let (graph, costs) = join(
+        parallel,
+        || Interference::build(&nodes, opts.mode),
+        || costs::find_costs_of(&lin, &live, &plan.dirty, pinned, opts.spill_latency),
+    );
     let init = Budgets::new(&graph, &nodes, &costs, num_banks);
     let uniform = nodes.windows(2).all(|w| w[0].banks == w[1].banks);
     let shortcut =
@@ -439,7 +449,6 @@ fn best_of_n(
         sel.score.plus(Cost::Finite(plan.score[h.index() as usize]))
     };
     let zero = |h: Heuristic, sel: &Selection| score_of(h, sel) == Cost::ZERO;
-    let parallel = opts.parallel && opts.mode == Mode::Fast && nodes.len() >= PARALLEL_MIN_NODES;
     let mut computed = run_heuristics(&todo, parallel, run, zero);
     let mut sels: Vec<Selection> = Vec::with_capacity(Heuristic::ALL.len());
     let mut best: Option<(Heuristic, Cost)> = None;
@@ -481,6 +490,19 @@ fn best_of_n(
 
 /// Dirty graphs smaller than this run their heuristics on one thread.
 const PARALLEL_MIN_NODES: usize = 1 << 14;
+
+/// Runs `a` and `b`, `a` on a scoped helper thread when `parallel`, and
+/// returns both results.
+fn join<A: Send, B>(parallel: bool, a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
+    if !parallel {
+        return (a(), b());
+    }
+    std::thread::scope(|s| {
+        let helper = s.spawn(a);
+        let b = b();
+        (helper.join().expect("a helper thread panicked"), b)
+    })
+}
 
 /// Runs `run` for each heuristic of `todo` (H0 first, ascending), until
 /// one ascending run scores `zero` and ends best-of-n. In `parallel`, a
