@@ -23,7 +23,7 @@ pub enum PointKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum BodyRef {
     /// `Module::blocks[n].body`.
-    Block(usize),
+    Block(u32),
     /// `Module::loops[l].body`.
     Loop(LoopId),
 }
@@ -40,6 +40,9 @@ pub struct Point {
     /// The statement's index in that body.
     pub index: u32,
 }
+
+// A large program has millions of points; keep each one small.
+const _: () = assert!(std::mem::size_of::<Point>() == 28);
 
 /// The linearized program: points in order and the loop structure over them.
 #[derive(Clone, Debug, Default)]
@@ -92,7 +95,7 @@ impl Linear {
         refill(&mut self.parent, nl, None);
         refill(&mut self.depth, nl, 0);
         for (bi, b) in m.blocks.iter().enumerate() {
-            self.body(m, &b.body, BodyRef::Block(bi), None, 0, 1);
+            self.body(m, &b.body, BodyRef::Block(bi as u32), None, 0, 1);
         }
     }
 

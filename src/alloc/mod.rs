@@ -389,7 +389,9 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
             }
         };
         let insert = || {
-            spill::insert_spill_code(&mut work, &it.lin, &it.live, &chosen, &mut namer, &mut table)
+            spill::insert_spill_code(
+                &mut work, &it.lin, &it.live, &chosen, &mut namer, &mut table,
+            )
         };
         let ((), reloads) = join(big && reusing, record, insert);
         pinned.resize(work.tensors.len(), false);

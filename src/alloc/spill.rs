@@ -128,7 +128,7 @@ pub fn insert_spill_code(
     inserts.sort_by_key(|x| (x.body, x.pos, x.rank));
     for chunk in inserts.chunk_by(|a, b| a.body == b.body) {
         let body = match chunk[0].body {
-            BodyRef::Block(b) => &mut m.blocks[b].body,
+            BodyRef::Block(b) => &mut m.blocks[b as usize].body,
             BodyRef::Loop(l) => &mut m.loops[l.index()].body,
         };
         let old = std::mem::take(body);
