@@ -281,44 +281,22 @@ pub fn live_ranges_with(
     unused.clear();
     let mut found = Vec::new();
     let mut carried = Carried::new(m.loops.len());
+    let ctx = NodeCtx {
+        m,
+        events: &events,
+        lin,
+        arch,
+        num_banks,
+    };
     for (ti, t) in m.tensors.iter().enumerate() {
         if t.mem != Mem::Psum {
             continue;
         }
         let id = TensorId::new(ti);
-        let ev = events.of(id);
-        if ev.is_empty() {
-            unused.push(id);
-            continue;
+        match ctx.node(id, &mut carried)? {
+            Some(n) => found.push(n),
+            None => unused.push(id),
         }
-        let def = ev
-            .iter()
-            .find(|e| e.write)
-            .ok_or_else(|| AllocError::NoFirstDef(t.name.clone()))?
-            .point;
-        let last_use = ev
-            .iter()
-            .rev()
-            .find(|e| e.read)
-            .ok_or_else(|| AllocError::NoLastUse(t.name.clone()))?
-            .point;
-        let banks = arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes)));
-        if banks > num_banks {
-            return Err(AllocError::TooBig {
-                name: t.name.clone(),
-                banks,
-                size: num_banks,
-            });
-        }
-        let (start, end) = carried.widen(lin, ev, extend(lin, def, last_use));
-        found.push(Node {
-            tensor: id,
-            def,
-            last_use,
-            start,
-            end,
-            banks,
-        });
     }
     // In order of first definition: every instruction writes one tensor,
     // so the defs are distinct points and a pass over them sorts.
@@ -334,6 +312,157 @@ pub fn live_ranges_with(
             .filter(|&&i| i != u32::MAX)
             .map(|&i| found[i as usize]),
     );
+    refill(&mut node_of, m.tensors.len(), None);
+    for (i, n) in nodes.iter().enumerate() {
+        node_of[n.tensor.index()] = Some(NodeId::new(i));
+    }
+    Ok(Liveness {
+        nodes,
+        node_of,
+        unused,
+        events,
+    })
+}
+
+/// What computing one tensor's node reads.
+struct NodeCtx<'a> {
+    m: &'a Module,
+    events: &'a Events,
+    lin: &'a Linear,
+    arch: &'a Arch,
+    num_banks: u32,
+}
+
+impl NodeCtx<'_> {
+    /// The node of PSUM tensor `id`, or `None` when it has no access.
+    fn node(&self, id: TensorId, carried: &mut Carried) -> Result<Option<Node>, AllocError> {
+        let t = self.m.tensor(id);
+        let ev = self.events.of(id);
+        if ev.is_empty() {
+            return Ok(None);
+        }
+        let def = (ev.iter().find(|e| e.write))
+            .ok_or_else(|| AllocError::NoFirstDef(t.name.clone()))?
+            .point;
+        let last_use = (ev.iter().rev().find(|e| e.read))
+            .ok_or_else(|| AllocError::NoLastUse(t.name.clone()))?
+            .point;
+        let banks = (self.arch).aligned_bank_num(self.arch.bank_num(u64::from(t.bytes)));
+        if banks > self.num_banks {
+            return Err(AllocError::TooBig {
+                name: t.name.clone(),
+                banks,
+                size: self.num_banks,
+            });
+        }
+        let (start, end) = carried.widen(self.lin, ev, extend(self.lin, def, last_use));
+        Ok(Some(Node {
+            tensor: id,
+            def,
+            last_use,
+            start,
+            end,
+            banks,
+        }))
+    }
+}
+
+/// Where one iteration's spill code went, for [`live_ranges_after_spill`].
+#[derive(Clone, Debug, Default)]
+pub struct SpillShift {
+    /// Points of the program before the spill code.
+    pub points: usize,
+    /// Tensors declared before the spill code.
+    pub tensors: usize,
+    /// For each inserted instruction, the old point it went right before
+    /// (`points` when at the very end), ascending.
+    pub before: Vec<u32>,
+    /// The tensors spilled.
+    pub spilled: Vec<TensorId>,
+}
+
+impl SpillShift {
+    /// Each old point's number after the insertions: `p` plus the number
+    /// of instructions inserted before it.
+    fn new_points(&self) -> Vec<u32> {
+        let mut k = 0;
+        (0..self.points as u32)
+            .map(|p| {
+                while self.before.get(k).is_some_and(|&q| q <= p) {
+                    k += 1;
+                }
+                p + k as u32
+            })
+            .collect()
+    }
+}
+
+/// [`live_ranges_with`] for the program `spent` was computed on, after the
+/// spill code `shift` describes (fast mode). Spill code adds instructions
+/// and renames reads of the spilled tensors only, so every other node
+/// keeps its instructions: its four points move to their new numbers
+/// (which keeps their order), its events and loops stay. The spilled
+/// tensors' nodes and the new tensors' are computed afresh, and the new
+/// ones merged in by def. The same result as computing from scratch.
+pub fn live_ranges_after_spill(
+    m: &Module,
+    table: &AccessTable,
+    lin: &Linear,
+    arch: &Arch,
+    num_banks: u32,
+    spent: Liveness,
+    shift: &SpillShift,
+) -> Result<Liveness, AllocError> {
+    let Liveness {
+        nodes: old,
+        mut node_of,
+        unused,
+        mut events,
+    } = spent;
+    events.refill(table, m.tensors.len(), lin);
+    let ctx = NodeCtx {
+        m,
+        events: &events,
+        lin,
+        arch,
+        num_banks,
+    };
+    let mut carried = Carried::new(m.loops.len());
+    let mut fresh = Vec::new();
+    for (ti, t) in m.tensors.iter().enumerate().skip(shift.tensors) {
+        if t.mem == Mem::Psum {
+            let n = ctx.node(TensorId::new(ti), &mut carried)?;
+            fresh.extend(n);
+        }
+    }
+    fresh.sort_unstable_by_key(|n| n.def);
+    let to = shift.new_points();
+    let mut fresh = fresh.into_iter().peekable();
+    let mut spilled = vec![false; shift.tensors];
+    for t in &shift.spilled {
+        spilled[t.index()] = true;
+    }
+    let mut nodes = Vec::with_capacity(old.len() + fresh.len());
+    for n in old {
+        let n = if spilled[n.tensor.index()] {
+            ctx.node(n.tensor, &mut carried)?
+                .expect("a spilled tensor keeps its accesses")
+        } else {
+            let at = |p: u32| to[p as usize];
+            Node {
+                def: at(n.def),
+                last_use: at(n.last_use),
+                start: at(n.start),
+                end: at(n.end),
+                ..n
+            }
+        };
+        while let Some(x) = fresh.next_if(|x| x.def < n.def) {
+            nodes.push(x);
+        }
+        nodes.push(n);
+    }
+    nodes.extend(fresh);
     refill(&mut node_of, m.tensors.len(), None);
     for (i, n) in nodes.iter().enumerate() {
         node_of[n.tensor.index()] = Some(NodeId::new(i));

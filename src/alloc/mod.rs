@@ -309,18 +309,19 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     let mut warnings = Vec::new();
     let mut demand = 0;
     let mut spent = Liveness::default();
+    let mut shift = None;
     for iteration in 1..=opts.max_iterations {
         if opts.mode == Mode::Reference && iteration > 1 {
             table = liveness::AccessTable::new(&work);
         }
-        let live = liveness::live_ranges_with(
-            &work,
-            &table,
-            &lin,
-            &arch,
-            num_banks,
-            std::mem::take(&mut spent),
-        )?;
+        let last = std::mem::take(&mut spent);
+        // Fast mode moves the nodes the last spill code left alone.
+        let live = match &shift {
+            Some(shift) if opts.mode == Mode::Fast => liveness::live_ranges_after_spill(
+                &work, &table, &lin, &arch, num_banks, last, shift,
+            )?,
+            _ => liveness::live_ranges_with(&work, &table, &lin, &arch, num_banks, last)?,
+        };
         if iteration == 1 {
             warnings = (live.unused.iter())
                 .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
@@ -393,7 +394,8 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
                 &mut work, &it.lin, &it.live, &chosen, &mut namer, &mut table,
             )
         };
-        let ((), reloads) = join(big && reusing, record, insert);
+        let ((), (reloads, moved)) = join(big && reusing, record, insert);
+        shift = Some(moved);
         pinned.resize(work.tensors.len(), false);
         for &v in &chosen {
             pinned[it.live.nodes[v.index()].tensor.index()] = true;

@@ -11,7 +11,7 @@
 
 use super::costs::spill_plan;
 use super::linear::{BodyRef, Linear, PointKind};
-use super::liveness::{AccessTable, Liveness};
+use super::liveness::{AccessTable, Liveness, SpillShift};
 use super::NodeId;
 use crate::ir::{Access, Inst, InstId, InstKind, Mem, Module, Stmt, Tensor, TensorId};
 use std::collections::HashSet;
@@ -62,7 +62,7 @@ impl Namer {
 /// Inserts the spill code of the spillable nodes `spill` (ascending ids),
 /// planned on `lin`/`live` (the analysis of `m` before this call), naming
 /// the new tensors with `namer` and keeping `table` in step with `m`.
-/// Returns the new PSUM reload tensors.
+/// Returns the new PSUM reload tensors, and where the code went.
 pub fn insert_spill_code(
     m: &mut Module,
     lin: &Linear,
@@ -70,9 +70,15 @@ pub fn insert_spill_code(
     spill: &[NodeId],
     namer: &mut Namer,
     table: &mut AccessTable,
-) -> Vec<TensorId> {
+) -> (Vec<TensorId>, SpillShift) {
     let mut inserts = Vec::new();
     let mut reloads = Vec::new();
+    let mut shift = SpillShift {
+        points: lin.len(),
+        tensors: m.tensors.len(),
+        before: Vec::new(),
+        spilled: Vec::with_capacity(spill.len()),
+    };
     for &v in spill {
         let plan = spill_plan(lin, live, v).expect("only spillable nodes are spilled");
         let t = live.nodes[v.index()].tensor;
@@ -90,6 +96,8 @@ pub fn insert_spill_code(
             ))
         };
         let saved = declare(m, namer, "SpillTensorCopy", Mem::Sbuf);
+        shift.spilled.push(t);
+        shift.before.push(plan.save_after + 1);
         let at = lin.points[plan.save_after as usize];
         let inst = copy(m, saved, t);
         table.push_copy(None, Some(t));
@@ -102,6 +110,7 @@ pub fn insert_spill_code(
         for (lo, hi) in plan.groups(live.events_of(v)) {
             let reload = declare(m, namer, "ReloadTensorCopy", Mem::Psum);
             debug_assert!(m.tensor(reload).mem == Mem::Psum, "Expected reload to PSUM");
+            shift.before.push(lo);
             let at = lin.points[lo as usize];
             let inst = copy(m, reload, saved);
             table.push_copy(Some(reload), None);
@@ -142,7 +151,8 @@ pub fn insert_spill_code(
         }
         body.extend(next.map(|x| Stmt::Inst(x.inst)));
     }
-    reloads
+    shift.before.sort_unstable();
+    (reloads, shift)
 }
 
 /// Adds the unlabelled instruction `copy dst <- src` (whole tensors).
