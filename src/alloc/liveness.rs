@@ -6,6 +6,10 @@
 //! is stretched to whole loops exactly as the seed's `_with_loop` extension
 //! does, then widened over every loop that carries the value around its back
 //! edge. Nodes are numbered in order of first definition.
+//!
+//! After spill code, fast mode moves the nodes the code left alone to their
+//! new points and recomputes only the spilled and new tensors
+//! ([`live_ranges_after_spill`]); reference mode recomputes everything.
 
 use super::linear::{refill, Linear};
 use super::{AllocError, NodeId};
