@@ -144,8 +144,8 @@ fn cost_of(lin: &Linear, live: &Liveness, v: NodeId, pinned: &[bool], latency: u
     };
     let weight = plan
         .groups(live.events_of(v))
-        .fold(lin.weight[plan.save_after as usize], |acc, g| {
-            acc.saturating_add(lin.weight[g.0 as usize])
+        .fold(lin.weight(plan.save_after), |acc, g| {
+            acc.saturating_add(lin.weight(g.0))
         });
     Cost::Finite(
         u64::from(node.banks)

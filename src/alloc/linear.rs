@@ -59,8 +59,9 @@ pub struct Linear {
     pub parent: Vec<Option<LoopId>>,
     /// Nesting depth of each loop (an outermost loop has depth 1).
     pub depth: Vec<u32>,
-    /// `weight(p)`: product of the trip counts of the loops around each point (saturating).
-    pub weight: Vec<u64>,
+    /// Product of the trip counts of each loop and the loops around it
+    /// (saturating), by [`LoopId`]; see [`Linear::weight`].
+    loop_weight: Vec<u64>,
 }
 
 /// Sets `v` to `len` copies of `x`, keeping its buffer (grown to fit
@@ -87,13 +88,12 @@ impl Linear {
         let capacity = m.insts.len() + 2 * nl;
         self.points.clear();
         self.points.reserve(capacity);
-        self.weight.clear();
-        self.weight.reserve(capacity);
         refill(&mut self.inst_point, m.insts.len(), None);
         refill(&mut self.header, nl, u32::MAX);
         refill(&mut self.end, nl, u32::MAX);
         refill(&mut self.parent, nl, None);
         refill(&mut self.depth, nl, 0);
+        refill(&mut self.loop_weight, nl, 1);
         for (bi, b) in m.blocks.iter().enumerate() {
             self.body(m, &b.body, BodyRef::Block(bi as u32), None, 0, 1);
         }
@@ -117,7 +117,6 @@ impl Linear {
                     body: at,
                     index,
                 });
-                lin.weight.push(weight);
                 (lin.points.len() - 1) as u32
             };
             match *s {
@@ -131,11 +130,18 @@ impl Linear {
                     self.depth[l.index()] = depth + 1;
                     let lp = m.loop_(l);
                     let w = weight.saturating_mul(lp.trip_count());
+                    self.loop_weight[l.index()] = w;
                     self.body(m, &lp.body, BodyRef::Loop(l), Some(l), depth + 1, w);
                     self.end[l.index()] = push(self, PointKind::End(l));
                 }
             }
         }
+    }
+
+    /// `weight(p)`: the product of the trip counts of the loops around
+    /// point `p` (saturating; 1 at top level).
+    pub fn weight(&self, p: u32) -> u64 {
+        (self.points[p as usize].innermost).map_or(1, |l| self.loop_weight[l.index()])
     }
 
     /// Number of points.
@@ -260,7 +266,8 @@ mod tests {
         assert_eq!(lin.inst_point, vec![Some(0), Some(2), Some(4), Some(7)]);
         assert_eq!((lin.header[outer.index()], lin.end[outer.index()]), (1, 6));
         assert_eq!((lin.header[inner.index()], lin.end[inner.index()]), (3, 5));
-        assert_eq!(lin.weight, vec![1, 1, 4, 4, 12, 4, 1, 1]);
+        let weights: Vec<u64> = (0..8).map(|p| lin.weight(p)).collect();
+        assert_eq!(weights, vec![1, 1, 4, 4, 12, 4, 1, 1]);
         assert_eq!(lin.nest(4), vec![outer, inner]);
         assert_eq!(lin.nest(3), vec![outer]);
         assert_eq!(lin.nest(6), Vec::<LoopId>::new());
