@@ -239,6 +239,27 @@ pub struct Liveness {
 }
 
 impl Liveness {
+    /// The result for `m` of `nodes` in def order, with `node_of` rebuilt
+    /// in its buffer.
+    fn assemble(
+        m: &Module,
+        nodes: Vec<Node>,
+        mut node_of: Vec<Option<NodeId>>,
+        unused: Vec<TensorId>,
+        events: Events,
+    ) -> Liveness {
+        refill(&mut node_of, m.tensors.len(), None);
+        for (i, n) in nodes.iter().enumerate() {
+            node_of[n.tensor.index()] = Some(NodeId::new(i));
+        }
+        Liveness {
+            nodes,
+            node_of,
+            unused,
+            events,
+        }
+    }
+
     /// The accesses of node `v`, in point order.
     pub fn events_of(&self, v: NodeId) -> &[Event] {
         self.events.of(self.nodes[v.index()].tensor)
@@ -277,7 +298,7 @@ pub fn live_ranges_with(
 ) -> Result<Liveness, AllocError> {
     let Liveness {
         mut nodes,
-        mut node_of,
+        node_of,
         mut unused,
         mut events,
     } = spent;
@@ -316,16 +337,7 @@ pub fn live_ranges_with(
             .filter(|&&i| i != u32::MAX)
             .map(|&i| found[i as usize]),
     );
-    refill(&mut node_of, m.tensors.len(), None);
-    for (i, n) in nodes.iter().enumerate() {
-        node_of[n.tensor.index()] = Some(NodeId::new(i));
-    }
-    Ok(Liveness {
-        nodes,
-        node_of,
-        unused,
-        events,
-    })
+    Ok(Liveness::assemble(m, nodes, node_of, unused, events))
 }
 
 /// What computing one tensor's node reads.
@@ -419,7 +431,7 @@ pub fn live_ranges_after_spill(
 ) -> Result<Liveness, AllocError> {
     let Liveness {
         nodes: old,
-        mut node_of,
+        node_of,
         unused,
         mut events,
     } = spent;
@@ -467,16 +479,7 @@ pub fn live_ranges_after_spill(
         nodes.push(n);
     }
     nodes.extend(fresh);
-    refill(&mut node_of, m.tensors.len(), None);
-    for (i, n) in nodes.iter().enumerate() {
-        node_of[n.tensor.index()] = Some(NodeId::new(i));
-    }
-    Ok(Liveness {
-        nodes,
-        node_of,
-        unused,
-        events,
-    })
+    Ok(Liveness::assemble(m, nodes, node_of, unused, events))
 }
 
 /// The seed's loop extension: with `c` the common nest depth of def and use,

@@ -282,13 +282,8 @@ mod tests {
     /// order of start.
     #[test]
     fn components_by_start_match_the_point_pass() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut rnd = move |m: u32| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % u64::from(m)) as u32
-        };
+        let mut rng = crate::gen::random::Rng::new(11);
+        let mut rnd = move |m: u32| rng.below(u64::from(m)) as u32;
         for _ in 0..200 {
             let mut start = 0;
             let nodes: Vec<Node> = (0..1 + rnd(40))

@@ -566,13 +566,8 @@ mod tests {
     /// runs and get merged.
     #[test]
     fn hi_queue_pops_in_key_order_across_runs() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::gen::random::Rng::new(7);
+        let mut rnd = move || rng.next_u64();
         let n = 16 * FRESH_MAX;
         let init: Vec<Entry> = (0..n as u32)
             .map(|i| entry(i, rnd() % 1000, 1 + rnd() % 7))
