@@ -443,32 +443,38 @@ impl HiQueue {
 
     fn push(&mut self, entry: Entry) {
         self.fresh.push(Reverse(entry));
-        if self.fresh.len() >= FRESH_MAX {
-            let mut run: Vec<Entry> = (std::mem::take(&mut self.fresh).into_vec())
-                .into_iter()
-                .map(|r| r.0)
-                .collect();
-            run.sort_unstable();
+        if self.fresh.len() < FRESH_MAX {
+            if self.best.is_none_or(|(b, _)| entry < b) {
+                self.best = Some((entry, Source::Fresh));
+            }
+            return;
+        }
+        let mut run: Vec<Entry> = (std::mem::take(&mut self.fresh).into_vec())
+            .into_iter()
+            .map(|r| r.0)
+            .collect();
+        run.sort_unstable();
+        self.runs.push(Run {
+            entries: run,
+            next: 0,
+        });
+        while let [.., a, b] = &self.runs[..] {
+            if a.rest().len() > 2 * b.rest().len() {
+                break;
+            }
+            let merged = merge(a.rest(), b.rest());
+            self.runs.truncate(self.runs.len() - 2);
             self.runs.push(Run {
-                entries: run,
+                entries: merged,
                 next: 0,
             });
-            while let [.., a, b] = &self.runs[..] {
-                if a.rest().len() > 2 * b.rest().len() {
-                    break;
-                }
-                let merged = merge(a.rest(), b.rest());
-                self.runs.truncate(self.runs.len() - 2);
-                self.runs.push(Run {
-                    entries: merged,
-                    next: 0,
-                });
-            }
         }
+        // The run indices moved.
         self.best = self.front();
     }
 
-    /// The node `k` places further down the initial run, if any.
+    /// The node `k` places further down the first run (the initial
+    /// entries, until they run out), if any.
     fn ahead(&self, k: usize) -> Option<NodeId> {
         let r = self.runs.first()?;
         r.entries.get(r.next + k).map(|e| NodeId(e.node))
