@@ -9,7 +9,8 @@
 //!
 //! After spill code, fast mode moves the nodes the code left alone to their
 //! new points and recomputes only the spilled and new tensors
-//! ([`live_ranges_after_spill`]); reference mode recomputes everything.
+//! ([`live_ranges_with`] given the spill code); reference mode recomputes
+//! everything.
 
 use super::linear::{refill, Linear};
 use super::{AllocError, NodeId};
@@ -281,13 +282,17 @@ pub fn live_ranges(
         arch,
         num_banks,
         Liveness::default(),
+        None,
     )
 }
 
 /// [`live_ranges`] with the instructions' PSUM accesses read from `table`
 /// (which must describe `m`), computed in the buffers of `spent` (a
 /// previous result, or `Liveness::default()`): the allocator recomputes
-/// the live ranges of its growing program every iteration.
+/// the live ranges of its growing program every iteration. With `after`
+/// (fast mode), `spent` is the result for the program before that spill
+/// code, and the nodes it left alone are moved instead of recomputed
+/// (`NodeCtx::moved_nodes`); the result is the same.
 pub fn live_ranges_with(
     m: &Module,
     table: &AccessTable,
@@ -295,17 +300,15 @@ pub fn live_ranges_with(
     arch: &Arch,
     num_banks: u32,
     spent: Liveness,
+    after: Option<&SpillShift>,
 ) -> Result<Liveness, AllocError> {
     let Liveness {
-        mut nodes,
+        nodes,
         node_of,
         mut unused,
         mut events,
     } = spent;
     events.refill(table, m.tensors.len(), lin);
-    unused.clear();
-    let mut found = Vec::new();
-    let mut carried = Carried::new(m.loops.len());
     let ctx = NodeCtx {
         m,
         events: &events,
@@ -313,30 +316,10 @@ pub fn live_ranges_with(
         arch,
         num_banks,
     };
-    for (ti, t) in m.tensors.iter().enumerate() {
-        if t.mem != Mem::Psum {
-            continue;
-        }
-        let id = TensorId::new(ti);
-        match ctx.node(id, &mut carried)? {
-            Some(n) => found.push(n),
-            None => unused.push(id),
-        }
-    }
-    // In order of first definition: every instruction writes one tensor,
-    // so the defs are distinct points and a pass over them sorts.
-    let mut at_def = vec![u32::MAX; lin.len()];
-    for (i, n) in found.iter().enumerate() {
-        debug_assert_eq!(at_def[n.def as usize], u32::MAX, "one def per point");
-        at_def[n.def as usize] = i as u32;
-    }
-    nodes.clear();
-    nodes.reserve_exact(found.len());
-    nodes.extend(
-        (at_def.iter())
-            .filter(|&&i| i != u32::MAX)
-            .map(|&i| found[i as usize]),
-    );
+    let nodes = match after {
+        None => ctx.all_nodes(nodes, &mut unused)?,
+        Some(shift) => ctx.moved_nodes(nodes, shift)?,
+    };
     Ok(Liveness::assemble(m, nodes, node_of, unused, events))
 }
 
@@ -381,9 +364,96 @@ impl NodeCtx<'_> {
             banks,
         }))
     }
+
+    /// Every PSUM tensor's node, in order of first definition, in the
+    /// buffer `nodes`; the tensors with no access go to `unused`. Errors,
+    /// checked per tensor in declaration order: no write, no read, too
+    /// many banks.
+    fn all_nodes(
+        &self,
+        mut nodes: Vec<Node>,
+        unused: &mut Vec<TensorId>,
+    ) -> Result<Vec<Node>, AllocError> {
+        unused.clear();
+        let mut found = Vec::new();
+        let mut carried = Carried::new(self.m.loops.len());
+        for (ti, t) in self.m.tensors.iter().enumerate() {
+            if t.mem != Mem::Psum {
+                continue;
+            }
+            let id = TensorId::new(ti);
+            match self.node(id, &mut carried)? {
+                Some(n) => found.push(n),
+                None => unused.push(id),
+            }
+        }
+        // In order of first definition: every instruction writes one tensor,
+        // so the defs are distinct points and a pass over them sorts.
+        let mut at_def = vec![u32::MAX; self.lin.len()];
+        for (i, n) in found.iter().enumerate() {
+            debug_assert_eq!(at_def[n.def as usize], u32::MAX, "one def per point");
+            at_def[n.def as usize] = i as u32;
+        }
+        nodes.clear();
+        nodes.reserve_exact(found.len());
+        nodes.extend(
+            (at_def.iter())
+                .filter(|&&i| i != u32::MAX)
+                .map(|&i| found[i as usize]),
+        );
+        Ok(nodes)
+    }
+
+    /// The nodes after the spill code `shift` describes, from `old`, the
+    /// nodes before it (fast mode). Spill code adds instructions and
+    /// renames reads of the spilled tensors only, so every other node
+    /// keeps its instructions: its four points move to their new numbers
+    /// (which keeps their order), its events and loops stay. The spilled
+    /// tensors' nodes and the new tensors' are computed afresh, and the
+    /// new ones merged in by def. The same nodes as [`Self::all_nodes`]
+    /// (the unused tensors stay unused: every new tensor is accessed).
+    fn moved_nodes(&self, old: Vec<Node>, shift: &SpillShift) -> Result<Vec<Node>, AllocError> {
+        let mut carried = Carried::new(self.m.loops.len());
+        let mut fresh = Vec::new();
+        for (ti, t) in self.m.tensors.iter().enumerate().skip(shift.tensors) {
+            if t.mem == Mem::Psum {
+                let n = self.node(TensorId::new(ti), &mut carried)?;
+                fresh.extend(n);
+            }
+        }
+        fresh.sort_unstable_by_key(|n| n.def);
+        let to = shift.new_points();
+        let mut fresh = fresh.into_iter().peekable();
+        let mut spilled = vec![false; shift.tensors];
+        for t in &shift.spilled {
+            spilled[t.index()] = true;
+        }
+        let mut nodes = Vec::with_capacity(old.len() + fresh.len());
+        for n in old {
+            let n = if spilled[n.tensor.index()] {
+                self.node(n.tensor, &mut carried)?
+                    .expect("a spilled tensor keeps its accesses")
+            } else {
+                let at = |p: u32| to[p as usize];
+                Node {
+                    def: at(n.def),
+                    last_use: at(n.last_use),
+                    start: at(n.start),
+                    end: at(n.end),
+                    ..n
+                }
+            };
+            while let Some(x) = fresh.next_if(|x| x.def < n.def) {
+                nodes.push(x);
+            }
+            nodes.push(n);
+        }
+        nodes.extend(fresh);
+        Ok(nodes)
+    }
 }
 
-/// Where one iteration's spill code went, for [`live_ranges_after_spill`].
+/// Where one iteration's spill code went, for [`live_ranges_with`].
 #[derive(Clone, Debug, Default)]
 pub struct SpillShift {
     /// Points of the program before the spill code.
@@ -411,75 +481,6 @@ impl SpillShift {
             })
             .collect()
     }
-}
-
-/// [`live_ranges_with`] for the program `spent` was computed on, after the
-/// spill code `shift` describes (fast mode). Spill code adds instructions
-/// and renames reads of the spilled tensors only, so every other node
-/// keeps its instructions: its four points move to their new numbers
-/// (which keeps their order), its events and loops stay. The spilled
-/// tensors' nodes and the new tensors' are computed afresh, and the new
-/// ones merged in by def. The same result as computing from scratch.
-pub fn live_ranges_after_spill(
-    m: &Module,
-    table: &AccessTable,
-    lin: &Linear,
-    arch: &Arch,
-    num_banks: u32,
-    spent: Liveness,
-    shift: &SpillShift,
-) -> Result<Liveness, AllocError> {
-    let Liveness {
-        nodes: old,
-        node_of,
-        unused,
-        mut events,
-    } = spent;
-    events.refill(table, m.tensors.len(), lin);
-    let ctx = NodeCtx {
-        m,
-        events: &events,
-        lin,
-        arch,
-        num_banks,
-    };
-    let mut carried = Carried::new(m.loops.len());
-    let mut fresh = Vec::new();
-    for (ti, t) in m.tensors.iter().enumerate().skip(shift.tensors) {
-        if t.mem == Mem::Psum {
-            let n = ctx.node(TensorId::new(ti), &mut carried)?;
-            fresh.extend(n);
-        }
-    }
-    fresh.sort_unstable_by_key(|n| n.def);
-    let to = shift.new_points();
-    let mut fresh = fresh.into_iter().peekable();
-    let mut spilled = vec![false; shift.tensors];
-    for t in &shift.spilled {
-        spilled[t.index()] = true;
-    }
-    let mut nodes = Vec::with_capacity(old.len() + fresh.len());
-    for n in old {
-        let n = if spilled[n.tensor.index()] {
-            ctx.node(n.tensor, &mut carried)?
-                .expect("a spilled tensor keeps its accesses")
-        } else {
-            let at = |p: u32| to[p as usize];
-            Node {
-                def: at(n.def),
-                last_use: at(n.last_use),
-                start: at(n.start),
-                end: at(n.end),
-                ..n
-            }
-        };
-        while let Some(x) = fresh.next_if(|x| x.def < n.def) {
-            nodes.push(x);
-        }
-        nodes.push(n);
-    }
-    nodes.extend(fresh);
-    Ok(Liveness::assemble(m, nodes, node_of, unused, events))
 }
 
 /// The seed's loop extension: with `c` the common nest depth of def and use,

@@ -316,12 +316,8 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
         }
         let last = std::mem::take(&mut spent);
         // Fast mode moves the nodes the last spill code left alone.
-        let live = match &shift {
-            Some(shift) if opts.mode == Mode::Fast => liveness::live_ranges_after_spill(
-                &work, &table, &lin, &arch, num_banks, last, shift,
-            )?,
-            _ => liveness::live_ranges_with(&work, &table, &lin, &arch, num_banks, last)?,
-        };
+        let after = shift.as_ref().filter(|_| opts.mode == Mode::Fast);
+        let live = liveness::live_ranges_with(&work, &table, &lin, &arch, num_banks, last, after)?;
         if iteration == 1 {
             warnings = (live.unused.iter())
                 .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
