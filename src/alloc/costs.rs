@@ -65,9 +65,9 @@ pub struct SpillPlan {
 impl SpillPlan {
     /// The read groups after the save, as closed point ranges in order: maximal
     /// runs of consecutive points that are all instructions reading the node.
-    pub fn groups<'a>(&self, ev: &'a [Event]) -> impl Iterator<Item = (u32, u32)> + 'a {
-        let mut reads = ev[self.first_read..]
-            .iter()
+    pub fn groups(&self, ev: impl Iterator<Item = Event>) -> impl Iterator<Item = (u32, u32)> {
+        let mut reads = ev
+            .skip(self.first_read)
             .filter(|e| e.read)
             .map(|e| e.point)
             .peekable();
@@ -88,10 +88,10 @@ impl SpillPlan {
 /// interval as it is (a save inside a loop that does not hold the def
 /// stretches to that loop's end, exactly as the last read did).
 pub fn spill_plan(lin: &Linear, live: &Liveness, v: NodeId) -> Option<SpillPlan> {
-    let ev = live.events_of(v);
-    let last_write = ev.iter().rev().find(|e| e.write)?.point;
-    let first_read = ev.iter().position(|e| e.read && e.point > last_write)?;
-    let next_read = ev[first_read].point;
+    let ev = live.events_of(v, lin);
+    let last_write = ev.clone().rev().find(|e| e.write)?.point;
+    let first_read = ev.clone().position(|e| e.read && e.point > last_write)?;
+    let next_read = ev.clone().nth(first_read)?.point;
     let mut save_after = last_write;
     let mut l = lin.points[last_write as usize].innermost;
     while let Some(x) = l.filter(|&x| !lin.inside(x, next_read)) {
@@ -143,7 +143,7 @@ fn cost_of(lin: &Linear, live: &Liveness, v: NodeId, pinned: &[bool], latency: u
         return Cost::Inf;
     };
     let weight = plan
-        .groups(live.events_of(v))
+        .groups(live.events_of(v, lin))
         .fold(lin.weight(plan.save_after), |acc, g| {
             acc.saturating_add(lin.weight(g.0))
         });

@@ -8,11 +8,11 @@
 //! edge. Nodes are numbered in order of first definition.
 //!
 //! After spill code, fast mode moves the nodes the code left alone to their
-//! new points and recomputes only the spilled and new tensors
-//! ([`live_ranges_with`] given the spill code); reference mode recomputes
-//! everything.
+//! new points and recomputes only the spilled and new tensors, whose events
+//! alone are collected again ([`live_ranges_with`] given the spill code,
+//! [`Events::update`]); reference mode recomputes everything.
 
-use super::linear::{refill, Linear};
+use super::linear::{refill, Linear, PointKind};
 use super::{AllocError, NodeId};
 use crate::arch::Arch;
 use crate::ir::{InstId, InstKind, Mem, Module, TensorId};
@@ -119,18 +119,34 @@ impl AccessTable {
         }
     }
 
+    /// The number of instructions described.
+    fn insts(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
     /// The entries of instruction `i`.
     fn of(&self, i: InstId) -> &[PsumAccess] {
         &self.entries[self.offsets[i.index()] as usize..self.offsets[i.index() + 1] as usize]
     }
 }
 
-/// The accesses of every PSUM tensor, in point order (one flat vector,
-/// sliced per tensor).
+/// How [`Events`] keeps one access: the instruction, not its point, so
+/// that the record stays true when spill code renumbers the points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Touch {
+    inst: InstId,
+    read: bool,
+    write: bool,
+}
+
+/// The accesses of every PSUM tensor, in point order: one flat vector of
+/// per-instruction records, a span of it per tensor. Points are looked up
+/// in the current [`Linear`] when read ([`Events::of`]), so after spill
+/// code only the tensors it touched need new spans ([`Events::update`]).
 #[derive(Clone, Debug, Default)]
 pub struct Events {
-    offsets: Vec<u32>,
-    events: Vec<Event>,
+    spans: Vec<(u32, u32)>,
+    touches: Vec<Touch>,
 }
 
 impl Events {
@@ -140,65 +156,133 @@ impl Events {
     }
 
     /// Collects the accesses of `table`'s reachable instructions (`tensors`
-    /// tensors): one pass over the instructions to count per tensor, one to
-    /// place (a counting sort), then each tensor's few events sorted by
-    /// point (instruction ids follow program order only up to the spill
-    /// copies, which are appended).
+    /// tensors) in point order: one pass over the points to count per
+    /// tensor, one to place (a counting sort, so each span comes out sorted).
     pub fn from_table(table: &AccessTable, tensors: usize, lin: &Linear) -> Events {
         let mut events = Events::default();
         events.refill(table, tensors, lin);
         events
     }
 
-    /// [`Events::from_table`] into this value's buffers (the allocator
+    /// [`Events::from_table`] into this value's buffers (reference mode
     /// recomputes its growing program's events every iteration, and fresh
     /// buffers of that size would cost a page fault per 4 KiB).
     pub fn refill(&mut self, table: &AccessTable, tensors: usize, lin: &Linear) {
-        let each = |f: &mut dyn FnMut(u32, InstId, &PsumAccess)| {
-            for (i, p) in lin.inst_point.iter().enumerate() {
-                if let Some(p) = *p {
-                    let i = InstId::new(i);
-                    for e in table.of(i) {
-                        f(p, i, e);
-                    }
-                }
-            }
+        let insts = lin.points.iter().filter_map(|p| match p.kind {
+            PointKind::Inst(i) => Some(i),
+            _ => None,
+        });
+        self.spans.clear();
+        self.touches.clear();
+        self.place(table, vec![true; tensors], 0..tensors, insts);
+    }
+
+    /// The events after the spill code `shift` describes, from those
+    /// before it (fast mode; the same as [`Events::refill`]). The code
+    /// renames reads of the spilled tensors only and adds copies that
+    /// touch only spilled and new tensors, so every other tensor keeps its
+    /// instructions, in the same order. The spilled and new tensors get new
+    /// spans, from the instructions that can touch them now: the spilled
+    /// tensors' old ones and the new copies.
+    pub fn update(
+        &mut self,
+        table: &AccessTable,
+        tensors: usize,
+        lin: &Linear,
+        shift: &SpillShift,
+    ) {
+        let old = |t: &TensorId| {
+            let (a, b) = self.spans[t.index()];
+            self.touches[a as usize..b as usize].iter().map(|x| x.inst)
         };
-        let Events { offsets, events } = self;
-        refill(offsets, tensors + 1, 0);
-        each(&mut |_, _, e| offsets[e.tensor.index() + 1] += 1);
-        for i in 0..tensors {
-            offsets[i + 1] += offsets[i];
+        // The instructions in point order: a bit per point.
+        let mut at = vec![0u64; lin.len().div_ceil(64)];
+        let copies = (shift.insts..table.insts()).map(InstId::new);
+        for i in shift.spilled.iter().flat_map(old).chain(copies) {
+            if let Some(p) = lin.inst_point[i.index()] {
+                at[p as usize / 64] |= 1 << (p % 64);
+            }
         }
-        let mut fill = offsets.clone();
-        let blank = Event {
-            point: 0,
+        let insts = at.iter().enumerate().flat_map(|(w, &bits)| {
+            let mut bits = bits;
+            std::iter::from_fn(move || {
+                let b = bits.trailing_zeros();
+                (b < 64).then(|| {
+                    bits &= bits - 1;
+                    match lin.points[w * 64 + b as usize].kind {
+                        PointKind::Inst(i) => i,
+                        _ => unreachable!("an instruction's point"),
+                    }
+                })
+            })
+        });
+        let mut chosen = vec![false; tensors];
+        let which: Vec<usize> = (shift.spilled.iter().map(|t| t.index()))
+            .chain(shift.tensors..tensors)
+            .filter(|&t| !std::mem::replace(&mut chosen[t], true))
+            .collect();
+        self.place(table, chosen, which.into_iter(), insts);
+    }
+
+    /// Gives each tensor of `which` (the distinct tensors `chosen` flags)
+    /// a new span at the end of the records: the accesses of `insts` (in
+    /// point order) to it. The spans of other tensors are left as they are.
+    fn place(
+        &mut self,
+        table: &AccessTable,
+        chosen: Vec<bool>,
+        which: impl Iterator<Item = usize> + Clone,
+        insts: impl Iterator<Item = InstId> + Clone,
+    ) {
+        self.spans.resize(chosen.len(), (0, 0));
+        for t in which.clone() {
+            self.spans[t] = (0, 0);
+        }
+        let mut counted = 0;
+        for i in insts.clone() {
+            for e in table.of(i).iter().filter(|e| chosen[e.tensor.index()]) {
+                self.spans[e.tensor.index()].1 += 1;
+                counted += 1;
+            }
+        }
+        let mut at = self.touches.len() as u32;
+        for t in which {
+            let n = self.spans[t].1;
+            self.spans[t] = (at, at);
+            at += n;
+        }
+        let blank = Touch {
             inst: InstId(0),
             read: false,
             write: false,
         };
-        refill(events, offsets[tensors] as usize, blank);
-        each(&mut |point, inst, e| {
-            let slot = &mut fill[e.tensor.index()];
-            events[*slot as usize] = Event {
-                point,
-                inst,
-                read: e.read,
-                write: e.write,
-            };
-            *slot += 1;
-        });
-        for w in offsets.windows(2) {
-            let ev = &mut events[w[0] as usize..w[1] as usize];
-            if !ev.is_sorted_by_key(|e| e.point) {
-                ev.sort_unstable_by_key(|e| e.point);
+        self.touches.resize(self.touches.len() + counted, blank);
+        for i in insts {
+            for e in table.of(i).iter().filter(|e| chosen[e.tensor.index()]) {
+                let end = &mut self.spans[e.tensor.index()].1;
+                self.touches[*end as usize] = Touch {
+                    inst: i,
+                    read: e.read,
+                    write: e.write,
+                };
+                *end += 1;
             }
         }
     }
 
-    /// The accesses of tensor `t`, in point order.
-    pub fn of(&self, t: TensorId) -> &[Event] {
-        &self.events[self.offsets[t.index()] as usize..self.offsets[t.index() + 1] as usize]
+    /// The accesses of tensor `t`, in point order, with their points in `lin`.
+    pub fn of<'a>(
+        &'a self,
+        t: TensorId,
+        lin: &'a Linear,
+    ) -> impl DoubleEndedIterator<Item = Event> + ExactSizeIterator + Clone + 'a {
+        let (a, b) = self.spans[t.index()];
+        self.touches[a as usize..b as usize].iter().map(|x| Event {
+            point: lin.inst_point[x.inst.index()].expect("events are of reachable instructions"),
+            inst: x.inst,
+            read: x.read,
+            write: x.write,
+        })
     }
 }
 
@@ -261,9 +345,13 @@ impl Liveness {
         }
     }
 
-    /// The accesses of node `v`, in point order.
-    pub fn events_of(&self, v: NodeId) -> &[Event] {
-        self.events.of(self.nodes[v.index()].tensor)
+    /// The accesses of node `v`, in point order, with their points in `lin`.
+    pub fn events_of<'a>(
+        &'a self,
+        v: NodeId,
+        lin: &'a Linear,
+    ) -> impl DoubleEndedIterator<Item = Event> + ExactSizeIterator + Clone + 'a {
+        self.events.of(self.nodes[v.index()].tensor, lin)
     }
 }
 
@@ -308,7 +396,10 @@ pub fn live_ranges_with(
         mut unused,
         mut events,
     } = spent;
-    events.refill(table, m.tensors.len(), lin);
+    match after {
+        None => events.refill(table, m.tensors.len(), lin),
+        Some(shift) => events.update(table, m.tensors.len(), lin, shift),
+    }
     let ctx = NodeCtx {
         m,
         events: &events,
@@ -336,14 +427,14 @@ impl NodeCtx<'_> {
     /// The node of PSUM tensor `id`, or `None` when it has no access.
     fn node(&self, id: TensorId, carried: &mut Carried) -> Result<Option<Node>, AllocError> {
         let t = self.m.tensor(id);
-        let ev = self.events.of(id);
-        if ev.is_empty() {
+        let ev = self.events.of(id, self.lin);
+        if ev.len() == 0 {
             return Ok(None);
         }
-        let def = (ev.iter().find(|e| e.write))
+        let def = (ev.clone().find(|e| e.write))
             .ok_or_else(|| AllocError::NoFirstDef(t.name.clone()))?
             .point;
-        let last_use = (ev.iter().rev().find(|e| e.read))
+        let last_use = (ev.clone().rev().find(|e| e.read))
             .ok_or_else(|| AllocError::NoLastUse(t.name.clone()))?
             .point;
         let banks = (self.arch).aligned_bank_num(self.arch.bank_num(u64::from(t.bytes)));
@@ -460,6 +551,8 @@ pub struct SpillShift {
     pub points: usize,
     /// Tensors declared before the spill code.
     pub tensors: usize,
+    /// Instructions before the spill code (its copies come after).
+    pub insts: usize,
     /// For each inserted instruction, the old point it went right before
     /// (`points` when at the very end), ascending.
     pub before: Vec<u32>,
@@ -531,7 +624,7 @@ impl Carried {
     fn widen(
         &mut self,
         lin: &Linear,
-        ev: &[Event],
+        ev: impl Iterator<Item = Event>,
         (mut start, mut end): (u32, u32),
     ) -> (u32, u32) {
         if !lin.has_loops() {
@@ -593,4 +686,53 @@ pub fn peak_in(nodes: &[Node], num_points: usize, lo: u32, hi: u32) -> (u64, u32
         }
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::costs::spill_plan;
+    use crate::alloc::spill::{insert_spill_code, Namer};
+    use crate::gen::workloads::{random, RandomParams};
+
+    /// After two rounds of spill code, the moved nodes and the updated
+    /// events equal those computed afresh, with and without loops.
+    #[test]
+    fn moved_and_updated_equal_recomputed_after_spill_code() {
+        for seed in 0..6 {
+            let p = RandomParams {
+                tensors: 300,
+                seed,
+                loops: seed % 2 == 1,
+                multi_bank: true,
+                ..RandomParams::default()
+            };
+            let mut m = random(&p).unwrap();
+            let arch = crate::arch::lookup(&m.arch).unwrap();
+            let banks = arch.num_banks();
+            let mut table = AccessTable::new(&m);
+            let mut namer = Namer::new(&m);
+            let mut lin = Linear::new(&m);
+            let mut live = live_ranges(&m, &lin, &arch, banks).unwrap();
+            for round in 0..2 {
+                let spill: Vec<NodeId> = (0..live.nodes.len())
+                    .map(NodeId::new)
+                    .filter(|&v| v.index() % 3 == round && spill_plan(&lin, &live, v).is_some())
+                    .collect();
+                assert!(spill.len() > 10, "seed {seed}: {} spilled", spill.len());
+                let (_, shift) =
+                    insert_spill_code(&mut m, &lin, &live, &spill, &mut namer, &mut table);
+                lin = Linear::new(&m);
+                let fresh = live_ranges(&m, &lin, &arch, banks).unwrap();
+                live = live_ranges_with(&m, &table, &lin, &arch, banks, live, Some(&shift))
+                    .unwrap();
+                assert_eq!(live.nodes, fresh.nodes, "seed {seed}, round {round}");
+                assert_eq!(live.node_of, fresh.node_of);
+                for t in (0..m.tensors.len()).map(TensorId::new) {
+                    let (a, b) = (live.events.of(t, &lin), fresh.events.of(t, &lin));
+                    assert!(a.eq(b), "seed {seed}, round {round}: events of {t}");
+                }
+            }
+        }
+    }
 }

@@ -263,6 +263,14 @@ impl Iteration {
         self.sel().unplaced.is_empty() && self.plan.unplaced[self.best.index() as usize].is_empty()
     }
 
+    /// The live ranges without their events, dropping the rest.
+    fn into_ranges(self) -> Liveness {
+        Liveness {
+            events: Default::default(),
+            ..self.live
+        }
+    }
+
     /// Every node's base bank under the winning heuristic.
     fn banks(&self, reuse: &Reuse) -> Vec<Option<u32>> {
         let sel = self.sel();
@@ -367,8 +375,12 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
                 utilization_pct: utilization as f64 / 100.0,
             };
             let banks = it.banks(&reuse);
+            // Only the live ranges outlive the search: the rest of its
+            // state goes before the report is built.
+            drop((reuse, table, pinned, namer, shift));
+            let live = it.into_ranges();
             return Ok(finish(
-                work, &arch, &it.live, &banks, &spilled, report, log, warnings,
+                work, &arch, &live, &banks, &spilled, report, log, warnings,
             ));
         }
         let (chosen, cycles) = spill_set(&work, &it, &reuse)?;

@@ -50,7 +50,13 @@ impl Namer {
 
     fn fresh(&mut self, base: &str, what: &str) -> String {
         loop {
-            let name = format!("{base}_{what}{}", self.counter);
+            // Built by hand: `format!` costs more than the rest of a spill.
+            let digits = self.counter.to_string();
+            let mut name = String::with_capacity(base.len() + 1 + what.len() + digits.len());
+            name.push_str(base);
+            name.push('_');
+            name.push_str(what);
+            name.push_str(&digits);
             self.counter += 1;
             if !self.declared.contains(&name) {
                 return name;
@@ -72,10 +78,12 @@ pub fn insert_spill_code(
     table: &mut AccessTable,
 ) -> (Vec<TensorId>, SpillShift) {
     let mut inserts = Vec::new();
+    let mut renames = Vec::new();
     let mut reloads = Vec::new();
     let mut shift = SpillShift {
         points: lin.len(),
         tensors: m.tensors.len(),
+        insts: m.insts.len(),
         before: Vec::new(),
         spilled: Vec::with_capacity(spill.len()),
     };
@@ -107,7 +115,7 @@ pub fn insert_spill_code(
             rank: 0,
             inst,
         });
-        for (lo, hi) in plan.groups(live.events_of(v)) {
+        for (lo, hi) in plan.groups(live.events_of(v, lin)) {
             let reload = declare(m, namer, "ReloadTensorCopy", Mem::Psum);
             debug_assert!(m.tensor(reload).mem == Mem::Psum, "Expected reload to PSUM");
             shift.before.push(lo);
@@ -120,19 +128,22 @@ pub fn insert_spill_code(
                 rank: 1,
                 inst,
             });
-            for p in lo..=hi {
-                let PointKind::Inst(i) = lin.points[p as usize].kind else {
-                    unreachable!("read groups hold instructions only");
-                };
-                m.insts[i.index()].kind.for_each_src_mut(|a| {
-                    if a.tensor == t {
-                        a.tensor = reload;
-                    }
-                });
-                table.rename_read(i, t, reload);
-            }
+            renames.extend((lo..=hi).map(|p| match lin.points[p as usize].kind {
+                PointKind::Inst(i) => (i, t, reload),
+                _ => unreachable!("read groups hold instructions only"),
+            }));
             reloads.push(reload);
         }
+    }
+    // The reads renamed in instruction order, which is nearly memory order.
+    renames.sort_unstable_by_key(|r| r.0);
+    for (i, from, to) in renames {
+        m.insts[i.index()].kind.for_each_src_mut(|a| {
+            if a.tensor == from {
+                a.tensor = to;
+            }
+        });
+        table.rename_read(i, from, to);
     }
     inserts.sort_by_key(|x| (x.body, x.pos, x.rank));
     for chunk in inserts.chunk_by(|a, b| a.body == b.body) {
@@ -140,16 +151,17 @@ pub fn insert_spill_code(
             BodyRef::Block(b) => &mut m.blocks[b as usize].body,
             BodyRef::Loop(l) => &mut m.loops[l.index()].body,
         };
-        let old = std::mem::take(body);
-        body.reserve_exact(old.len() + chunk.len());
-        let mut next = chunk.iter().peekable();
-        for (i, s) in old.into_iter().enumerate() {
-            while let Some(x) = next.next_if(|x| x.pos as usize == i) {
-                body.push(Stmt::Inst(x.inst));
-            }
-            body.push(s);
+        // In place, from the back: each statement moves once.
+        let mut end = body.len();
+        body.resize(end + chunk.len(), Stmt::Inst(InstId(0)));
+        let mut to = body.len();
+        for x in chunk.iter().rev() {
+            let pos = x.pos as usize;
+            body.copy_within(pos..end, to - (end - pos));
+            to -= end - pos + 1;
+            body[to] = Stmt::Inst(x.inst);
+            end = pos;
         }
-        body.extend(next.map(|x| Stmt::Inst(x.inst)));
     }
     shift.before.sort_unstable();
     (reloads, shift)

@@ -44,7 +44,7 @@ pub fn memloc_split_analyzed(
         .map(|ti| {
             let t = &m.tensors[ti];
             if t.mem == Mem::Psum {
-                cut_points(&m, lin, events.of(TensorId::new(ti)), t, &last_value)
+                cut_points(&m, lin, events.of(TensorId::new(ti), lin), t, &last_value)
             } else {
                 Vec::new()
             }
@@ -83,7 +83,13 @@ pub fn memloc_split_analyzed(
 }
 
 /// The points of tensor `t` (accesses `ev`) before which a new piece starts.
-fn cut_points(m: &Module, lin: &Linear, ev: &[Event], t: &Tensor, last_value: &[i64]) -> Vec<u32> {
+fn cut_points(
+    m: &Module,
+    lin: &Linear,
+    ev: impl Iterator<Item = Event>,
+    t: &Tensor,
+    last_value: &[i64],
+) -> Vec<u32> {
     let whole = Region {
         p0: 0,
         p1: i64::from(t.partitions),
@@ -92,7 +98,7 @@ fn cut_points(m: &Module, lin: &Linear, ev: &[Event], t: &Tensor, last_value: &[
     };
     let mut cuts = Vec::new();
     let mut read_since_cut = false;
-    let mut prev: Option<&Event> = None;
+    let mut prev: Option<Event> = None;
     for e in ev {
         let kind = &m.inst(e.inst).kind;
         let is_cut = read_since_cut
@@ -100,7 +106,7 @@ fn cut_points(m: &Module, lin: &Linear, ev: &[Event], t: &Tensor, last_value: &[
             && !e.read
             && lin.points[e.point as usize].innermost.is_none()
             && kind.dst().is_whole(t)
-            && prev.is_some_and(|p| overwrites(m, kind, p, whole, last_value));
+            && prev.is_some_and(|p| overwrites(m, kind, &p, whole, last_value));
         if is_cut {
             cuts.push(e.point);
             read_since_cut = false;
