@@ -17,7 +17,7 @@ use crate::ir::{Access, Inst, InstId, InstKind, Mem, Module, Stmt, Tensor, Tenso
 use std::collections::HashSet;
 
 /// One copy to insert: into `body` before statement `pos`; `rank` 0 for a
-/// save, 1 for a reload; ties keep creation order.
+/// save, 1 for a reload; ties go in creation order, which is `inst` order.
 struct Insertion {
     body: BodyRef,
     pos: u32,
@@ -145,7 +145,7 @@ pub fn insert_spill_code(
         });
         table.rename_read(i, from, to);
     }
-    inserts.sort_by_key(|x| (x.body, x.pos, x.rank));
+    inserts.sort_unstable_by_key(|x| (x.body, x.pos, x.rank, x.inst));
     for chunk in inserts.chunk_by(|a, b| a.body == b.body) {
         let body = match chunk[0].body {
             BodyRef::Block(b) => &mut m.blocks[b as usize].body,
