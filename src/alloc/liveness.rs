@@ -521,14 +521,18 @@ impl NodeCtx<'_> {
         for t in &shift.spilled {
             spilled[t.index()] = true;
         }
-        let to = shift.new_point();
+        // Each point moves by the insertions before it, counted from those
+        // before the def, which only grows from node to node.
+        let mut at = 0;
         for n in &mut nodes {
             *n = if spilled[n.tensor.index()] {
                 self.node(n.tensor, &mut carried)?
                     .expect("a spilled tensor keeps its accesses")
             } else {
+                at = shift.inserted_up_to(n.def, at);
+                let to = |p| p + shift.inserted_up_to(p, at) as u32;
                 Node {
-                    def: to(n.def),
+                    def: n.def + at as u32,
                     last_use: to(n.last_use),
                     start: to(n.start),
                     end: to(n.end),
@@ -572,26 +576,38 @@ pub struct SpillShift {
 }
 
 impl SpillShift {
-    /// The map from each old point to its number after the insertions: `p`
-    /// plus the number of instructions inserted before it. A table when
-    /// there are many insertions, a binary search when there are few (a
-    /// late iteration's handful in a program of millions of points).
-    fn new_point(&self) -> impl Fn(u32) -> u32 + '_ {
-        let table = (self.before.len() * 64 > self.points).then(|| {
-            let mut k = 0;
-            (0..self.points as u32)
-                .map(|p| {
-                    while self.before.get(k).is_some_and(|&q| q <= p) {
-                        k += 1;
-                    }
-                    p + k as u32
-                })
-                .collect::<Vec<u32>>()
-        });
-        move |p| match &table {
-            Some(t) => t[p as usize],
-            None => p + self.before.partition_point(|&q| q <= p) as u32,
-        }
+    /// The number of instructions inserted before old point `p`, searched
+    /// outward from `hint` (the count for a nearby point): O(log d) for a
+    /// count d away from the hint.
+    fn inserted_up_to(&self, p: u32, hint: usize) -> usize {
+        let b = &self.before;
+        let hint = hint.min(b.len());
+        // Bracket the count in [lo, hi] by probes doubling away from the hint.
+        let mut step = 1;
+        let (lo, hi) = if b.get(hint).is_some_and(|&q| q <= p) {
+            let (mut lo, mut hi) = (hint + 1, b.len());
+            while let Some(&q) = b.get(lo - 1 + step) {
+                if q > p {
+                    hi = lo - 1 + step;
+                    break;
+                }
+                lo += step;
+                step *= 2;
+            }
+            (lo, hi)
+        } else {
+            let (mut lo, mut hi) = (0, hint);
+            while step <= hi {
+                if b[hi - step] <= p {
+                    lo = hi - step + 1;
+                    break;
+                }
+                hi -= step;
+                step *= 2;
+            }
+            (lo, hi)
+        };
+        lo + b[lo..hi].partition_point(|&q| q <= p)
     }
 }
 
@@ -712,10 +728,31 @@ mod tests {
     use super::*;
     use crate::alloc::costs::spill_plan;
     use crate::alloc::spill::{insert_spill_code, Namer};
+    use crate::gen::random::Rng;
     use crate::gen::workloads::{random, RandomParams};
 
-    /// After two rounds of spill code (a third of the nodes, which moves
-    /// points through a table, then two, through a binary search), the
+    /// The galloping count equals a plain binary search from any hint,
+    /// with repeated insertion points and points past the last.
+    #[test]
+    fn inserted_up_to_counts_from_any_hint() {
+        let mut rng = Rng::new(11);
+        for _ in 0..300 {
+            let mut before: Vec<u32> = (0..rng.index(40)).map(|_| rng.range(0, 100)).collect();
+            before.sort_unstable();
+            let shift = SpillShift {
+                before,
+                ..SpillShift::default()
+            };
+            for p in 0..=101 {
+                let want = shift.before.partition_point(|&q| q <= p);
+                for hint in 0..=shift.before.len() + 1 {
+                    assert_eq!(shift.inserted_up_to(p, hint), want, "{:?} {p} {hint}", shift.before);
+                }
+            }
+        }
+    }
+
+    /// After two rounds of spill code (a third of the nodes, then two), the
     /// moved nodes and the updated events equal those computed afresh,
     /// with and without loops.
     #[test]
