@@ -317,9 +317,7 @@ impl Affine {
 
     /// Evaluates with `value(var)` giving each variable's current value.
     pub fn eval(&self, value: impl Fn(VarId) -> i64) -> i64 {
-        self.terms
-            .iter()
-            .fold(self.constant, |acc, &(v, c)| acc + c * value(v))
+        eval(self.constant, &self.terms, value)
     }
 
     /// Replaces `var` by the constant `val`.
@@ -339,6 +337,13 @@ impl Affine {
     pub fn display<'a>(&'a self, vars: &'a [Var]) -> impl fmt::Display + 'a {
         AffineDisplay { a: self, vars }
     }
+}
+
+/// Evaluates `constant + Σ coef·value(var)` over `terms`.
+fn eval(constant: i64, terms: &[(VarId, i64)], value: impl Fn(VarId) -> i64) -> i64 {
+    terms
+        .iter()
+        .fold(constant, |acc, &(v, c)| acc + c * value(v))
 }
 
 struct AffineDisplay<'a> {
@@ -379,76 +384,159 @@ impl fmt::Display for AffineDisplay<'_> {
 
 /// An access pattern `NAME[p0:p1, b0:b1]`: partitions `[p0, p1)` and bytes
 /// `[b0, b1)` within each partition, relative to the tensor.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+///
+/// The four bounds are stored split, so that a constant access (the common
+/// case) is 48 bytes and owns no heap memory; read them with [`Access::p0`]
+/// and friends or [`Bound::of`]. Serializes as `{tensor, p0, p1, b0, b1}`.
+#[derive(Clone, PartialEq, Eq, Hash, Deserialize)]
+#[serde(from = "AccessFields")]
 pub struct Access {
     /// The tensor accessed.
     pub tensor: TensorId,
-    /// First partition.
-    pub p0: Affine,
-    /// One past the last partition.
-    pub p1: Affine,
-    /// First byte within each partition.
-    pub b0: Affine,
-    /// One past the last byte within each partition.
-    pub b1: Affine,
+    /// The constant terms of p0, p1, b0, b1.
+    consts: [i64; 4],
+    /// Their variable terms, `None` when all four bounds are constant (the
+    /// common case); canonical: `Some` only if some bound has terms.
+    terms: Option<Box<[Terms; 4]>>,
+}
+
+const _: () = assert!(std::mem::size_of::<Access>() == 48);
+
+/// The serde form of an [`Access`]: its bounds as [`Affine`]s.
+#[derive(Serialize, Deserialize)]
+#[serde(rename = "Access")]
+struct AccessFields {
+    tensor: TensorId,
+    p0: Affine,
+    p1: Affine,
+    b0: Affine,
+    b1: Affine,
+}
+
+impl From<AccessFields> for Access {
+    fn from(f: AccessFields) -> Self {
+        Access::new(f.tensor, f.p0, f.p1, f.b0, f.b1)
+    }
+}
+
+impl Serialize for Access {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let [p0, p1, b0, b1] = self.bounds();
+        let fields = AccessFields {
+            tensor: self.tensor,
+            p0,
+            p1,
+            b0,
+            b1,
+        };
+        fields.serialize(s)
+    }
+}
+
+impl fmt::Debug for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Access")
+            .field("tensor", &self.tensor)
+            .field("p0", &self.p0())
+            .field("p1", &self.p1())
+            .field("b0", &self.b0())
+            .field("b1", &self.b1())
+            .finish()
+    }
 }
 
 impl Access {
-    /// The access covering the whole of `t` (printed as the bare name).
-    pub fn whole(id: TensorId, t: &Tensor) -> Self {
+    /// The access `[p0:p1, b0:b1]` of tensor `id`.
+    pub fn new(id: TensorId, p0: Affine, p1: Affine, b0: Affine, b1: Affine) -> Self {
+        let bounds = [p0, p1, b0, b1];
+        let consts = bounds.each_ref().map(|a| a.constant);
+        let terms = bounds
+            .iter()
+            .any(|a| !a.terms.is_empty())
+            .then(|| Box::new(bounds.map(|a| a.terms)));
         Access {
             tensor: id,
-            p0: Affine::constant(0),
-            p1: Affine::constant(t.partitions as i64),
-            b0: Affine::constant(0),
-            b1: Affine::constant(t.bytes as i64),
+            consts,
+            terms,
         }
+    }
+
+    /// The access covering the whole of `t` (printed as the bare name).
+    pub fn whole(id: TensorId, t: &Tensor) -> Self {
+        Access::rect(id, 0, t.partitions as i64, 0, t.bytes as i64)
     }
 
     /// A constant access `[p0:p1, b0:b1]` of tensor `id`.
     pub fn rect(id: TensorId, p0: i64, p1: i64, b0: i64, b1: i64) -> Self {
         Access {
             tensor: id,
-            p0: Affine::constant(p0),
-            p1: Affine::constant(p1),
-            b0: Affine::constant(b0),
-            b1: Affine::constant(b1),
+            consts: [p0, p1, b0, b1],
+            terms: None,
         }
+    }
+
+    /// First partition.
+    pub fn p0(&self) -> Affine {
+        Bound::P0.of(self)
+    }
+
+    /// One past the last partition.
+    pub fn p1(&self) -> Affine {
+        Bound::P1.of(self)
+    }
+
+    /// First byte within each partition.
+    pub fn b0(&self) -> Affine {
+        Bound::B0.of(self)
+    }
+
+    /// One past the last byte within each partition.
+    pub fn b1(&self) -> Affine {
+        Bound::B1.of(self)
+    }
+
+    /// The four bounds in [`Bound::ALL`] order.
+    pub fn bounds(&self) -> [Affine; 4] {
+        Bound::ALL.map(|b| b.of(self))
+    }
+
+    /// Rewrites each bound in place with `f(bound, expr)`, in [`Bound::ALL`] order.
+    pub fn edit_bounds(&mut self, mut f: impl FnMut(Bound, &mut Affine)) {
+        let mut bounds = self.bounds();
+        for (b, e) in Bound::ALL.into_iter().zip(&mut bounds) {
+            f(b, e);
+        }
+        let [p0, p1, b0, b1] = bounds;
+        *self = Access::new(self.tensor, p0, p1, b0, b1);
     }
 
     /// True when the access is constant and covers all of `t`.
     pub fn is_whole(&self, t: &Tensor) -> bool {
-        self.p0.as_const() == Some(0)
-            && self.p1.as_const() == Some(t.partitions as i64)
-            && self.b0.as_const() == Some(0)
-            && self.b1.as_const() == Some(t.bytes as i64)
+        self.terms.is_none() && self.consts == [0, t.partitions as i64, 0, t.bytes as i64]
     }
 
     /// Partition extent `p1 − p0` (constant for valid programs; evaluated at all-zero vars).
     pub fn part_extent(&self) -> i64 {
-        self.p1.eval(|_| 0) - self.p0.eval(|_| 0)
+        self.consts[1] - self.consts[0]
     }
 
     /// Byte extent `b1 − b0` (constant for valid programs; evaluated at all-zero vars).
     pub fn byte_extent(&self) -> i64 {
-        self.b1.eval(|_| 0) - self.b0.eval(|_| 0)
+        self.consts[3] - self.consts[2]
     }
 
     /// Evaluates all four bounds for the current variable values.
     pub fn region(&self, value: impl Fn(VarId) -> i64) -> Region {
-        Region {
-            p0: self.p0.eval(&value),
-            p1: self.p1.eval(&value),
-            b0: self.b0.eval(&value),
-            b1: self.b1.eval(&value),
-        }
+        let [p0, p1, b0, b1] = match &self.terms {
+            None => self.consts,
+            Some(terms) => std::array::from_fn(|i| eval(self.consts[i], &terms[i], &value)),
+        };
+        Region { p0, p1, b0, b1 }
     }
 
     /// Whether any bound mentions a loop variable.
     pub fn is_affine(&self) -> bool {
-        [&self.p0, &self.p1, &self.b0, &self.b1]
-            .iter()
-            .any(|a| !a.terms.is_empty())
+        self.terms.is_some()
     }
 }
 
@@ -984,14 +1072,9 @@ fn remap_inst_vars(inst: &mut Inst, var_map: &[Option<VarId>]) {
             a.add_term(var_map[v.index()].unwrap_or(v), c);
         }
     };
-    let remap_access = |acc: &mut Access| {
-        for a in [&mut acc.p0, &mut acc.p1, &mut acc.b0, &mut acc.b1] {
-            remap(a);
-        }
-    };
-    remap_access(inst.kind.dst_mut());
+    inst.kind.dst_mut().edit_bounds(|_, a| remap(a));
     for s in inst.kind.srcs_mut() {
-        remap_access(s);
+        s.edit_bounds(|_, a| remap(a));
     }
 }
 
@@ -1037,13 +1120,15 @@ impl Bound {
     /// All four, in text order.
     pub const ALL: [Bound; 4] = [Bound::P0, Bound::P1, Bound::B0, Bound::B1];
 
-    /// The bound's expression in `a`.
-    pub fn of(self, a: &Access) -> &Affine {
-        match self {
-            Bound::P0 => &a.p0,
-            Bound::P1 => &a.p1,
-            Bound::B0 => &a.b0,
-            Bound::B1 => &a.b1,
+    /// The bound's expression in `a` (allocation-free when it is constant).
+    pub fn of(self, a: &Access) -> Affine {
+        let i = self as usize;
+        Affine {
+            terms: a
+                .terms
+                .as_ref()
+                .map_or_else(Terms::default, |t| t[i].clone()),
+            constant: a.consts[i],
         }
     }
 }
@@ -1150,14 +1235,43 @@ mod tests {
         assert_eq!(back, Affine::constant(5));
     }
 
+    #[test]
+    fn access_reads_serializes_and_debugs_as_four_affines() {
+        let k = Affine::var(VarId(0), 4);
+        let (c0, c2, c8) = (
+            Affine::constant(0),
+            Affine::constant(2),
+            Affine::constant(8),
+        );
+        let a = Access::new(TensorId(1), c0.clone(), c2, k.clone(), c8);
+        assert!(a.is_affine());
+        assert_eq!((a.p0(), a.b0()), (c0, k));
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(
+            json,
+            r#"{"tensor":1,"p0":{"terms":[],"constant":0},"p1":{"terms":[],"constant":2},"b0":{"terms":[[0,4]],"constant":0},"b1":{"terms":[],"constant":8}}"#
+        );
+        assert_eq!(serde_json::from_str::<Access>(&json).unwrap(), a);
+        assert_eq!(
+            format!("{a:?}"),
+            "Access { tensor: TensorId(1), p0: Affine { terms: [], constant: 0 }, \
+             p1: Affine { terms: [], constant: 2 }, b0: Affine { terms: [(VarId(0), 4)], constant: 0 }, \
+             b1: Affine { terms: [], constant: 8 } }"
+        );
+        let mut c = a;
+        c.edit_bounds(|_, e| *e = e.substitute(VarId(0), 1));
+        assert_eq!(c, Access::rect(TensorId(1), 0, 2, 4, 8));
+        assert!(!c.is_affine());
+    }
+
     /// Issue #6: a 1M-tensor program has ~7M instructions.
     #[test]
     fn ir_sizes() {
         use std::mem::size_of;
         assert_eq!(size_of::<Affine>(), 16);
-        assert_eq!(size_of::<Access>(), 72);
-        assert_eq!(size_of::<InstKind>(), 152);
-        assert_eq!(size_of::<Inst>(), 200);
+        assert_eq!(size_of::<Access>(), 48);
+        assert_eq!(size_of::<InstKind>(), 104);
+        assert_eq!(size_of::<Inst>(), 152);
     }
 
     #[test]

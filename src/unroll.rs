@@ -12,7 +12,7 @@
 //! arithmetically first, so an over-large program is rejected before any
 //! memory is spent on it.
 
-use crate::ir::{Access, Affine, Block, Inst, InstId, LoopId, Module, Stmt, Visit};
+use crate::ir::{Access, Block, Inst, InstId, LoopId, Module, Stmt, Visit};
 use std::collections::{HashMap, HashSet};
 
 /// The most instructions an unrolled program may have (SPEC §4.3).
@@ -183,9 +183,8 @@ impl Unroller<'_> {
         let mut inst = src.clone();
         let env = &self.env;
         let eval = |a: &mut Access| {
-            for b in [&mut a.p0, &mut a.p1, &mut a.b0, &mut a.b1] {
-                *b = Affine::constant(b.eval(|v| env[v.index()]));
-            }
+            let r = a.region(|v| env[v.index()]);
+            *a = Access::rect(a.tensor, r.p0, r.p1, r.b0, r.b1);
         };
         eval(inst.kind.dst_mut());
         inst.kind.for_each_src_mut(eval);

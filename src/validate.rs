@@ -758,11 +758,11 @@ impl<'m> Cx<'m> {
             );
         }
         for (dim, lo, hi, b) in [
-            ("partition", &a.p0, &a.p1, Bound::P1),
-            ("byte", &a.b0, &a.b1, Bound::B1),
+            ("partition", a.p0(), a.p1(), Bound::P1),
+            ("byte", a.b0(), a.b1(), Bound::B1),
         ] {
-            let mut extent = hi.clone();
-            extent.add_scaled(lo, -1);
+            let mut extent = hi;
+            extent.add_scaled(&lo, -1);
             let Some(n) = extent.as_const() else {
                 return err(
                     Loc::Bound(id, k, b),
@@ -796,7 +796,7 @@ impl<'m> Cx<'m> {
         ];
         for (b, upper, limit, what) in checks {
             let e = b.of(a);
-            let (value, it) = self.extreme(e, upper);
+            let (value, it) = self.extreme(&e, upper);
             let bad = if upper {
                 value > i128::from(limit)
             } else {
@@ -948,7 +948,7 @@ impl<'m> Cx<'m> {
             );
         }
         if self.arch.arch_level() < 40 {
-            if let Some(it) = self.bank_crossing(&mm.dst.b0, mm.dst.byte_extent()) {
+            if let Some(it) = self.bank_crossing(&mm.dst.b0(), mm.dst.byte_extent()) {
                 return err(
                     Loc::Operand(id, 0),
                     ValidateErrorKind::BankCrossing {
@@ -1055,13 +1055,13 @@ mod tests {
             let m = parse(&src).unwrap().module;
             let loop_of_var = structure(&m).unwrap();
             let cx = Cx::new(&m, arch::lookup("trn1").unwrap(), &loop_of_var);
-            let b0 = &m.insts[0].kind.dst().b0;
+            let b0 = m.insts[0].kind.dst().b0();
             let crosses = |k: i64, j: i64| {
                 let v = b0.eval(|v| if v.index() == 0 { k } else { j });
                 v / 2048 != (v + extent - 1) / 2048
             };
             let any = (klo..khi).any(|k| (jlo..jhi).any(|j| crosses(k, j)));
-            let found = cx.bank_crossing(b0, extent);
+            let found = cx.bank_crossing(&b0, extent);
             assert_eq!(found.is_some(), any, "{src}");
             outcomes[usize::from(any)] += 1;
             if let Some(it) = found {

@@ -537,7 +537,11 @@ fn malformed_json_modules_are_rejected_not_panicking() {
     check(
         &|b| {
             let v = b.loops[0].var;
-            b.insts[1].kind.dst_mut().p0.add_term(v, 1);
+            b.insts[1].kind.dst_mut().edit_bounds(|bound, e| {
+                if bound == psum::ir::Bound::P0 {
+                    e.add_term(v, 1);
+                }
+            });
         },
         "malformed module: bound p0 uses v0, which no enclosing loop binds",
     );
@@ -548,12 +552,11 @@ fn malformed_json_modules_are_rejected_not_panicking() {
     check(&|b| b.blocks.clear(), "malformed module: no block");
     check(
         &|b| {
-            b.insts[0]
-                .kind
-                .dst_mut()
-                .b0
-                .terms
-                .push((psum::ir::VarId(0), 0))
+            b.insts[0].kind.dst_mut().edit_bounds(|bound, e| {
+                if bound == psum::ir::Bound::B0 {
+                    e.terms.push((psum::ir::VarId(0), 0));
+                }
+            });
         },
         "malformed module: bound b0 is not in canonical form",
     );

@@ -1000,13 +1000,13 @@ fn aff(c: u64, terms: &[(VarId, u64)]) -> Affine {
 fn at(t: TensorId, parts: Range<u32>, b0: Affine, len: u64) -> Access {
     let mut b1 = b0.clone();
     b1.constant += len as i64;
-    Access {
-        tensor: t,
-        p0: Affine::constant(i64::from(parts.start)),
-        p1: Affine::constant(i64::from(parts.end)),
+    Access::new(
+        t,
+        Affine::constant(i64::from(parts.start)),
+        Affine::constant(i64::from(parts.end)),
         b0,
         b1,
-    }
+    )
 }
 
 /// `k·a`.

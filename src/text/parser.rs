@@ -582,13 +582,7 @@ impl<'a> Parser<'a> {
             span: name_span.to(end),
             bounds: Some([s0, s1, s2, s3]),
         });
-        Ok(Access {
-            tensor,
-            p0,
-            p1,
-            b0,
-            b1,
-        })
+        Ok(Access::new(tensor, p0, p1, b0, b1))
     }
 
     fn affine(&mut self) -> PResult<(Affine, Span)> {

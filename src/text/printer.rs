@@ -30,10 +30,10 @@ fn write_access(f: &mut impl Write, m: &Module, a: &Access) -> fmt::Result {
     write!(
         f,
         "[{}:{}, {}:{}]",
-        a.p0.display(v),
-        a.p1.display(v),
-        a.b0.display(v),
-        a.b1.display(v)
+        a.p0().display(v),
+        a.p1().display(v),
+        a.b0().display(v),
+        a.b1().display(v)
     )
 }
 

@@ -189,13 +189,7 @@ impl Gen {
         let tt = self.m.tensor(t).clone();
         let (p0, p1) = self.interval(parts, i64::from(tt.partitions), 1);
         let (b0, b1) = self.interval(bytes, i64::from(tt.bytes), i64::from(tt.dtype.size()));
-        Access {
-            tensor: t,
-            p0,
-            p1,
-            b0,
-            b1,
-        }
+        Access::new(t, p0, p1, b0, b1)
     }
 
     fn tensors_where(&self, f: impl Fn(&Tensor, bool) -> bool) -> Vec<TensorId> {
@@ -291,13 +285,7 @@ impl Gen {
         b0.constant += 4 * self.rng.range(0, (2048 - 4 * n) / 4);
         let mut b1 = b0.clone();
         b1.constant += 4 * n;
-        let dst_a = Access {
-            tensor: dst,
-            p0,
-            p1,
-            b0,
-            b1,
-        };
+        let dst_a = Access::new(dst, p0, p1, b0, b1);
         let s = *self.rng.pick(&sbuf);
         let mv = *self.rng.pick(&sbuf);
         let (ss, ms) = (
