@@ -746,7 +746,12 @@ mod tests {
             for p in 0..=101 {
                 let want = shift.before.partition_point(|&q| q <= p);
                 for hint in 0..=shift.before.len() + 1 {
-                    assert_eq!(shift.inserted_up_to(p, hint), want, "{:?} {p} {hint}", shift.before);
+                    assert_eq!(
+                        shift.inserted_up_to(p, hint),
+                        want,
+                        "{:?} {p} {hint}",
+                        shift.before
+                    );
                 }
             }
         }
