@@ -819,16 +819,104 @@ impl InstKind {
 
 /// One instruction: an optional label, what it does, and an optional
 /// ordering edge (`after=%L`, SPEC §4.2).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+///
+/// The label and the edge are boxed together so that an instruction with
+/// neither (the common case) is 112 bytes and owns no heap memory; read them
+/// with [`Inst::label`] and [`Inst::after`]. Serializes as `{label, kind, after}`.
+#[derive(Clone, PartialEq, Deserialize)]
+#[serde(from = "InstFields<InstKind, String>")]
 pub struct Inst {
-    /// The label without `%` (`a.0.1`), if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
     /// The operation.
     pub kind: InstKind,
-    /// Label of an instruction this one must be ordered after.
+    /// The label and the ordering edge; canonical: `None` when both are absent.
+    labels: Option<Box<Labels>>,
+}
+
+const _: () = assert!(std::mem::size_of::<Inst>() == 112);
+
+/// The boxed names of an [`Inst`]; never both `None`.
+#[derive(Clone, PartialEq)]
+struct Labels {
+    label: Option<String>,
+    after: Option<String>,
+}
+
+impl Labels {
+    /// Boxes `label` and `after`, or `None` when both are absent.
+    fn boxed(label: Option<String>, after: Option<String>) -> Option<Box<Labels>> {
+        (label.is_some() || after.is_some()).then(|| Box::new(Labels { label, after }))
+    }
+}
+
+/// The serde form of an [`Inst`]: owned when deserializing, borrowed when
+/// serializing.
+#[derive(Serialize, Deserialize)]
+#[serde(rename = "Inst")]
+struct InstFields<K, S> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub after: Option<String>,
+    label: Option<S>,
+    kind: K,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    after: Option<S>,
+}
+
+impl From<InstFields<InstKind, String>> for Inst {
+    fn from(f: InstFields<InstKind, String>) -> Self {
+        Inst {
+            kind: f.kind,
+            labels: Labels::boxed(f.label, f.after),
+        }
+    }
+}
+
+impl Serialize for Inst {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let fields = InstFields {
+            label: self.label(),
+            kind: &self.kind,
+            after: self.after(),
+        };
+        fields.serialize(s)
+    }
+}
+
+impl fmt::Debug for Inst {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Inst")
+            .field("label", &self.label())
+            .field("kind", &self.kind)
+            .field("after", &self.after())
+            .finish()
+    }
+}
+
+impl Inst {
+    /// An unlabelled instruction with no ordering edge.
+    pub fn new(kind: InstKind) -> Self {
+        Inst { kind, labels: None }
+    }
+
+    /// The label without `%` (`a.0.1`), if any.
+    pub fn label(&self) -> Option<&str> {
+        self.labels.as_ref()?.label.as_deref()
+    }
+
+    /// Label of an instruction this one must be ordered after, if any.
+    pub fn after(&self) -> Option<&str> {
+        self.labels.as_ref()?.after.as_deref()
+    }
+
+    /// Replaces the label.
+    pub fn set_label(&mut self, label: Option<String>) {
+        let after = self.labels.take().and_then(|l| l.after);
+        self.labels = Labels::boxed(label, after);
+    }
+
+    /// Replaces the ordering edge.
+    pub fn set_after(&mut self, after: Option<String>) {
+        let label = self.labels.take().and_then(|l| l.label);
+        self.labels = Labels::boxed(label, after);
+    }
 }
 
 /// A counted loop `loop VAR LO..HI { … }`.
@@ -1264,6 +1352,39 @@ mod tests {
         assert!(!c.is_affine());
     }
 
+    /// The boxed names keep the old field-wise JSON and `Debug`, and stay
+    /// canonical so that equality ignores how they were set.
+    #[test]
+    fn inst_names_serde_debug_canonical() {
+        let kind = InstKind::Memset {
+            dst: Access::rect(TensorId(0), 0, 1, 0, 4),
+            value: 0.0,
+        };
+        let plain = Inst::new(kind.clone());
+        let mut inst = plain.clone();
+        inst.set_after(Some("a".into()));
+        assert_eq!((inst.label(), inst.after()), (None, Some("a")));
+        let json = serde_json::to_string(&inst).unwrap();
+        assert!(json.starts_with(r#"{"kind":"#) && json.ends_with(r#","after":"a"}"#));
+        assert_eq!(serde_json::from_str::<Inst>(&json).unwrap(), inst);
+        inst.set_label(Some("x.1".into()));
+        let json = serde_json::to_string(&inst).unwrap();
+        assert!(json.starts_with(r#"{"label":"x.1","kind":"#));
+        assert_eq!(serde_json::from_str::<Inst>(&json).unwrap(), inst);
+        assert_eq!(
+            format!("{inst:?}"),
+            format!("Inst {{ label: Some(\"x.1\"), kind: {kind:?}, after: Some(\"a\") }}")
+        );
+        inst.set_after(None);
+        inst.set_label(None);
+        assert_eq!(inst, plain);
+        assert_eq!(
+            format!("{inst:?}"),
+            format!("Inst {{ label: None, kind: {kind:?}, after: None }}")
+        );
+        assert!(!serde_json::to_string(&inst).unwrap().contains("label"));
+    }
+
     /// Issue #6: a 1M-tensor program has ~7M instructions.
     #[test]
     fn ir_sizes() {
@@ -1271,7 +1392,7 @@ mod tests {
         assert_eq!(size_of::<Affine>(), 16);
         assert_eq!(size_of::<Access>(), 48);
         assert_eq!(size_of::<InstKind>(), 104);
-        assert_eq!(size_of::<Inst>(), 152);
+        assert_eq!(size_of::<Inst>(), 112);
     }
 
     #[test]

@@ -159,11 +159,7 @@ impl Problem {
                     srcs: vec![whole(&m, out), whole(&m, psum(t))],
                 },
             };
-            body.push(Stmt::Inst(m.add_inst(Inst {
-                label: None,
-                kind,
-                after: None,
-            })));
+            body.push(Stmt::Inst(m.add_inst(Inst::new(kind))));
         }
         m.blocks.push(Block {
             name: "main".to_string(),

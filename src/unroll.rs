@@ -81,8 +81,8 @@ pub fn unroll_with_origins(m: &Module) -> Result<(Module, Vec<InstId>), UnrollEr
     u.out.tensors = m.tensors.clone();
     m.walk(|v, nest| {
         if let Visit::Inst(i) = v {
-            if let Some(l) = &m.inst(i).label {
-                u.label_nests.insert(l.as_str(), nest.to_vec());
+            if let Some(l) = m.inst(i).label() {
+                u.label_nests.insert(l, nest.to_vec());
             }
         }
     });
@@ -188,16 +188,16 @@ impl Unroller<'_> {
         };
         eval(inst.kind.dst_mut());
         inst.kind.for_each_src_mut(eval);
-        if let Some(l) = &src.label {
+        if let Some(l) = src.label() {
             let label = format!("{l}{}", self.suffix());
             if !self.labels.insert(label.clone()) {
                 return Err(UnrollError::DuplicateLabel { label });
             }
-            inst.label = Some(label);
+            inst.set_label(Some(label));
         }
-        if let Some(target) = &src.after {
-            if let Some(tnest) = self.label_nests.get(target.as_str()) {
-                inst.after = Some(format!("{target}{}", self.target_suffix(tnest)));
+        if let Some(target) = src.after() {
+            if let Some(tnest) = self.label_nests.get(target) {
+                inst.set_after(Some(format!("{target}{}", self.target_suffix(tnest))));
             }
         }
         Ok(inst)

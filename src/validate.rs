@@ -425,7 +425,7 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
 
         fn inst(&self, i: InstId) -> Result<(), ValidateError> {
             let inst = &self.m.insts[i.index()];
-            for l in inst.label.iter().chain(&inst.after) {
+            for l in inst.label().into_iter().chain(inst.after()) {
                 if !is_label(l) {
                     return malformed(Loc::Inst(i), format!("bad label {l:?}"));
                 }
@@ -582,7 +582,7 @@ impl<'m> Cx<'m> {
 
     fn inst_name(&self, id: InstId) -> String {
         let inst = self.m.inst(id);
-        match &inst.label {
+        match inst.label() {
             Some(l) => format!("%{l} ({})", inst.kind.mnemonic()),
             None => format!("%{} ({})", self.pos[id.index()], inst.kind.mnemonic()),
         }
@@ -616,21 +616,21 @@ impl<'m> Cx<'m> {
     fn labels(&self) -> Result<(), ValidateError> {
         let mut seen = HashMap::new();
         for id in self.m.insts_in_order() {
-            if let Some(l) = &self.m.inst(id).label {
-                if seen.insert(l.as_str(), id).is_some() {
+            if let Some(l) = self.m.inst(id).label() {
+                if seen.insert(l, id).is_some() {
                     return err(
                         Loc::Attr(id, Attr::Label),
-                        ValidateErrorKind::DuplicateLabel(l.clone()),
+                        ValidateErrorKind::DuplicateLabel(l.to_string()),
                     );
                 }
             }
         }
         for id in self.m.insts_in_order() {
-            if let Some(a) = &self.m.inst(id).after {
-                if !seen.contains_key(a.as_str()) {
+            if let Some(a) = self.m.inst(id).after() {
+                if !seen.contains_key(a) {
                     return err(
                         Loc::Attr(id, Attr::After),
-                        ValidateErrorKind::UnknownAfter(a.clone()),
+                        ValidateErrorKind::UnknownAfter(a.to_string()),
                     );
                 }
             }

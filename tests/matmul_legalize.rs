@@ -648,7 +648,7 @@ block main {{
     let labels: Vec<String> = out
         .insts_in_order()
         .into_iter()
-        .map(|i| out.inst(i).label.clone().unwrap())
+        .map(|i| out.inst(i).label().unwrap().to_string())
         .collect();
     assert_eq!(labels, ["1", "1.1", "2.1", "3"]);
 }

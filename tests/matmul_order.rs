@@ -18,7 +18,7 @@ sbuf y [128, 2048]
 ";
 
 fn label(m: &Module, i: InstId) -> &str {
-    m.inst(i).label.as_deref().unwrap()
+    m.inst(i).label().unwrap()
 }
 
 fn edges(m: &Module) -> Vec<(&str, &str)> {

@@ -23,7 +23,10 @@ fn legalize_random_modules() {
         legalize_program(&mut u, &arch).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         for i in u.insts_in_order() {
             let inst = u.inst(i);
-            assert!(inst.label.is_some(), "seed {seed}: unlabelled instruction");
+            assert!(
+                inst.label().is_some(),
+                "seed {seed}: unlabelled instruction"
+            );
             if let Some(mm) = inst.kind.as_matmul() {
                 assert!(
                     matches!(mm.flags, Flags::Set(_)),

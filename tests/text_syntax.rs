@@ -109,8 +109,8 @@ fn matmul_attributes() {
     assert_eq!(mms[0].zr, Some(1));
     assert_eq!(mms[1].flags, Flags::Set(FlagSet::NONE));
     assert_eq!(mms[2].flags, Flags::Auto);
-    assert_eq!(p.module.insts[0].label.as_deref(), Some("mm.0"));
-    assert_eq!(p.module.insts[1].after.as_deref(), Some("mm.0"));
+    assert_eq!(p.module.insts[0].label(), Some("mm.0"));
+    assert_eq!(p.module.insts[1].after(), Some("mm.0"));
     let tile = p.source_map.insts[0].tile.unwrap();
     assert_eq!((tile.rows, tile.cols), (128, 64));
     assert_eq!(&src[tile.span.start..tile.span.end], "tile=128x64");

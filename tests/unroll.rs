@@ -16,7 +16,7 @@ fn assert_unrolled_afters(m: &Module, expect: &[(&str, &str)]) {
         .into_iter()
         .filter_map(|i| {
             let inst = u.inst(i);
-            Some((inst.label.as_deref()?, inst.after.as_deref()?))
+            Some((inst.label()?, inst.after()?))
         })
         .collect();
     assert_eq!(afters, expect);
@@ -257,7 +257,7 @@ block main {
     );
     let (u, origins) = unroll_with_origins(&m).unwrap();
     assert!(u.same_program(&unroll(&m).unwrap()));
-    let label = |m: &Module, i: psum::ir::InstId| m.inst(i).label.clone().unwrap();
+    let label = |m: &Module, i: psum::ir::InstId| m.inst(i).label().unwrap().to_string();
     let pairs: Vec<(String, String)> = u
         .insts_in_order()
         .into_iter()

@@ -81,7 +81,7 @@ fn move_after(m: &mut Module, id: InstId, after: InstId) {
 
 fn name(m: &Module, id: InstId) -> String {
     let pos = m.insts_in_order().iter().position(|&i| i == id).unwrap();
-    match &m.inst(id).label {
+    match m.inst(id).label() {
         Some(l) => format!("%{l}"),
         None => format!("%{pos}"),
     }

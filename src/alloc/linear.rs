@@ -220,14 +220,10 @@ mod tests {
     use crate::ir::{Access, Inst, InstKind, Loop, Mem, Tensor, TensorId};
 
     fn memset(m: &mut Module) -> InstId {
-        m.add_inst(Inst {
-            label: None,
-            kind: InstKind::Memset {
-                dst: Access::rect(TensorId(0), 0, 1, 0, 4),
-                value: 0.0,
-            },
-            after: None,
-        })
+        m.add_inst(Inst::new(InstKind::Memset {
+            dst: Access::rect(TensorId(0), 0, 1, 0, 4),
+            value: 0.0,
+        }))
     }
 
     #[test]

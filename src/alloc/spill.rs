@@ -173,9 +173,5 @@ fn copy(m: &mut Module, dst: TensorId, src: TensorId) -> InstId {
         dst: Access::whole(dst, m.tensor(dst)),
         src: Access::whole(src, m.tensor(src)),
     };
-    m.add_inst(Inst {
-        label: None,
-        kind,
-        after: None,
-    })
+    m.add_inst(Inst::new(kind))
 }

@@ -831,11 +831,7 @@ impl Builder {
     }
 
     fn emit(&mut self, kind: InstKind) {
-        let id = self.module.add_inst(Inst {
-            label: None,
-            kind,
-            after: None,
-        });
+        let id = self.module.add_inst(Inst::new(kind));
         self.current().push(Stmt::Inst(id));
     }
 

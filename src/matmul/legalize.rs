@@ -257,14 +257,10 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
     for &g in &plan.memsets {
         let grp = &an.groups[g];
         let r = grp.region;
-        let memset = m.add_inst(Inst {
-            label: None,
-            kind: InstKind::Memset {
-                dst: Access::rect(grp.tensor, r.p0, r.p1, r.b0, r.b1),
-                value: 0.0,
-            },
-            after: None,
-        });
+        let memset = m.add_inst(Inst::new(InstKind::Memset {
+            dst: Access::rect(grp.tensor, r.p0, r.p1, r.b0, r.b1),
+            value: 0.0,
+        }));
         memset_before.insert(id(grp.head()), memset);
     }
     for b in &mut m.blocks {
@@ -281,11 +277,11 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
             .collect();
     }
     label_positions(m);
-    let label = |m: &Module, i: InstId| m.inst(i).label.clone().unwrap_or_default();
+    let label = |m: &Module, i: InstId| m.inst(i).label().unwrap_or_default().to_string();
     let mut ordered_edges = Vec::with_capacity(edges.len());
     for &(later, earlier) in &edges {
         let l = label(m, earlier);
-        m.insts[later.index()].after = Some(l.clone());
+        m.insts[later.index()].set_after(Some(l.clone()));
         ordered_edges.push((label(m, later), l));
     }
     let grouped: HashSet<InstId> = an
@@ -354,10 +350,10 @@ fn label_positions(m: &mut Module) {
     let order = m.insts_in_order();
     let mut taken: HashSet<String> = order
         .iter()
-        .filter_map(|&i| m.inst(i).label.clone())
+        .filter_map(|&i| m.inst(i).label().map(str::to_string))
         .collect();
     for (position, i) in order.into_iter().enumerate() {
-        if m.inst(i).label.is_some() {
+        if m.inst(i).label().is_some() {
             continue;
         }
         let mut l = position.to_string();
@@ -367,7 +363,7 @@ fn label_positions(m: &mut Module) {
             l = format!("{position}.{k}");
         }
         taken.insert(l.clone());
-        m.insts[i.index()].label = Some(l);
+        m.insts[i.index()].set_label(Some(l));
     }
 }
 

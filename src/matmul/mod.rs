@@ -126,7 +126,7 @@ impl Trace {
 
     /// How diagnostics name the instruction at `ord`: `%label`, or `%ord`.
     pub fn name(&self, m: &Module, ord: usize) -> String {
-        match &m.inst(self.insts[ord]).label {
+        match m.inst(self.insts[ord]).label() {
             Some(l) => format!("%{l}"),
             None => format!("%{ord}"),
         }

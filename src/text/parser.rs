@@ -406,11 +406,10 @@ impl<'a> Parser<'a> {
                 }
             }
         };
-        let id = self.module.add_inst(Inst {
-            label,
-            kind,
-            after: at.after,
-        });
+        let mut inst = Inst::new(kind);
+        inst.set_label(label);
+        inst.set_after(at.after);
+        let id = self.module.add_inst(inst);
         self.map.insts.push(InstSpans {
             span: start.to(Span::new(start.start, self.prev_end)),
             operands,

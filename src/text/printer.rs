@@ -39,7 +39,7 @@ fn write_access(f: &mut impl Write, m: &Module, a: &Access) -> fmt::Result {
 
 fn write_inst(f: &mut impl Write, m: &Module, id: InstId) -> fmt::Result {
     let inst = m.inst(id);
-    if let Some(l) = &inst.label {
+    if let Some(l) = inst.label() {
         write!(f, "%{l}: ")?;
     }
     write!(f, "{} ", inst.kind.mnemonic())?;
@@ -66,7 +66,7 @@ fn write_inst(f: &mut impl Write, m: &Module, id: InstId) -> fmt::Result {
             write!(f, " zr={zr}")?;
         }
     }
-    if let Some(a) = &inst.after {
+    if let Some(a) = inst.after() {
         write!(f, " after=%{a}")?;
     }
     Ok(())

@@ -76,7 +76,7 @@ impl InstNames {
     pub fn new(m: &Module) -> Self {
         let mut names = vec![String::new(); m.insts.len()];
         for (pos, id) in m.insts_in_order().into_iter().enumerate() {
-            names[id.index()] = match &m.inst(id).label {
+            names[id.index()] = match m.inst(id).label() {
                 Some(l) => format!("%{l}"),
                 None => format!("%{pos}"),
             };

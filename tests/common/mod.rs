@@ -265,7 +265,10 @@ impl Gen {
         });
         let after = (!self.labels.is_empty() && self.rng.chance(1, 4))
             .then(|| self.rng.pick(&self.labels).clone());
-        self.m.add_inst(Inst { label, kind, after })
+        let mut inst = Inst::new(kind);
+        inst.set_label(label);
+        inst.set_after(after);
+        self.m.add_inst(inst)
     }
 
     fn matmul(&mut self) -> InstKind {
