@@ -93,7 +93,7 @@ pub fn spill_plan(lin: &Linear, live: &Liveness, v: NodeId) -> Option<SpillPlan>
     let first_read = ev.clone().position(|e| e.read && e.point > last_write)?;
     let next_read = ev.clone().nth(first_read)?.point;
     let mut save_after = last_write;
-    let mut l = lin.points[last_write as usize].innermost;
+    let mut l = lin.points[last_write as usize].innermost();
     while let Some(x) = l.filter(|&x| !lin.inside(x, next_read)) {
         save_after = lin.end[x.index()];
         l = lin.parent[x.index()];

@@ -33,24 +33,42 @@ pub enum BodyRef {
 pub struct Point {
     /// What it is.
     pub kind: PointKind,
-    /// The innermost loop around it (`None` at top level).
-    pub innermost: Option<LoopId>,
-    /// The body holding its statement (for a header or end: the loop's statement).
+    /// The body holding its statement (for a header or end: the loop's
+    /// statement, in the enclosing body).
     pub body: BodyRef,
     /// The statement's index in that body.
     pub index: u32,
 }
 
 // A large program has millions of points; keep each one small.
-const _: () = assert!(std::mem::size_of::<Point>() == 28);
+const _: () = assert!(std::mem::size_of::<Point>() == 20);
+
+impl BodyRef {
+    /// The loop whose body this is (`None` for a block).
+    pub fn as_loop(self) -> Option<LoopId> {
+        match self {
+            BodyRef::Block(_) => None,
+            BodyRef::Loop(l) => Some(l),
+        }
+    }
+}
+
+impl Point {
+    /// The innermost loop around it (`None` at top level): the loop whose
+    /// body holds it.
+    pub fn innermost(&self) -> Option<LoopId> {
+        self.body.as_loop()
+    }
+}
 
 /// The linearized program: points in order and the loop structure over them.
 #[derive(Clone, Debug, Default)]
 pub struct Linear {
     /// Points in program order.
     pub points: Vec<Point>,
-    /// The point of each instruction (by [`InstId`]); `None` when unreachable.
-    pub inst_point: Vec<Option<u32>>,
+    /// The point of each instruction (by [`InstId`]), [`UNREACHED`] when
+    /// none; read through [`Linear::point_of`].
+    inst_point: Vec<u32>,
     /// Header point of each loop (by [`LoopId`]; `u32::MAX` when unreachable).
     pub header: Vec<u32>,
     /// End point of each loop (by [`LoopId`]; `u32::MAX` when unreachable).
@@ -63,6 +81,9 @@ pub struct Linear {
     /// (saturating), by [`LoopId`]; see [`Linear::weight`].
     loop_weight: Vec<u64>,
 }
+
+/// The point of an instruction in no body.
+const UNREACHED: u32 = u32::MAX;
 
 /// Sets `v` to `len` copies of `x`, keeping its buffer (grown to fit
 /// exactly: the allocator's buffers are large).
@@ -88,32 +109,23 @@ impl Linear {
         let capacity = m.insts.len() + 2 * nl;
         self.points.clear();
         self.points.reserve(capacity);
-        refill(&mut self.inst_point, m.insts.len(), None);
+        refill(&mut self.inst_point, m.insts.len(), UNREACHED);
         refill(&mut self.header, nl, u32::MAX);
         refill(&mut self.end, nl, u32::MAX);
         refill(&mut self.parent, nl, None);
         refill(&mut self.depth, nl, 0);
         refill(&mut self.loop_weight, nl, 1);
         for (bi, b) in m.blocks.iter().enumerate() {
-            self.body(m, &b.body, BodyRef::Block(bi as u32), None, 0, 1);
+            self.body(m, &b.body, BodyRef::Block(bi as u32), 0, 1);
         }
     }
 
-    fn body(
-        &mut self,
-        m: &Module,
-        body: &[Stmt],
-        at: BodyRef,
-        innermost: Option<LoopId>,
-        depth: u32,
-        weight: u64,
-    ) {
+    fn body(&mut self, m: &Module, body: &[Stmt], at: BodyRef, depth: u32, weight: u64) {
         for (index, s) in body.iter().enumerate() {
             let index = index as u32;
             let push = |lin: &mut Linear, kind| {
                 lin.points.push(Point {
                     kind,
-                    innermost,
                     body: at,
                     index,
                 });
@@ -122,16 +134,16 @@ impl Linear {
             match *s {
                 Stmt::Inst(i) => {
                     let p = push(self, PointKind::Inst(i));
-                    self.inst_point[i.index()] = Some(p);
+                    self.inst_point[i.index()] = p;
                 }
                 Stmt::Loop(l) => {
                     self.header[l.index()] = push(self, PointKind::Header(l));
-                    self.parent[l.index()] = innermost;
+                    self.parent[l.index()] = at.as_loop();
                     self.depth[l.index()] = depth + 1;
                     let lp = m.loop_(l);
                     let w = weight.saturating_mul(lp.trip_count());
                     self.loop_weight[l.index()] = w;
-                    self.body(m, &lp.body, BodyRef::Loop(l), Some(l), depth + 1, w);
+                    self.body(m, &lp.body, BodyRef::Loop(l), depth + 1, w);
                     self.end[l.index()] = push(self, PointKind::End(l));
                 }
             }
@@ -141,7 +153,13 @@ impl Linear {
     /// `weight(p)`: the product of the trip counts of the loops around
     /// point `p` (saturating; 1 at top level).
     pub fn weight(&self, p: u32) -> u64 {
-        (self.points[p as usize].innermost).map_or(1, |l| self.loop_weight[l.index()])
+        (self.points[p as usize].innermost()).map_or(1, |l| self.loop_weight[l.index()])
+    }
+
+    /// The point of instruction `i`, `None` when it is unreachable (or not
+    /// in the module numbered).
+    pub fn point_of(&self, i: InstId) -> Option<u32> {
+        (self.inst_point.get(i.index()).copied()).filter(|&p| p != UNREACHED)
     }
 
     /// Number of points.
@@ -163,7 +181,7 @@ impl Linear {
     /// The loop nest of point `p`, outermost first.
     pub fn nest(&self, p: u32) -> Vec<LoopId> {
         let mut out = Vec::new();
-        let mut l = self.points[p as usize].innermost;
+        let mut l = self.points[p as usize].innermost();
         while let Some(x) = l {
             out.push(x);
             l = self.parent[x.index()];
@@ -175,7 +193,7 @@ impl Linear {
     /// Nesting depth of point `p` (0 at top level).
     pub fn point_depth(&self, p: u32) -> u32 {
         self.points[p as usize]
-            .innermost
+            .innermost()
             .map_or(0, |l| self.depth[l.index()])
     }
 
@@ -187,7 +205,7 @@ impl Linear {
     /// The loop at depth `d` (1-based) in the nest of point `p`, i.e. `nest(p)[d − 1]`.
     pub fn nest_at(&self, p: u32, d: u32) -> LoopId {
         let mut l = self.points[p as usize]
-            .innermost
+            .innermost()
             .expect("nest_at beyond the point's depth");
         while self.depth[l.index()] > d {
             l = self.parent[l.index()].expect("loop depth is consistent");
@@ -197,8 +215,8 @@ impl Linear {
 
     /// Length of the common prefix of the loop nests of points `a` and `b`.
     pub fn common_depth(&self, a: u32, b: u32) -> u32 {
-        let mut x = self.points[a as usize].innermost;
-        let mut y = self.points[b as usize].innermost;
+        let mut x = self.points[a as usize].innermost();
+        let mut y = self.points[b as usize].innermost();
         let d = |l: Option<LoopId>| l.map_or(0, |l| self.depth[l.index()]);
         while d(x) > d(y) {
             x = x.and_then(|l| self.parent[l.index()]);
@@ -259,7 +277,8 @@ mod tests {
         let lin = Linear::new(&m);
         // i0=0, H(outer)=1, i1=2, H(inner)=3, i2=4, E(inner)=5, E(outer)=6, i3=7
         assert_eq!(lin.len(), 8);
-        assert_eq!(lin.inst_point, vec![Some(0), Some(2), Some(4), Some(7)]);
+        let points: Vec<_> = (0..5).map(|i| lin.point_of(InstId(i))).collect();
+        assert_eq!(points, vec![Some(0), Some(2), Some(4), Some(7), None]);
         assert_eq!((lin.header[outer.index()], lin.end[outer.index()]), (1, 6));
         assert_eq!((lin.header[inner.index()], lin.end[inner.index()]), (3, 5));
         let weights: Vec<u64> = (0..8).map(|p| lin.weight(p)).collect();

@@ -199,7 +199,7 @@ impl Events {
         let mut at = vec![0u64; lin.len().div_ceil(64)];
         let copies = (shift.insts..table.insts()).map(InstId::new);
         for i in shift.spilled.iter().flat_map(old).chain(copies) {
-            if let Some(p) = lin.inst_point[i.index()] {
+            if let Some(p) = lin.point_of(i) {
                 at[p as usize / 64] |= 1 << (p % 64);
             }
         }
@@ -278,7 +278,9 @@ impl Events {
     ) -> impl DoubleEndedIterator<Item = Event> + ExactSizeIterator + Clone + 'a {
         let (a, b) = self.spans[t.index()];
         self.touches[a as usize..b as usize].iter().map(|x| Event {
-            point: lin.inst_point[x.inst.index()].expect("events are of reachable instructions"),
+            point: lin
+                .point_of(x.inst)
+                .expect("events are of reachable instructions"),
             inst: x.inst,
             read: x.read,
             write: x.write,
@@ -668,7 +670,7 @@ impl Carried {
         self.tag += 1;
         self.touched.clear();
         for e in ev {
-            let mut l = lin.points[e.point as usize].innermost;
+            let mut l = lin.points[e.point as usize].innermost();
             while let Some(x) = l {
                 let i = x.index();
                 if self.stamp[i] != self.tag {

@@ -10,7 +10,7 @@
 
 use super::linear::Linear;
 use super::liveness::{AccessTable, Event, Events};
-use crate::ir::{Access, InstKind, Mem, Module, Region, Tensor, TensorId};
+use crate::ir::{Access, InstId, InstKind, Mem, Module, Region, Tensor, TensorId};
 
 /// Splits every PSUM tensor of `m` at its overwrite points, into a copy
 /// (see [`memloc_split_owned`]).
@@ -69,7 +69,7 @@ pub fn memloc_split_analyzed(
         }
     }
     for (ii, inst) in m.insts.iter_mut().enumerate() {
-        let point = lin.inst_point[ii];
+        let point = lin.point_of(InstId::new(ii));
         let rename = |a: &mut Access| {
             let c = &cuts[a.tensor.index()];
             let piece = point.map_or(0, |p| c.partition_point(|&x| x <= p));
@@ -104,7 +104,7 @@ fn cut_points(
         let is_cut = read_since_cut
             && e.write
             && !e.read
-            && lin.points[e.point as usize].innermost.is_none()
+            && lin.points[e.point as usize].innermost().is_none()
             && kind.dst().is_whole(t)
             && prev.is_some_and(|p| overwrites(m, kind, &p, whole, last_value));
         if is_cut {

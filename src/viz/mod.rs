@@ -28,7 +28,7 @@ pub use svg::svg;
 use crate::alloc::linear::{Linear, PointKind};
 use crate::alloc::{liveness, split, AllocOutcome};
 use crate::arch;
-use crate::ir::{InstKind, Mem, Module, Stmt};
+use crate::ir::{InstId, InstKind, Mem, Module, Stmt};
 use crate::pipeline::Compiled;
 use std::collections::HashMap;
 
@@ -243,7 +243,9 @@ impl Timeline {
             .collect();
         let mut spills = Vec::new();
         for (i, inst) in m.insts.iter().enumerate() {
-            let (Some(point), InstKind::Copy { dst, src }) = (lin.inst_point[i], &inst.kind) else {
+            let (Some(point), InstKind::Copy { dst, src }) =
+                (lin.point_of(InstId::new(i)), &inst.kind)
+            else {
                 continue;
             };
             let (d, s) = (m.tensor(dst.tensor), m.tensor(src.tensor));
@@ -330,7 +332,7 @@ impl Timeline {
             }
             let points = (c.matmuls.iter())
                 .filter_map(|i| compiled.origins.get(i.index()))
-                .filter_map(|o| lin.inst_point.get(o.index()).copied().flatten());
+                .filter_map(|&o| lin.point_of(o));
             let Some((start, end)) = points.fold(None, |span, p| match span {
                 None => Some((p, p)),
                 Some((s, e)) => Some((p.min(s), p.max(e))),
@@ -404,7 +406,7 @@ fn first_demand(original: &Module, num_banks: u32, lin: &Linear) -> Vec<u32> {
     let mut orig_of = vec![None; lin.points.len()];
     for (p, point) in lin0.points.iter().enumerate() {
         let q = match point.kind {
-            PointKind::Inst(i) => lin.inst_point.get(i.index()).copied().flatten(),
+            PointKind::Inst(i) => lin.point_of(i),
             PointKind::Header(l) => lin.header.get(l.index()).copied(),
             PointKind::End(l) => lin.end.get(l.index()).copied(),
         };
