@@ -177,21 +177,23 @@ impl Sweep {
                 (p - first) as usize
             }
         };
+        // A counting sort whose offsets double as the fill cursors: counted
+        // one slot ahead, `off[b + 1]` is bucket b's cursor and ends as its end.
         let bucket = |key: fn(&Node) -> u32| {
-            let mut off = vec![0u32; span + 1];
+            let mut off = vec![0u32; span + 2];
             for n in nodes {
-                off[at(key(n)) + 1] += 1;
+                off[at(key(n)) + 2] += 1;
             }
-            for i in 0..span {
-                off[i + 1] += off[i];
+            for i in 2..span + 2 {
+                off[i] += off[i - 1];
             }
-            let mut fill = off.clone();
             let mut ids = vec![NodeId(0); nodes.len()];
             for (i, n) in nodes.iter().enumerate() {
-                let b = at(key(n));
-                ids[fill[b] as usize] = NodeId::new(i);
-                fill[b] += 1;
+                let cursor = &mut off[at(key(n)) + 1];
+                ids[*cursor as usize] = NodeId::new(i);
+                *cursor += 1;
             }
+            off.pop();
             (off, ids)
         };
         let (s_off, starts) = bucket(|n| n.start);
