@@ -38,11 +38,11 @@ struct PsumAccess {
     write: bool,
 }
 
-/// The PSUM tensors each instruction reads and writes (by [`InstId`]), one
+/// The PSUM tensors each of a list of instructions reads and writes, one
 /// entry per tensor: the instructions boiled down to what liveness needs.
-/// The fast allocator builds it once and keeps it in step with the spill
-/// code ([`AccessTable::push_copy`], [`AccessTable::rename_read`]), so an
-/// iteration reads this table instead of walking the instructions again.
+/// Built for every instruction (by [`InstId`]) when the events are
+/// collected afresh, and for the few that spill code touched when they are
+/// updated ([`Events::update`]).
 #[derive(Clone, Debug, Default)]
 pub struct AccessTable {
     offsets: Vec<u32>,
@@ -50,26 +50,32 @@ pub struct AccessTable {
 }
 
 impl AccessTable {
-    /// The table of every instruction of `m`.
+    /// The table of every instruction of `m`, row `i` for [`InstId`] `i`.
     pub fn new(m: &Module) -> AccessTable {
         let is_psum: Vec<bool> = m.tensors.iter().map(|t| t.mem == Mem::Psum).collect();
+        AccessTable::of(m.insts.iter().map(|i| &i.kind), &is_psum)
+    }
+
+    /// The table of `kinds`, one row each in order, counting the tensors
+    /// `keep` flags (by [`TensorId`]).
+    fn of<'a>(kinds: impl ExactSizeIterator<Item = &'a InstKind>, keep: &[bool]) -> AccessTable {
         let mut table = AccessTable {
-            offsets: Vec::with_capacity(m.insts.len() + 1),
-            entries: Vec::with_capacity(m.insts.len() * 2),
+            offsets: Vec::with_capacity(kinds.len() + 1),
+            entries: Vec::with_capacity(kinds.len() * 2),
         };
         table.offsets.push(0);
-        for inst in &m.insts {
-            table.push(&inst.kind, &is_psum);
+        for kind in kinds {
+            table.push(kind, keep);
         }
         table
     }
 
     /// Appends the entries of the next instruction (sources in operand
     /// order, then the destination; a tensor met again is merged).
-    fn push(&mut self, kind: &InstKind, is_psum: &[bool]) {
+    fn push(&mut self, kind: &InstKind, keep: &[bool]) {
         let first = self.entries.len();
         let mut note = |t: TensorId, read: bool, write: bool| {
-            if !is_psum[t.index()] {
+            if !keep[t.index()] {
                 return;
             }
             match self.entries[first..].iter_mut().find(|e| e.tensor == t) {
@@ -89,44 +95,9 @@ impl AccessTable {
         self.offsets.push(self.entries.len() as u32);
     }
 
-    /// Records the next instruction, a whole-tensor `copy`: it writes `dst`
-    /// and reads `src`, each counted only when it is a PSUM tensor.
-    pub fn push_copy(&mut self, dst: Option<TensorId>, src: Option<TensorId>) {
-        if let Some(t) = src {
-            self.entries.push(PsumAccess {
-                tensor: t,
-                read: true,
-                write: false,
-            });
-        }
-        if let Some(t) = dst {
-            self.entries.push(PsumAccess {
-                tensor: t,
-                read: false,
-                write: true,
-            });
-        }
-        self.offsets.push(self.entries.len() as u32);
-    }
-
-    /// Records that instruction `i` now reads `to` where it read `from`
-    /// (a read it does not also write).
-    pub fn rename_read(&mut self, i: InstId, from: TensorId, to: TensorId) {
-        let r = self.offsets[i.index()] as usize..self.offsets[i.index() + 1] as usize;
-        if let Some(e) = self.entries[r].iter_mut().find(|e| e.tensor == from) {
-            debug_assert!(e.read && !e.write, "a renamed read is not also a write");
-            e.tensor = to;
-        }
-    }
-
-    /// The number of instructions described.
-    fn insts(&self) -> usize {
-        self.offsets.len() - 1
-    }
-
-    /// The entries of instruction `i`.
-    fn of(&self, i: InstId) -> &[PsumAccess] {
-        &self.entries[self.offsets[i.index()] as usize..self.offsets[i.index() + 1] as usize]
+    /// The entries of row `k`.
+    fn row(&self, k: usize) -> &[PsumAccess] {
+        &self.entries[self.offsets[k] as usize..self.offsets[k + 1] as usize]
     }
 }
 
@@ -168,79 +139,79 @@ impl Events {
     /// recomputes its growing program's events every iteration, and fresh
     /// buffers of that size would cost a page fault per 4 KiB).
     pub fn refill(&mut self, table: &AccessTable, tensors: usize, lin: &Linear) {
-        let insts = lin.points.iter().filter_map(|p| match p.kind {
-            PointKind::Inst(i) => Some(i),
+        let rows = lin.points.iter().filter_map(|p| match p.kind {
+            PointKind::Inst(i) => Some((i, table.row(i.index()))),
             _ => None,
         });
         self.spans.clear();
         self.touches.clear();
-        self.place(table, vec![true; tensors], 0..tensors, insts);
+        self.place(tensors, 0..tensors, rows);
     }
 
-    /// The events after the spill code `shift` describes, from those
-    /// before it (fast mode; the same as [`Events::refill`]). The code
-    /// renames reads of the spilled tensors only and adds copies that
+    /// The events of `m` after the spill code `shift` describes, from
+    /// those before it (fast mode; the same as [`Events::refill`]). The
+    /// code renames reads of the spilled tensors only and adds copies that
     /// touch only spilled and new tensors, so every other tensor keeps its
-    /// instructions, in the same order. The spilled and new tensors get new
-    /// spans, from the instructions that can touch them now: the spilled
-    /// tensors' old ones and the new copies.
-    pub fn update(
-        &mut self,
-        table: &AccessTable,
-        tensors: usize,
-        lin: &Linear,
-        shift: &SpillShift,
-    ) {
+    /// instructions, in the same order. The spilled and new PSUM tensors
+    /// get new spans, from the instructions that can touch them now: the
+    /// spilled tensors' old ones and the new copies.
+    pub fn update(&mut self, m: &Module, lin: &Linear, shift: &SpillShift) {
         let old = |t: &TensorId| {
             let (a, b) = self.spans[t.index()];
             self.touches[a as usize..b as usize].iter().map(|x| x.inst)
         };
         // The instructions in point order: a bit per point.
         let mut at = vec![0u64; lin.len().div_ceil(64)];
-        let copies = (shift.insts..table.insts()).map(InstId::new);
+        let copies = (shift.insts..m.insts.len()).map(InstId::new);
         for i in shift.spilled.iter().flat_map(old).chain(copies) {
             if let Some(p) = lin.point_of(i) {
                 at[p as usize / 64] |= 1 << (p % 64);
             }
         }
-        let insts = at.iter().enumerate().flat_map(|(w, &bits)| {
-            let mut bits = bits;
-            std::iter::from_fn(move || {
-                let b = bits.trailing_zeros();
-                (b < 64).then(|| {
-                    bits &= bits - 1;
-                    match lin.points[w * 64 + b as usize].kind {
-                        PointKind::Inst(i) => i,
-                        _ => unreachable!("an instruction's point"),
-                    }
+        let insts: Vec<InstId> = (at.iter().enumerate())
+            .flat_map(|(w, &bits)| {
+                let mut bits = bits;
+                std::iter::from_fn(move || {
+                    let b = bits.trailing_zeros();
+                    (b < 64).then(|| {
+                        bits &= bits - 1;
+                        match lin.points[w * 64 + b as usize].kind {
+                            PointKind::Inst(i) => i,
+                            _ => unreachable!("an instruction's point"),
+                        }
+                    })
                 })
             })
-        });
+            .collect();
+        let tensors = m.tensors.len();
         let mut chosen = vec![false; tensors];
         let which: Vec<usize> = (shift.spilled.iter().map(|t| t.index()))
             .chain(shift.tensors..tensors)
+            .filter(|&t| m.tensors[t].mem == Mem::Psum)
             .filter(|&t| !std::mem::replace(&mut chosen[t], true))
             .collect();
-        self.place(table, chosen, which.into_iter(), insts);
+        let table = AccessTable::of(insts.iter().map(|&i| &m.inst(i).kind), &chosen);
+        let rows = insts.iter().enumerate().map(|(k, &i)| (i, table.row(k)));
+        self.place(tensors, which.into_iter(), rows);
     }
 
-    /// Gives each tensor of `which` (the distinct tensors `chosen` flags)
-    /// a new span at the end of the records: the accesses of `insts` (in
-    /// point order) to it. The spans of other tensors are left as they are.
-    fn place(
+    /// Gives each tensor of `which` (distinct, among `tensors`) a new span
+    /// at the end of the records: its accesses in `rows`, instructions in
+    /// point order with their accesses to the tensors of `which` only. The
+    /// spans of other tensors are left as they are.
+    fn place<'a>(
         &mut self,
-        table: &AccessTable,
-        chosen: Vec<bool>,
+        tensors: usize,
         which: impl Iterator<Item = usize> + Clone,
-        insts: impl Iterator<Item = InstId> + Clone,
+        rows: impl Iterator<Item = (InstId, &'a [PsumAccess])> + Clone,
     ) {
-        self.spans.resize(chosen.len(), (0, 0));
+        self.spans.resize(tensors, (0, 0));
         for t in which.clone() {
             self.spans[t] = (0, 0);
         }
         let mut counted = 0;
-        for i in insts.clone() {
-            for e in table.of(i).iter().filter(|e| chosen[e.tensor.index()]) {
+        for (_, row) in rows.clone() {
+            for e in row {
                 self.spans[e.tensor.index()].1 += 1;
                 counted += 1;
             }
@@ -257,8 +228,8 @@ impl Events {
             write: false,
         };
         self.touches.resize(self.touches.len() + counted, blank);
-        for i in insts {
-            for e in table.of(i).iter().filter(|e| chosen[e.tensor.index()]) {
+        for (i, row) in rows {
+            for e in row {
                 let end = &mut self.spans[e.tensor.index()].1;
                 self.touches[*end as usize] = Touch {
                     inst: i,
@@ -365,32 +336,42 @@ pub fn live_ranges(
     arch: &Arch,
     num_banks: u32,
 ) -> Result<Liveness, AllocError> {
+    let table = AccessTable::new(m);
     live_ranges_with(
         m,
-        &AccessTable::new(m),
+        Source::Table(&table),
         lin,
         arch,
         num_banks,
         Liveness::default(),
-        None,
     )
 }
 
-/// [`live_ranges`] with the instructions' PSUM accesses read from `table`
-/// (which must describe `m`), computed in the buffers of `spent` (a
-/// previous result, or `Liveness::default()`): the allocator recomputes
-/// the live ranges of its growing program every iteration. With `after`
-/// (fast mode), `spent` is the result for the program before that spill
-/// code, and the nodes it left alone are moved instead of recomputed
+/// Where [`live_ranges_with`] learns the instructions' PSUM accesses.
+#[derive(Clone, Copy, Debug)]
+pub enum Source<'a> {
+    /// From a table of every instruction (which must describe the module).
+    Table(&'a AccessTable),
+    /// From the result before the spill code this describes, which the
+    /// module has since received (fast mode): only what the code touched
+    /// is read again.
+    After(&'a SpillShift),
+}
+
+/// [`live_ranges`] with the instructions' PSUM accesses from `source`,
+/// computed in the buffers of `spent` (a previous result, or
+/// `Liveness::default()`): the allocator recomputes the live ranges of its
+/// growing program every iteration. With [`Source::After`] (fast mode),
+/// `spent` is the result for the program before that spill code, and the
+/// nodes it left alone are moved instead of recomputed
 /// (`NodeCtx::moved_nodes`); the result is the same.
 pub fn live_ranges_with(
     m: &Module,
-    table: &AccessTable,
+    source: Source,
     lin: &Linear,
     arch: &Arch,
     num_banks: u32,
     spent: Liveness,
-    after: Option<&SpillShift>,
 ) -> Result<Liveness, AllocError> {
     let Liveness {
         nodes,
@@ -398,9 +379,9 @@ pub fn live_ranges_with(
         mut unused,
         mut events,
     } = spent;
-    match after {
-        None => events.refill(table, m.tensors.len(), lin),
-        Some(shift) => events.update(table, m.tensors.len(), lin, shift),
+    match source {
+        Source::Table(table) => events.refill(table, m.tensors.len(), lin),
+        Source::After(shift) => events.update(m, lin, shift),
     }
     let ctx = NodeCtx {
         m,
@@ -409,9 +390,9 @@ pub fn live_ranges_with(
         arch,
         num_banks,
     };
-    let nodes = match after {
-        None => ctx.all_nodes(nodes, &mut unused)?,
-        Some(shift) => ctx.moved_nodes(nodes, shift)?,
+    let nodes = match source {
+        Source::Table(_) => ctx.all_nodes(nodes, &mut unused)?,
+        Source::After(shift) => ctx.moved_nodes(nodes, shift)?,
     };
     Ok(Liveness::assemble(m, nodes, node_of, unused, events))
 }
@@ -775,7 +756,6 @@ mod tests {
             let mut m = random(&p).unwrap();
             let arch = crate::arch::lookup(&m.arch).unwrap();
             let banks = arch.num_banks();
-            let mut table = AccessTable::new(&m);
             let mut namer = Namer::new(&m);
             let mut lin = Linear::new(&m);
             let mut live = live_ranges(&m, &lin, &arch, banks).unwrap();
@@ -787,12 +767,11 @@ mod tests {
                     .take(if round == 0 { usize::MAX } else { 2 })
                     .collect();
                 assert!(spill.len() >= 2, "seed {seed}: {} spilled", spill.len());
-                let (_, shift) =
-                    insert_spill_code(&mut m, &lin, &live, &spill, &mut namer, &mut table);
+                let (_, shift) = insert_spill_code(&mut m, &lin, &live, &spill, &mut namer);
                 lin = Linear::new(&m);
                 let fresh = live_ranges(&m, &lin, &arch, banks).unwrap();
                 live =
-                    live_ranges_with(&m, &table, &lin, &arch, banks, live, Some(&shift)).unwrap();
+                    live_ranges_with(&m, Source::After(&shift), &lin, &arch, banks, live).unwrap();
                 assert_eq!(live.nodes, fresh.nodes, "seed {seed}, round {round}");
                 assert_eq!(live.node_of, fresh.node_of);
                 for t in (0..m.tensors.len()).map(TensorId::new) {

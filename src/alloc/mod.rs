@@ -37,7 +37,7 @@ use crate::ir::{entity, Mem, Module, TensorId};
 use costs::Cost;
 use interference::Interference;
 use linear::Linear;
-use liveness::Liveness;
+use liveness::{AccessTable, Liveness, Source};
 use reuse::{Plan, Reuse};
 use select::Selection;
 use serde::{Deserialize, Serialize};
@@ -305,8 +305,9 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     let mut reuse = Reuse::default();
     log.v(" allocating PSUM".into());
     let mut lin = Linear::new(&m);
-    let first_table = liveness::AccessTable::new(&m);
-    let (mut work, mut table) = split::memloc_split_analyzed(m, &lin, first_table);
+    let first_table = AccessTable::new(&m);
+    let (mut work, first_table) = split::memloc_split_analyzed(m, &lin, first_table);
+    let mut table = Some(first_table);
     for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
         t.bank = None;
     }
@@ -319,13 +320,20 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     let mut spent = Liveness::default();
     let mut shift = None;
     for iteration in 1..=opts.max_iterations {
-        if opts.mode == Mode::Reference && iteration > 1 {
-            table = liveness::AccessTable::new(&work);
-        }
         let last = std::mem::take(&mut spent);
-        // Fast mode moves the nodes the last spill code left alone.
-        let after = shift.as_ref().filter(|_| opts.mode == Mode::Fast);
-        let live = liveness::live_ranges_with(&work, &table, &lin, &arch, num_banks, last, after)?;
+        // Fast mode reads every instruction's accesses once, then follows
+        // the spill code; reference mode reads them every iteration.
+        let live = {
+            let read;
+            let source = match shift.as_ref().filter(|_| opts.mode == Mode::Fast) {
+                Some(shift) => Source::After(shift),
+                None => {
+                    read = table.take().unwrap_or_else(|| AccessTable::new(&work));
+                    Source::Table(&read)
+                }
+            };
+            liveness::live_ranges_with(&work, source, &lin, &arch, num_banks, last)?
+        };
         if iteration == 1 {
             warnings = (live.unused.iter())
                 .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
@@ -377,7 +385,7 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
             let banks = it.banks(&reuse);
             // Only the live ranges outlive the search: the rest of its
             // state goes before the report is built.
-            drop((reuse, table, pinned, namer, shift));
+            drop((reuse, pinned, namer, shift));
             let live = it.into_ranges();
             return Ok(finish(
                 work, &arch, &live, &banks, &spilled, report, log, warnings,
@@ -397,11 +405,7 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
                 reuse.record(nodes, points, &it.plan, sels, &it.costs, &chosen);
             }
         };
-        let insert = || {
-            spill::insert_spill_code(
-                &mut work, &it.lin, &it.live, &chosen, &mut namer, &mut table,
-            )
-        };
+        let insert = || spill::insert_spill_code(&mut work, &it.lin, &it.live, &chosen, &mut namer);
         let ((), (reloads, moved)) = join(big && reusing, record, insert);
         shift = Some(moved);
         pinned.resize(work.tensors.len(), false);

@@ -11,7 +11,7 @@
 
 use super::costs::spill_plan;
 use super::linear::{BodyRef, Linear, PointKind};
-use super::liveness::{AccessTable, Liveness, SpillShift};
+use super::liveness::{Liveness, SpillShift};
 use super::NodeId;
 use crate::ir::{Access, Inst, InstId, InstKind, Mem, Module, Stmt, Tensor, TensorId};
 use std::collections::HashSet;
@@ -67,7 +67,7 @@ impl Namer {
 
 /// Inserts the spill code of the spillable nodes `spill` (ascending ids),
 /// planned on `lin`/`live` (the analysis of `m` before this call), naming
-/// the new tensors with `namer` and keeping `table` in step with `m`.
+/// the new tensors with `namer`.
 /// Returns the new PSUM reload tensors, and where the code went.
 pub fn insert_spill_code(
     m: &mut Module,
@@ -75,7 +75,6 @@ pub fn insert_spill_code(
     live: &Liveness,
     spill: &[NodeId],
     namer: &mut Namer,
-    table: &mut AccessTable,
 ) -> (Vec<TensorId>, SpillShift) {
     let mut inserts = Vec::new();
     let mut renames = Vec::new();
@@ -108,7 +107,6 @@ pub fn insert_spill_code(
         shift.before.push(plan.save_after + 1);
         let at = lin.points[plan.save_after as usize];
         let inst = copy(m, saved, t);
-        table.push_copy(None, Some(t));
         inserts.push(Insertion {
             body: at.body,
             pos: at.index + 1,
@@ -121,7 +119,6 @@ pub fn insert_spill_code(
             shift.before.push(lo);
             let at = lin.points[lo as usize];
             let inst = copy(m, reload, saved);
-            table.push_copy(Some(reload), None);
             inserts.push(Insertion {
                 body: at.body,
                 pos: at.index,
@@ -143,7 +140,6 @@ pub fn insert_spill_code(
                 a.tensor = to;
             }
         });
-        table.rename_read(i, from, to);
     }
     inserts.sort_unstable_by_key(|x| (x.body, x.pos, x.rank, x.inst));
     for chunk in inserts.chunk_by(|a, b| a.body == b.body) {
