@@ -277,7 +277,7 @@ impl Iteration {
         let h = self.best.index() as usize;
         (self.live.nodes.iter().zip(&self.plan.local))
             .map(|(n, &l)| match sel.bank.get(l as usize) {
-                Some(&b) => b,
+                Some(&b) => b.map(u32::from),
                 None => reuse.bank(n.tensor, h),
             })
             .collect()

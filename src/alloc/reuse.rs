@@ -223,7 +223,7 @@ impl Reuse {
             if l != NONE {
                 let l = l as usize;
                 for (h, sel) in sels.iter().enumerate() {
-                    self.banks[t][h] = sel.bank[l].map_or(UNPLACED, |b| b as u8);
+                    self.banks[t][h] = sel.bank[l].unwrap_or(UNPLACED);
                 }
                 self.cost[t] = costs[l].finite().unwrap_or(0);
             }
@@ -255,7 +255,7 @@ mod tests {
             .iter()
             .fold(Cost::ZERO, |s, v| s.plus(costs[v.index()]));
         Selection {
-            bank: bank.to_vec(),
+            bank: bank.iter().map(|b| b.map(|b| b as u8)).collect(),
             unplaced,
             score,
         }

@@ -15,7 +15,9 @@ use crate::arch::bank_alignment;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Selection {
     /// Base bank of each node (by [`NodeId`]); `None` for the spill set.
-    pub bank: Vec<Option<u32>>,
+    /// A byte, since banks number at most 64 (the held-bank mask): four
+    /// selections of two million nodes are kept at once.
+    pub bank: Vec<Option<u8>>,
     /// The spill set, in pop order.
     pub unplaced: Vec<NodeId>,
     /// Σ cost of the spill set (0 when empty, +∞ if any is unspillable).
@@ -35,7 +37,7 @@ pub fn select(
     stack: &[NodeId],
     num_banks: u32,
 ) -> Selection {
-    let mut bank: Vec<Option<u32>> = vec![None; nodes.len()];
+    let mut bank: Vec<Option<u8>> = vec![None; nodes.len()];
     // The banks each node holds (0 until placed): one read per neighbor.
     let mut held = vec![0u64; nodes.len()];
     let mut unplaced = Vec::new();
@@ -60,7 +62,7 @@ pub fn select(
         match fit {
             Some(b) => {
                 debug_assert!(b + need <= num_banks, "bad PSUM address during select");
-                bank[v.index()] = Some(b);
+                bank[v.index()] = Some(u8::try_from(b).expect("banks fit the 64-bit mask"));
                 held[v.index()] = mask(b, need);
             }
             None => {
