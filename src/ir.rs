@@ -1191,17 +1191,18 @@ pub enum Loc {
     LoopRange(LoopId),
 }
 
-/// The four bounds of an [`Access`].
+/// The four bounds of an [`Access`]; the discriminant is the bound's slot
+/// in the access's storage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Bound {
     /// First partition.
-    P0,
+    P0 = 0,
     /// One past the last partition.
-    P1,
+    P1 = 1,
     /// First byte.
-    B0,
+    B0 = 2,
     /// One past the last byte.
-    B1,
+    B1 = 3,
 }
 
 impl Bound {
