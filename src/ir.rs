@@ -385,22 +385,32 @@ impl fmt::Display for AffineDisplay<'_> {
 /// An access pattern `NAME[p0:p1, b0:b1]`: partitions `[p0, p1)` and bytes
 /// `[b0, b1)` within each partition, relative to the tensor.
 ///
-/// The four bounds are stored split, so that a constant access (the common
-/// case) is 48 bytes and owns no heap memory; read them with [`Access::p0`]
-/// and friends or [`Bound::of`]. Serializes as `{tensor, p0, p1, b0, b1}`.
+/// The four bounds are stored split, so that a constant access whose bounds
+/// fit in 32 bits (the common case) is 32 bytes and owns no heap memory;
+/// read them with [`Access::p0`] and friends or [`Bound::of`]. Serializes as
+/// `{tensor, p0, p1, b0, b1}`.
 #[derive(Clone, PartialEq, Eq, Hash, Deserialize)]
 #[serde(from = "AccessFields")]
 pub struct Access {
     /// The tensor accessed.
     pub tensor: TensorId,
-    /// The constant terms of p0, p1, b0, b1.
-    consts: [i64; 4],
-    /// Their variable terms, `None` when all four bounds are constant (the
-    /// common case); canonical: `Some` only if some bound has terms.
-    terms: Option<Box<[Terms; 4]>>,
+    /// The constant terms of p0, p1, b0, b1 when `wide` is `None`; all zero
+    /// otherwise (canonical, so that derived equality is equality of bounds).
+    narrow: [i32; 4],
+    /// The bounds in full, `None` when all four are constants that fit in
+    /// an `i32`; canonical: `Some` only if some bound needs it.
+    wide: Option<Box<WideBounds>>,
 }
 
-const _: () = assert!(std::mem::size_of::<Access>() == 48);
+/// The bounds of an [`Access`] that has variable terms or a constant
+/// beyond `i32`.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct WideBounds {
+    consts: [i64; 4],
+    terms: [Terms; 4],
+}
+
+const _: () = assert!(std::mem::size_of::<Access>() == 32);
 
 /// The serde form of an [`Access`]: its bounds as [`Affine`]s.
 #[derive(Serialize, Deserialize)]
@@ -450,14 +460,38 @@ impl Access {
     pub fn new(id: TensorId, p0: Affine, p1: Affine, b0: Affine, b1: Affine) -> Self {
         let bounds = [p0, p1, b0, b1];
         let consts = bounds.each_ref().map(|a| a.constant);
-        let terms = bounds
-            .iter()
-            .any(|a| !a.terms.is_empty())
-            .then(|| Box::new(bounds.map(|a| a.terms)));
+        if bounds.iter().all(|a| a.terms.is_empty()) {
+            return Access::rect_array(id, consts);
+        }
+        Access::wide(id, consts, bounds.map(|a| a.terms))
+    }
+
+    /// The access with constant bounds `consts`, narrow when they fit.
+    fn rect_array(id: TensorId, consts: [i64; 4]) -> Self {
+        match consts.map(i32::try_from) {
+            [Ok(p0), Ok(p1), Ok(b0), Ok(b1)] => Access {
+                tensor: id,
+                narrow: [p0, p1, b0, b1],
+                wide: None,
+            },
+            _ => Access::wide(id, consts, Default::default()),
+        }
+    }
+
+    /// The access with its bounds boxed.
+    fn wide(id: TensorId, consts: [i64; 4], terms: [Terms; 4]) -> Self {
         Access {
             tensor: id,
-            consts,
-            terms,
+            narrow: [0; 4],
+            wide: Some(Box::new(WideBounds { consts, terms })),
+        }
+    }
+
+    /// The constant terms of p0, p1, b0, b1.
+    fn consts(&self) -> [i64; 4] {
+        match &self.wide {
+            None => self.narrow.map(i64::from),
+            Some(w) => w.consts,
         }
     }
 
@@ -468,11 +502,7 @@ impl Access {
 
     /// A constant access `[p0:p1, b0:b1]` of tensor `id`.
     pub fn rect(id: TensorId, p0: i64, p1: i64, b0: i64, b1: i64) -> Self {
-        Access {
-            tensor: id,
-            consts: [p0, p1, b0, b1],
-            terms: None,
-        }
+        Access::rect_array(id, [p0, p1, b0, b1])
     }
 
     /// First partition.
@@ -512,31 +542,35 @@ impl Access {
 
     /// True when the access is constant and covers all of `t`.
     pub fn is_whole(&self, t: &Tensor) -> bool {
-        self.terms.is_none() && self.consts == [0, t.partitions as i64, 0, t.bytes as i64]
+        !self.is_affine() && self.consts() == [0, t.partitions as i64, 0, t.bytes as i64]
     }
 
     /// Partition extent `p1 − p0` (constant for valid programs; evaluated at all-zero vars).
     pub fn part_extent(&self) -> i64 {
-        self.consts[1] - self.consts[0]
+        let c = self.consts();
+        c[1] - c[0]
     }
 
     /// Byte extent `b1 − b0` (constant for valid programs; evaluated at all-zero vars).
     pub fn byte_extent(&self) -> i64 {
-        self.consts[3] - self.consts[2]
+        let c = self.consts();
+        c[3] - c[2]
     }
 
     /// Evaluates all four bounds for the current variable values.
     pub fn region(&self, value: impl Fn(VarId) -> i64) -> Region {
-        let [p0, p1, b0, b1] = match &self.terms {
-            None => self.consts,
-            Some(terms) => std::array::from_fn(|i| eval(self.consts[i], &terms[i], &value)),
+        let [p0, p1, b0, b1] = match &self.wide {
+            None => self.narrow.map(i64::from),
+            Some(w) => std::array::from_fn(|i| eval(w.consts[i], &w.terms[i], &value)),
         };
         Region { p0, p1, b0, b1 }
     }
 
     /// Whether any bound mentions a loop variable.
     pub fn is_affine(&self) -> bool {
-        self.terms.is_some()
+        self.wide
+            .as_ref()
+            .is_some_and(|w| w.terms.iter().any(|t| !t.is_empty()))
     }
 }
 
@@ -821,7 +855,7 @@ impl InstKind {
 /// ordering edge (`after=%L`, SPEC §4.2).
 ///
 /// The label and the edge are boxed together so that an instruction with
-/// neither (the common case) is 112 bytes and owns no heap memory; read them
+/// neither (the common case) is 80 bytes and owns no heap memory; read them
 /// with [`Inst::label`] and [`Inst::after`]. Serializes as `{label, kind, after}`.
 #[derive(Clone, PartialEq, Deserialize)]
 #[serde(from = "InstFields<InstKind, String>")]
@@ -832,7 +866,7 @@ pub struct Inst {
     labels: Option<Box<Labels>>,
 }
 
-const _: () = assert!(std::mem::size_of::<Inst>() == 112);
+const _: () = assert!(std::mem::size_of::<Inst>() == 80);
 
 /// The boxed names of an [`Inst`]; never both `None`.
 #[derive(Clone, PartialEq)]
@@ -1212,12 +1246,12 @@ impl Bound {
     /// The bound's expression in `a` (allocation-free when it is constant).
     pub fn of(self, a: &Access) -> Affine {
         let i = self as usize;
-        Affine {
-            terms: a
-                .terms
-                .as_ref()
-                .map_or_else(Terms::default, |t| t[i].clone()),
-            constant: a.consts[i],
+        match &a.wide {
+            None => Affine::constant(a.narrow[i].into()),
+            Some(w) => Affine {
+                terms: w.terms[i].clone(),
+                constant: w.consts[i],
+            },
         }
     }
 }
@@ -1353,6 +1387,41 @@ mod tests {
         assert!(!c.is_affine());
     }
 
+    /// Constants beyond `i32` move the bounds to the heap without changing
+    /// what the access means, and equality does not see where they live.
+    #[test]
+    fn access_with_wide_constants_reads_as_written() {
+        let big = i64::from(i32::MAX) + 1;
+        let a = Access::rect(TensorId(2), 0, 4, big, big + 8);
+        assert!(a.wide.is_some());
+        assert!(!a.is_affine());
+        assert_eq!(
+            (a.b0(), a.byte_extent(), a.part_extent()),
+            (Affine::constant(big), 8, 4)
+        );
+        assert_eq!(
+            a.region(|_| 0),
+            Region {
+                p0: 0,
+                p1: 4,
+                b0: big,
+                b1: big + 8
+            }
+        );
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(serde_json::from_str::<Access>(&json).unwrap(), a);
+        let mut b = a.clone();
+        b.edit_bounds(|bound, e| {
+            if matches!(bound, Bound::B0 | Bound::B1) {
+                *e = Affine::constant(e.constant - big);
+            }
+        });
+        assert_eq!(b, Access::rect(TensorId(2), 0, 4, 0, 8));
+        assert!(b.wide.is_none());
+        let neg = Access::rect(TensorId(2), i64::from(i32::MIN) - 1, 0, 0, 1);
+        assert_eq!(neg.p0(), Affine::constant(i64::from(i32::MIN) - 1));
+    }
+
     /// The boxed names keep the old field-wise JSON and `Debug`, and stay
     /// canonical so that equality ignores how they were set.
     #[test]
@@ -1391,9 +1460,9 @@ mod tests {
     fn ir_sizes() {
         use std::mem::size_of;
         assert_eq!(size_of::<Affine>(), 16);
-        assert_eq!(size_of::<Access>(), 48);
-        assert_eq!(size_of::<InstKind>(), 104);
-        assert_eq!(size_of::<Inst>(), 112);
+        assert_eq!(size_of::<Access>(), 32);
+        assert_eq!(size_of::<InstKind>(), 72);
+        assert_eq!(size_of::<Inst>(), 80);
     }
 
     #[test]
