@@ -102,12 +102,38 @@ impl AccessTable {
 }
 
 /// How [`Events`] keeps one access: the instruction, not its point, so
-/// that the record stays true when spill code renumbers the points.
+/// that the record stays true when spill code renumbers the points. Packed
+/// in 32 bits (a large program has tens of millions): the instruction's
+/// index below [`Touch::READ`], then the read and write bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Touch {
-    inst: InstId,
-    read: bool,
-    write: bool,
+struct Touch(u32);
+
+impl Touch {
+    /// The read bit; instruction indices are below it.
+    const READ: u32 = 1 << 30;
+    /// The write bit.
+    const WRITE: u32 = 1 << 31;
+
+    fn new(inst: InstId, read: bool, write: bool) -> Touch {
+        assert!(
+            inst.0 < Touch::READ,
+            "instruction {inst} is beyond the 2^30 that liveness records"
+        );
+        let bit = |on: bool, b: u32| if on { b } else { 0 };
+        Touch(inst.0 | bit(read, Touch::READ) | bit(write, Touch::WRITE))
+    }
+
+    fn inst(self) -> InstId {
+        InstId(self.0 & (Touch::READ - 1))
+    }
+
+    fn read(self) -> bool {
+        self.0 & Touch::READ != 0
+    }
+
+    fn write(self) -> bool {
+        self.0 & Touch::WRITE != 0
+    }
 }
 
 /// The accesses of every PSUM tensor, in point order: one flat vector of
@@ -158,7 +184,9 @@ impl Events {
     pub fn update(&mut self, m: &Module, lin: &Linear, shift: &SpillShift) {
         let old = |t: &TensorId| {
             let (a, b) = self.spans[t.index()];
-            self.touches[a as usize..b as usize].iter().map(|x| x.inst)
+            self.touches[a as usize..b as usize]
+                .iter()
+                .map(|x| x.inst())
         };
         // The instructions in point order: a bit per point.
         let mut at = vec![0u64; lin.len().div_ceil(64)];
@@ -222,20 +250,11 @@ impl Events {
             self.spans[t] = (at, at);
             at += n;
         }
-        let blank = Touch {
-            inst: InstId(0),
-            read: false,
-            write: false,
-        };
-        self.touches.resize(self.touches.len() + counted, blank);
+        self.touches.resize(self.touches.len() + counted, Touch(0));
         for (i, row) in rows {
             for e in row {
                 let end = &mut self.spans[e.tensor.index()].1;
-                self.touches[*end as usize] = Touch {
-                    inst: i,
-                    read: e.read,
-                    write: e.write,
-                };
+                self.touches[*end as usize] = Touch::new(i, e.read, e.write);
                 *end += 1;
             }
         }
@@ -248,13 +267,13 @@ impl Events {
         lin: &'a Linear,
     ) -> impl DoubleEndedIterator<Item = Event> + ExactSizeIterator + Clone + 'a {
         let (a, b) = self.spans[t.index()];
-        self.touches[a as usize..b as usize].iter().map(|x| Event {
+        self.touches[a as usize..b as usize].iter().map(|&x| Event {
             point: lin
-                .point_of(x.inst)
+                .point_of(x.inst())
                 .expect("events are of reachable instructions"),
-            inst: x.inst,
-            read: x.read,
-            write: x.write,
+            inst: x.inst(),
+            read: x.read(),
+            write: x.write(),
         })
     }
 }
@@ -713,6 +732,19 @@ mod tests {
     use crate::alloc::spill::{insert_spill_code, Namer};
     use crate::gen::random::Rng;
     use crate::gen::workloads::{random, RandomParams};
+
+    /// A touch gives back its instruction and both bits, at the largest
+    /// instruction it can hold too.
+    #[test]
+    fn touch_packs_instruction_and_bits() {
+        for inst in [InstId(0), InstId(7), InstId(Touch::READ - 1)] {
+            for (read, write) in [(false, false), (true, false), (false, true), (true, true)] {
+                let t = Touch::new(inst, read, write);
+                assert_eq!((t.inst(), t.read(), t.write()), (inst, read, write));
+            }
+        }
+        assert_eq!(std::mem::size_of::<Touch>(), 4);
+    }
 
     /// The galloping count equals a plain binary search from any hint,
     /// with repeated insertion points and points past the last.
