@@ -137,7 +137,7 @@ proptest! {
         spill::insert_spill_code(&mut after, &lin, &live, &chosen, &mut spill::Namer::new(&m));
         let lin2 = Linear::new(&after);
         let live2 = live_ranges(&after, &lin2, &a, a.num_banks()).unwrap();
-        let old_point = |p: u32| match lin2.points[p as usize].kind {
+        let old_point = |p: u32| match lin2.points[p as usize].kind() {
             PointKind::Inst(i) => lin.point_of(i),
             PointKind::Header(l) => Some(lin.header[l.index()]),
             PointKind::End(l) => Some(lin.end[l.index()]),

@@ -28,20 +28,21 @@ pub enum BodyRef {
     Loop(LoopId),
 }
 
-/// One program point.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One program point: what it is, the body holding its statement (for a
+/// header or end: the loop's statement, in the enclosing body) and the
+/// statement's index there. Packed in 12 bytes (a large program has
+/// millions of points): read it through [`Point::kind`], [`Point::body`]
+/// and [`Point::index`].
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Point {
-    /// What it is.
-    pub kind: PointKind,
-    /// The body holding its statement (for a header or end: the loop's
-    /// statement, in the enclosing body).
-    pub body: BodyRef,
-    /// The statement's index in that body.
-    pub index: u32,
+    /// The kind's tag above [`Point::ID_BITS`], its id below.
+    kind: u32,
+    /// [`Point::LOOP_BODY`] for a loop body, and the block or loop id.
+    body: u32,
+    index: u32,
 }
 
-// A large program has millions of points; keep each one small.
-const _: () = assert!(std::mem::size_of::<Point>() == 20);
+const _: () = assert!(std::mem::size_of::<Point>() == 12);
 
 impl BodyRef {
     /// The loop whose body this is (`None` for a block).
@@ -54,10 +55,74 @@ impl BodyRef {
 }
 
 impl Point {
+    /// Instruction, loop and block ids are below `2^ID_BITS`.
+    const ID_BITS: u32 = 30;
+    /// The body bit of a loop body.
+    const LOOP_BODY: u32 = 1 << 31;
+
+    /// The point of `kind`, statement `index` of `body`.
+    ///
+    /// # Panics
+    /// If an instruction, loop or block id is 2^30 or more (far beyond
+    /// what fits in memory).
+    pub fn new(kind: PointKind, body: BodyRef, index: u32) -> Point {
+        let (tag, id) = match kind {
+            PointKind::Inst(i) => (0, i.0),
+            PointKind::Header(l) => (1, l.0),
+            PointKind::End(l) => (2, l.0),
+        };
+        let body = match body {
+            BodyRef::Block(b) => b,
+            BodyRef::Loop(l) => l.0 | Point::LOOP_BODY,
+        };
+        assert!(
+            id >> Point::ID_BITS == 0 && (body & !Point::LOOP_BODY) >> Point::ID_BITS == 0,
+            "program point ids beyond 2^30"
+        );
+        Point {
+            kind: tag << Point::ID_BITS | id,
+            body,
+            index,
+        }
+    }
+
+    /// What it is.
+    pub fn kind(self) -> PointKind {
+        let id = self.kind & ((1 << Point::ID_BITS) - 1);
+        match self.kind >> Point::ID_BITS {
+            0 => PointKind::Inst(InstId(id)),
+            1 => PointKind::Header(LoopId(id)),
+            _ => PointKind::End(LoopId(id)),
+        }
+    }
+
+    /// The body holding its statement.
+    pub fn body(self) -> BodyRef {
+        match self.body & Point::LOOP_BODY {
+            0 => BodyRef::Block(self.body),
+            _ => BodyRef::Loop(LoopId(self.body & !Point::LOOP_BODY)),
+        }
+    }
+
+    /// The statement's index in its body.
+    pub fn index(self) -> u32 {
+        self.index
+    }
+
     /// The innermost loop around it (`None` at top level): the loop whose
     /// body holds it.
-    pub fn innermost(&self) -> Option<LoopId> {
-        self.body.as_loop()
+    pub fn innermost(self) -> Option<LoopId> {
+        self.body().as_loop()
+    }
+}
+
+impl std::fmt::Debug for Point {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Point")
+            .field("kind", &self.kind())
+            .field("body", &self.body())
+            .field("index", &self.index)
+            .finish()
     }
 }
 
@@ -124,11 +189,7 @@ impl Linear {
         for (index, s) in body.iter().enumerate() {
             let index = index as u32;
             let push = |lin: &mut Linear, kind| {
-                lin.points.push(Point {
-                    kind,
-                    body: at,
-                    index,
-                });
+                lin.points.push(Point::new(kind, at, index));
                 (lin.points.len() - 1) as u32
             };
             match *s {
@@ -290,8 +351,41 @@ mod tests {
         assert_eq!(lin.common_depth(4, 7), 0);
         assert_eq!(lin.nest_at(4, 1), outer);
         assert!(lin.inside(outer, 5) && !lin.inside(inner, 5));
-        assert_eq!(lin.points[7].body, BodyRef::Block(1));
-        assert_eq!(lin.points[5].body, BodyRef::Loop(outer));
-        assert_eq!(lin.points[5].index, 1);
+        assert_eq!(lin.points[7].body(), BodyRef::Block(1));
+        assert_eq!(lin.points[5].body(), BodyRef::Loop(outer));
+        assert_eq!(lin.points[5].index(), 1);
+        assert_eq!(lin.points[5].kind(), PointKind::End(inner));
+        assert_eq!(lin.points[1].kind(), PointKind::Header(outer));
+        assert_eq!(lin.points[7].kind(), PointKind::Inst(InstId(3)));
+    }
+
+    /// A point gives back what it was built from, at the largest ids too,
+    /// and prints as its three parts.
+    #[test]
+    fn point_packs_kind_body_and_index() {
+        let top = (1 << 30) - 1;
+        let kinds = [
+            PointKind::Inst(InstId(top)),
+            PointKind::Header(LoopId(0)),
+            PointKind::End(LoopId(top)),
+        ];
+        let bodies = [
+            BodyRef::Block(0),
+            BodyRef::Block(top),
+            BodyRef::Loop(LoopId(top)),
+        ];
+        for kind in kinds {
+            for body in bodies {
+                let p = Point::new(kind, body, u32::MAX);
+                assert_eq!((p.kind(), p.body(), p.index()), (kind, body, u32::MAX));
+            }
+        }
+        assert_eq!(
+            format!(
+                "{:?}",
+                Point::new(PointKind::Inst(InstId(2)), BodyRef::Loop(LoopId(1)), 3)
+            ),
+            "Point { kind: Inst(InstId(2)), body: Loop(LoopId(1)), index: 3 }"
+        );
     }
 }

@@ -165,7 +165,7 @@ impl Events {
     /// recomputes its growing program's events every iteration, and fresh
     /// buffers of that size would cost a page fault per 4 KiB).
     pub fn refill(&mut self, table: &AccessTable, tensors: usize, lin: &Linear) {
-        let rows = lin.points.iter().filter_map(|p| match p.kind {
+        let rows = lin.points.iter().filter_map(|p| match p.kind() {
             PointKind::Inst(i) => Some((i, table.row(i.index()))),
             _ => None,
         });
@@ -203,7 +203,7 @@ impl Events {
                     let b = bits.trailing_zeros();
                     (b < 64).then(|| {
                         bits &= bits - 1;
-                        match lin.points[w * 64 + b as usize].kind {
+                        match lin.points[w * 64 + b as usize].kind() {
                             PointKind::Inst(i) => i,
                             _ => unreachable!("an instruction's point"),
                         }

@@ -108,8 +108,8 @@ pub fn insert_spill_code(
         let at = lin.points[plan.save_after as usize];
         let inst = copy(m, saved, t);
         inserts.push(Insertion {
-            body: at.body,
-            pos: at.index + 1,
+            body: at.body(),
+            pos: at.index() + 1,
             rank: 0,
             inst,
         });
@@ -120,12 +120,12 @@ pub fn insert_spill_code(
             let at = lin.points[lo as usize];
             let inst = copy(m, reload, saved);
             inserts.push(Insertion {
-                body: at.body,
-                pos: at.index,
+                body: at.body(),
+                pos: at.index(),
                 rank: 1,
                 inst,
             });
-            renames.extend((lo..=hi).map(|p| match lin.points[p as usize].kind {
+            renames.extend((lo..=hi).map(|p| match lin.points[p as usize].kind() {
                 PointKind::Inst(i) => (i, t, reload),
                 _ => unreachable!("read groups hold instructions only"),
             }));

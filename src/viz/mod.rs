@@ -405,7 +405,7 @@ fn first_demand(original: &Module, num_banks: u32, lin: &Linear) -> Vec<u32> {
     );
     let mut orig_of = vec![None; lin.points.len()];
     for (p, point) in lin0.points.iter().enumerate() {
-        let q = match point.kind {
+        let q = match point.kind() {
             PointKind::Inst(i) => lin.point_of(i),
             PointKind::Header(l) => lin.header.get(l.index()).copied(),
             PointKind::End(l) => lin.end.get(l.index()).copied(),
