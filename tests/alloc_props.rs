@@ -67,7 +67,7 @@ fn check(input: &Module, out: &AllocOutcome) {
     let live = live_ranges(m, &lin, &a, nb).unwrap();
     for t in &r.tensors {
         let id = m.tensor_by_name(&t.name).unwrap();
-        let iv = live.node_of[id.index()].map(|v| {
+        let iv = live.node_of(id).map(|v| {
             let n = &live.nodes[v.index()];
             [n.start, n.end]
         });
@@ -144,7 +144,7 @@ proptest! {
         };
         for v in chosen {
             let old = live.nodes[v.index()];
-            let new = live2.nodes[live2.node_of[old.tensor.index()].unwrap().index()];
+            let new = live2.nodes[live2.node_of(old.tensor).unwrap().index()];
             let covered: Vec<u32> = (new.start..=new.end).filter_map(old_point).collect();
             prop_assert!(covered.iter().all(|&p| old.start <= p && p <= old.end));
             prop_assert!((covered.len() as u64) < old.interval_len(), "{} not shortened", m.tensor(old.tensor).name);

@@ -76,14 +76,17 @@ impl Interference {
                 for i in 0..n {
                     offsets[i + 1] += offsets[i];
                 }
-                let mut fill = offsets.clone();
                 let mut adj = vec![NodeId(0); offsets[n] as usize];
+                // Each list's start is its fill cursor; once full, each
+                // holds the next list's start, so the starts shift back.
                 sweep.run(|u, v| {
-                    adj[fill[u.index()] as usize] = v;
-                    fill[u.index()] += 1;
-                    adj[fill[v.index()] as usize] = u;
-                    fill[v.index()] += 1;
+                    adj[offsets[u.index()] as usize] = v;
+                    offsets[u.index()] += 1;
+                    adj[offsets[v.index()] as usize] = u;
+                    offsets[v.index()] += 1;
                 });
+                offsets.copy_within(0..n, 1);
+                offsets[0] = 0;
                 Interference::Lists(AdjLists { offsets, adj })
             }
         }

@@ -302,13 +302,17 @@ impl Node {
     }
 }
 
+/// The entry of [`Liveness::node_of`] for a tensor that is no candidate.
+const NO_NODE: u32 = u32::MAX;
+
 /// The candidates of one iteration.
 #[derive(Clone, Debug, Default)]
 pub struct Liveness {
     /// Nodes, numbered in order of first definition.
     pub nodes: Vec<Node>,
-    /// The node of each tensor (by [`TensorId`]), if it is a candidate.
-    pub node_of: Vec<Option<NodeId>>,
+    /// The node of each tensor (by [`TensorId`]), [`NO_NODE`] when it is
+    /// not a candidate; read through [`Liveness::node_of`].
+    node_of: Vec<u32>,
     /// PSUM tensors with no access at all, in declaration order.
     pub unused: Vec<TensorId>,
     /// The PSUM accesses, per tensor.
@@ -321,13 +325,13 @@ impl Liveness {
     fn assemble(
         m: &Module,
         nodes: Vec<Node>,
-        mut node_of: Vec<Option<NodeId>>,
+        mut node_of: Vec<u32>,
         unused: Vec<TensorId>,
         events: Events,
     ) -> Liveness {
-        refill(&mut node_of, m.tensors.len(), None);
+        refill(&mut node_of, m.tensors.len(), NO_NODE);
         for (i, n) in nodes.iter().enumerate() {
-            node_of[n.tensor.index()] = Some(NodeId::new(i));
+            node_of[n.tensor.index()] = NodeId::new(i).0;
         }
         Liveness {
             nodes,
@@ -335,6 +339,21 @@ impl Liveness {
             unused,
             events,
         }
+    }
+
+    /// The same ranges without their events (which are the bulk of it).
+    pub fn without_events(self) -> Liveness {
+        Liveness {
+            events: Events::default(),
+            ..self
+        }
+    }
+
+    /// The node of tensor `t`, if it is a candidate.
+    pub fn node_of(&self, t: TensorId) -> Option<NodeId> {
+        (self.node_of.get(t.index()).copied())
+            .filter(|&v| v != NO_NODE)
+            .map(NodeId)
     }
 
     /// The accesses of node `v`, in point order, with their points in `lin`.

@@ -265,10 +265,7 @@ impl Iteration {
 
     /// The live ranges without their events, dropping the rest.
     fn into_ranges(self) -> Liveness {
-        Liveness {
-            events: Default::default(),
-            ..self.live
-        }
+        self.live.without_events()
     }
 
     /// Every node's base bank under the winning heuristic.
@@ -636,7 +633,9 @@ fn finish(
     report.tensors = (work.tensors.iter().enumerate())
         .filter(|(_, t)| t.mem == Mem::Psum)
         .map(|(i, t)| {
-            let node = live.node_of[i].map(|v| &live.nodes[v.index()]);
+            let node = live
+                .node_of(TensorId::new(i))
+                .map(|v| &live.nodes[v.index()]);
             TensorReport {
                 name: t.name.clone(),
                 bank: t.bank,
