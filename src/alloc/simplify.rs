@@ -556,7 +556,7 @@ fn pop_hi(hi: &mut HiQueue, st: &State) -> Option<usize> {
             return Some(u);
         }
         let cur = st.key(u);
-        debug_assert!(old <= cur, "simplify metrics only grow");
+        debug_assert!(old.key <= cur.key, "simplify metrics only grow");
         if cur.key == old.key || hi.peek().is_none_or(|next| cur < next) {
             return Some(u);
         }
