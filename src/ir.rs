@@ -406,7 +406,9 @@ pub struct Access {
 /// beyond `i32`.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct WideBounds {
+    /// The constant terms of p0, p1, b0, b1.
     consts: [i64; 4],
+    /// Their variable terms.
     terms: [Terms; 4],
 }
 
@@ -461,25 +463,25 @@ impl Access {
         let bounds = [p0, p1, b0, b1];
         let consts = bounds.each_ref().map(|a| a.constant);
         if bounds.iter().all(|a| a.terms.is_empty()) {
-            return Access::rect_array(id, consts);
+            return Access::from_consts(id, consts);
         }
-        Access::wide(id, consts, bounds.map(|a| a.terms))
+        Access::boxed(id, consts, bounds.map(|a| a.terms))
     }
 
     /// The access with constant bounds `consts`, narrow when they fit.
-    fn rect_array(id: TensorId, consts: [i64; 4]) -> Self {
+    fn from_consts(id: TensorId, consts: [i64; 4]) -> Self {
         match consts.map(i32::try_from) {
             [Ok(p0), Ok(p1), Ok(b0), Ok(b1)] => Access {
                 tensor: id,
                 narrow: [p0, p1, b0, b1],
                 wide: None,
             },
-            _ => Access::wide(id, consts, Default::default()),
+            _ => Access::boxed(id, consts, Default::default()),
         }
     }
 
     /// The access with its bounds boxed.
-    fn wide(id: TensorId, consts: [i64; 4], terms: [Terms; 4]) -> Self {
+    fn boxed(id: TensorId, consts: [i64; 4], terms: [Terms; 4]) -> Self {
         Access {
             tensor: id,
             narrow: [0; 4],
@@ -502,7 +504,7 @@ impl Access {
 
     /// A constant access `[p0:p1, b0:b1]` of tensor `id`.
     pub fn rect(id: TensorId, p0: i64, p1: i64, b0: i64, b1: i64) -> Self {
-        Access::rect_array(id, [p0, p1, b0, b1])
+        Access::from_consts(id, [p0, p1, b0, b1])
     }
 
     /// First partition.
