@@ -5,7 +5,7 @@
 mod alloc_common;
 
 use alloc_common::*;
-use psum::alloc::{AllocError, AllocOptions};
+use psum::alloc::{AllocError, AllocOptions, Mode};
 
 const DECLS: &str = "sbuf w [128, 256] bf16
 sbuf x [128, 8192] bf16
@@ -540,10 +540,17 @@ fn spilled_accumulator_is_not_spilled_again() {
     // its last write and its read); every iteration re-spilled it and the
     // fixpoint ended in "PSUM allocation did not converge". A spilled tensor
     // is pinned now, so the allocator spills each accumulator once and then
-    // reports the real problem.
-    let err = alloc_err(&evacuated_accumulators(), AllocOptions::default());
-    assert_eq!(
-        err.to_string(),
-        "too many reloads required: cannot place acc1; PSUM pressure peaks at 10 banks at point 0"
-    );
+    // reports the real problem, naming the first stuck accumulator by id
+    // (in both modes).
+    for mode in [Mode::Fast, Mode::Reference] {
+        let opts = AllocOptions {
+            mode,
+            ..AllocOptions::default()
+        };
+        let err = alloc_err(&evacuated_accumulators(), opts);
+        assert_eq!(
+            err.to_string(),
+            "too many reloads required: cannot place acc0; PSUM pressure peaks at 10 banks at point 0"
+        );
+    }
 }

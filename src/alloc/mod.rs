@@ -13,9 +13,11 @@
 //! of tensors.
 //!
 //! Fast mode runs best-of-n only on the components of the interference
-//! graph that changed since the previous iteration ([`reuse`]), unless the
-//! trace is asked for: its `cannot allocate` lines follow the global pop
-//! order, which only a run over the whole graph gives.
+//! graph that changed since the previous iteration ([`reuse`]), and runs
+//! simplify and select on them a few components at a time, so each run
+//! stays in cache. Neither applies when the trace is asked for: its
+//! `cannot allocate` lines follow the global pop order, which only a run
+//! over the whole graph gives.
 //!
 //! The log is always collected: [`AllocOutcome::log`] holds the `-v` lines of
 //! SPEC §3.9 and, when [`AllocOptions::trace`] asks for it,
@@ -42,6 +44,7 @@ use reuse::{Plan, Reuse};
 use select::Selection;
 use serde::{Deserialize, Serialize};
 use simplify::{Budgets, Heuristic};
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 entity!(
@@ -453,9 +456,16 @@ fn best_of_n(
         .into_iter()
         .filter(|&h| !shortcut(h))
         .collect();
+    let parts = parts(&plan, PART_MIN_NODES);
     let run = |h: Heuristic| {
-        let stack = simplify::simplify(&graph, &nodes, &init, num_banks, h, opts.mode);
-        select::select(&graph, &nodes, &costs, &stack, num_banks)
+        let graph = Graph {
+            g: &graph,
+            nodes: &nodes,
+            init: &init,
+            num_banks,
+            mode: opts.mode,
+        };
+        graph.select_parts(h, &parts)
     };
     // The whole graph's score: the dirty nodes' plus the reused spill sets'.
     let score_of = |h: Heuristic, sel: &Selection| {
@@ -503,6 +513,72 @@ fn best_of_n(
 
 /// Dirty graphs smaller than this run their heuristics on one thread.
 const PARALLEL_MIN_NODES: usize = 1 << 14;
+
+/// The smallest part simplify and select run on, but for the last one.
+const PART_MIN_NODES: usize = 256;
+
+/// The parts of `plan`'s dirty nodes (by their position in `plan.dirty`)
+/// that simplify and select run on one by one: runs of whole components,
+/// each of at least `min` nodes but the last; all of them at once when the
+/// plan has no components ([`Plan::all`]).
+fn parts(plan: &Plan, min: usize) -> Vec<Range<usize>> {
+    let n = plan.dirty.len();
+    if plan.comp.is_empty() {
+        return std::iter::once(0..n).collect();
+    }
+    let comp = |i: usize| plan.comp[plan.dirty[i].index()];
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for i in 1..=n {
+        if i == n || (i - start >= min && comp(i) != comp(i - 1)) {
+            parts.push(start..i);
+            start = i;
+        }
+    }
+    parts
+}
+
+/// What simplify and select read of one iteration's dirty graph.
+struct Graph<'a> {
+    g: &'a Interference,
+    nodes: &'a [liveness::Node],
+    init: &'a Budgets<'a>,
+    num_banks: u32,
+    mode: Mode,
+}
+
+impl Graph<'_> {
+    /// Simplify and select under `h`, part by part (each part closed under
+    /// adjacency), into one selection of every node.
+    fn select_parts(&self, h: Heuristic, parts: &[Range<usize>]) -> Selection {
+        let mut sel = Selection::new(self.nodes.len());
+        let mut scratch = simplify::Scratch::default();
+        let mut held = Vec::new();
+        for part in parts {
+            let stack = simplify::simplify(
+                self.g,
+                self.nodes,
+                self.init,
+                self.num_banks,
+                h,
+                self.mode,
+                part.clone(),
+                &mut scratch,
+            );
+            select::select(
+                self.g,
+                self.nodes,
+                self.init.costs(),
+                stack,
+                self.num_banks,
+                part.clone(),
+                &mut held,
+                &mut sel,
+            );
+        }
+        sel
+    }
+}
 
 /// Runs `a` and `b`, `a` on a scoped helper thread when `parallel`, and
 /// returns both results.
@@ -567,13 +643,16 @@ fn run_heuristics(
 /// The nodes to spill, ascending, and what spilling them costs: every
 /// finite-cost node of the spill set, and the finite-cost neighbors of
 /// each unspillable one (SPEC §3.8 **\[decision\]**); an unspillable node
-/// with none is fatal. The reused part of the spill set is all finite.
+/// with none is fatal (the first such by id, which does not depend on the
+/// order the parts were selected in). The reused part of the spill set is
+/// all finite.
 fn spill_set(
     work: &Module,
     it: &Iteration,
     reuse: &Reuse,
 ) -> Result<(Vec<NodeId>, u64), AllocError> {
     let mut chosen = vec![false; it.plan.dirty.len()];
+    let mut stuck: Option<NodeId> = None;
     for &v in &it.sel().unplaced {
         if it.costs[v.index()] != Cost::Inf {
             chosen[v.index()] = true;
@@ -587,14 +666,17 @@ fn spill_set(
             }
         });
         if !any {
-            let n = &it.live.nodes[it.plan.dirty[v.index()].index()];
-            let (pressure, point) = liveness::peak_in(&it.live.nodes, it.lin.len(), n.start, n.end);
-            return Err(AllocError::TooManyReloads {
-                name: work.tensor(n.tensor).name.clone(),
-                pressure,
-                point,
-            });
+            stuck = Some(stuck.map_or(v, |s| s.min(v)));
         }
+    }
+    if let Some(v) = stuck {
+        let n = &it.live.nodes[it.plan.dirty[v.index()].index()];
+        let (pressure, point) = liveness::peak_in(&it.live.nodes, it.lin.len(), n.start, n.end);
+        return Err(AllocError::TooManyReloads {
+            name: work.tensor(n.tensor).name.clone(),
+            pressure,
+            point,
+        });
     }
     let reused = &it.plan.unplaced[it.best.index() as usize];
     let picked = || (0..chosen.len()).filter(|&i| chosen[i]);
@@ -668,4 +750,95 @@ fn prefetch<T>(s: &[T], i: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (s, i);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use liveness::Node;
+
+    /// Random intervals in order of start, with gaps between some, and
+    /// random costs (one in eight unspillable).
+    fn random_graph(rng: &mut crate::gen::random::Rng) -> (Vec<Node>, Vec<Cost>) {
+        let n = 1 + rng.below(120) as usize;
+        let mut start = 0;
+        let nodes: Vec<Node> = (0..n)
+            .map(|i| {
+                start += rng.below(3) as u32;
+                let end = start + rng.below(6) as u32;
+                Node {
+                    tensor: TensorId::new(i),
+                    def: start,
+                    last_use: end,
+                    start,
+                    end,
+                    banks: [1, 1, 2, 4][rng.below(4) as usize],
+                }
+            })
+            .collect();
+        let costs = (0..n)
+            .map(|_| match rng.below(8) {
+                0 => Cost::Inf,
+                _ => Cost::Finite(rng.below(50)),
+            })
+            .collect();
+        (nodes, costs)
+    }
+
+    /// Simplify and select give every node the same bank, and the same
+    /// spill set and score, on the whole graph at once as on its
+    /// components one by one or in groups, in both modes.
+    #[test]
+    fn parts_select_as_the_whole_graph_does() {
+        let mut rng = crate::gen::random::Rng::new(5);
+        let (mut split, mut split_with_spills) = (0, 0);
+        for _ in 0..200 {
+            let (nodes, costs) = random_graph(&mut rng);
+            let n = nodes.len();
+            let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
+            let plan = Plan {
+                comp: reuse::components(&nodes, points),
+                ..Plan::all(n)
+            };
+            let components = plan.comp.chunk_by(|a, b| a == b).count();
+            let everything = 0..n;
+            let all = std::slice::from_ref(&everything);
+            assert_eq!(parts(&Plan::all(n), 1), all);
+            assert_eq!(parts(&plan, 1).len(), components);
+            assert_eq!(parts(&plan, n + 1), all);
+            for mode in [Mode::Fast, Mode::Reference] {
+                let g = Interference::build(&nodes, mode);
+                let init = Budgets::new(&g, &nodes, &costs, 8);
+                let graph = Graph {
+                    g: &g,
+                    nodes: &nodes,
+                    init: &init,
+                    num_banks: 8,
+                    mode,
+                };
+                for h in Heuristic::ALL {
+                    let whole = graph.select_parts(h, all);
+                    let mut spill_set = whole.unplaced.clone();
+                    spill_set.sort_unstable();
+                    for min in [1, 3, 40] {
+                        let parts = parts(&plan, min);
+                        let sel = graph.select_parts(h, &parts);
+                        assert_eq!(sel.bank, whole.bank);
+                        assert_eq!(sel.score, whole.score);
+                        let mut unplaced = sel.unplaced.clone();
+                        unplaced.sort_unstable();
+                        assert_eq!(unplaced, spill_set);
+                    }
+                }
+            }
+            if components > 1 {
+                split += 1;
+                let g = Interference::build(&nodes, Mode::Fast);
+                let init = Budgets::new(&g, &nodes, &costs, 8);
+                split_with_spills += usize::from(init.hi > 0);
+            }
+        }
+        assert!(split > 100, "{split} graphs of several components");
+        assert!(split_with_spills > 50, "{split_with_spills} with hi nodes");
+    }
 }

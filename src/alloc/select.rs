@@ -3,13 +3,16 @@
 //! Nodes are popped off the simplify stack; each gets the lowest base bank
 //! `b = 0, a, 2a, …` (`a = bank_alignment(liveN)`) whose `liveN` banks no
 //! already-placed neighbor holds. A node that fits nowhere joins the spill
-//! set. The score is the summed cost of the spill set.
+//! set. The score is the summed cost of the spill set. Like simplify, select
+//! runs part by part (each part closed under adjacency) into one
+//! [`Selection`].
 
 use super::costs::Cost;
 use super::interference::Interference;
 use super::liveness::Node;
 use super::NodeId;
 use crate::arch::bank_alignment;
+use std::ops::Range;
 
 /// The outcome of one select.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,7 +21,8 @@ pub struct Selection {
     /// A byte, since banks number at most 64 (the held-bank mask): four
     /// selections of two million nodes are kept at once.
     pub bank: Vec<Option<u8>>,
-    /// The spill set, in pop order.
+    /// The spill set: in pop order within each part, the parts in the
+    /// order they were selected.
     pub unplaced: Vec<NodeId>,
     /// Σ cost of the spill set (0 when empty, +∞ if any is unspillable).
     pub score: Cost,
@@ -29,30 +33,47 @@ fn mask(base: u32, banks: u32) -> u64 {
     ((1u64 << banks) - 1) << base
 }
 
-/// Colors the nodes in the reverse of `stack`.
+impl Selection {
+    /// A selection of `n` nodes with nothing selected yet.
+    pub fn new(n: usize) -> Selection {
+        Selection {
+            bank: vec![None; n],
+            unplaced: Vec::new(),
+            score: Cost::ZERO,
+        }
+    }
+}
+
+/// Colors the nodes of `part` (closed under adjacency) in the reverse of
+/// `stack`, their simplify stack, into `sel`. `held` is a buffer reused
+/// from part to part.
+#[allow(clippy::too_many_arguments)]
 pub fn select(
     g: &Interference,
     nodes: &[Node],
     costs: &[Cost],
     stack: &[NodeId],
     num_banks: u32,
-) -> Selection {
-    let mut bank: Vec<Option<u8>> = vec![None; nodes.len()];
-    // The banks each node holds (0 until placed): one read per neighbor.
-    let mut held = vec![0u64; nodes.len()];
-    let mut unplaced = Vec::new();
-    let mut score = Cost::ZERO;
+    part: Range<usize>,
+    held: &mut Vec<u64>,
+    sel: &mut Selection,
+) {
+    let base = part.start;
+    // The banks each node of the part holds (0 until placed): one read
+    // per neighbor.
+    held.clear();
+    held.resize(part.len(), 0);
     for (i, &v) in stack.iter().enumerate().rev() {
         if let Some(&far) = i.checked_sub(16).and_then(|j| stack.get(j)) {
             g.prefetch(far, true);
-            super::prefetch(&held, far.index());
+            super::prefetch(held, far.index() - base);
             super::prefetch(nodes, far.index());
         }
         if let Some(&near) = i.checked_sub(8).and_then(|j| stack.get(j)) {
             g.prefetch(near, false);
         }
         let mut used = 0u64;
-        g.for_each_neighbor(v, |u| used |= held[u.index()]);
+        g.for_each_neighbor(v, |u| used |= held[u.index() - base]);
         let need = nodes[v.index()].banks;
         let align = bank_alignment(need) as usize;
         let fit = (0..num_banks)
@@ -62,18 +83,13 @@ pub fn select(
         match fit {
             Some(b) => {
                 debug_assert!(b + need <= num_banks, "bad PSUM address during select");
-                bank[v.index()] = Some(u8::try_from(b).expect("banks fit the 64-bit mask"));
-                held[v.index()] = mask(b, need);
+                sel.bank[v.index()] = Some(u8::try_from(b).expect("banks fit the 64-bit mask"));
+                held[v.index() - base] = mask(b, need);
             }
             None => {
-                unplaced.push(v);
-                score = score.plus(costs[v.index()]);
+                sel.unplaced.push(v);
+                sel.score = sel.score.plus(costs[v.index()]);
             }
         }
-    }
-    Selection {
-        bank,
-        unplaced,
-        score,
     }
 }

@@ -10,6 +10,12 @@
 //! fast mode keeps a bitset for `lo`, a lazily re-keyed queue ordered by
 //! metric for `hi` and a cursor over `inf`, so one simplify costs
 //! O((n + E) log n).
+//!
+//! A run covers one *part* of the graph, a range of node ids closed under
+//! adjacency (a union of components, see [`super::reuse`]): the nodes of a
+//! component leave in the same order whatever else is simplified with
+//! them, so a caller may run the parts one by one, each in cache, with the
+//! buffers of a [`Scratch`].
 
 use super::costs::Cost;
 use super::interference::Interference;
@@ -18,6 +24,7 @@ use super::{Mode, NodeId};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::fmt;
+use std::ops::Range;
 
 /// The four spill-choice heuristics (SPEC §3.6 **\[decision\]**).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -142,6 +149,17 @@ pub struct Budgets<'a> {
     pub inf: usize,
 }
 
+/// Buffers that simplify runs reuse from part to part, so that many small
+/// parts cost no allocation. The stack of the last run stays in it.
+#[derive(Default)]
+pub struct Scratch {
+    slots: Vec<Slot>,
+    lo: IdSet,
+    infs: Vec<usize>,
+    hi: HiQueue,
+    stack: Vec<NodeId>,
+}
+
 impl<'a> Budgets<'a> {
     /// Computes every node's budget and degree and sorts it into a worklist.
     pub fn new(g: &Interference, nodes: &[Node], costs: &'a [Cost], num_banks: u32) -> Self {
@@ -178,20 +196,35 @@ impl<'a> Budgets<'a> {
         }
         b
     }
+
+    /// The spill costs, by node.
+    pub fn costs(&self) -> &'a [Cost] {
+        self.costs
+    }
 }
 
-/// Working state of one simplify run.
+/// Working state of one simplify run over the part from node `base`.
 struct State<'a> {
     nodes: &'a [Node],
     costs: &'a [Cost],
     num_banks: u32,
     h: Heuristic,
-    slots: Vec<Slot>,
+    base: usize,
+    /// The slots of the part's nodes, from `base`.
+    slots: &'a mut [Slot],
 }
 
 impl State<'_> {
+    fn slot(&self, u: usize) -> &Slot {
+        &self.slots[u - self.base]
+    }
+
+    fn list_mut(&mut self, u: usize) -> &mut List {
+        &mut self.slots[u - self.base].list
+    }
+
     fn key(&self, u: usize) -> Entry {
-        let slot = &self.slots[u];
+        let slot = self.slot(u);
         debug_assert!(slot.list == List::Hi, "only hi nodes are keyed");
         let nb = (i64::from(self.num_banks) - i64::from(slot.banks) - slot.budget) as u64;
         let len = || self.nodes[u].interval_len();
@@ -212,46 +245,66 @@ impl State<'_> {
     /// Gives `banks` back to the remaining neighbor `u`; returns whether `u`
     /// just became trivially colorable.
     fn relieve(&mut self, u: usize, banks: u32) -> bool {
-        let slot = &mut self.slots[u];
+        let slot = &mut self.slots[u - self.base];
         slot.budget += i64::from(banks);
         slot.deg -= 1;
         slot.budget >= 0 && matches!(slot.list, List::Hi | List::Inf)
     }
 }
 
-/// Runs simplify under heuristic `h` from the budgets `init` (which carry
-/// the spill costs); returns the stack (bottom first).
-pub fn simplify(
+/// Runs simplify under heuristic `h` on the nodes of `part` (closed under
+/// adjacency) from the budgets `init` (which carry the spill costs), in
+/// the buffers of `scratch`; returns the stack (bottom first).
+#[allow(clippy::too_many_arguments)]
+pub fn simplify<'s>(
     g: &Interference,
     nodes: &[Node],
     init: &Budgets,
     num_banks: u32,
     h: Heuristic,
     mode: Mode,
-) -> Vec<NodeId> {
+    part: Range<usize>,
+    scratch: &'s mut Scratch,
+) -> &'s [NodeId] {
+    let Scratch {
+        slots,
+        lo,
+        infs,
+        hi,
+        stack,
+    } = scratch;
+    slots.clear();
+    slots.extend_from_slice(&init.slots[part.clone()]);
+    stack.clear();
     let st = State {
         nodes,
         costs: init.costs,
         num_banks,
         h,
-        slots: init.slots.clone(),
+        base: part.start,
+        slots,
     };
     match mode {
-        Mode::Reference => simplify_reference(g, st),
-        Mode::Fast => simplify_fast(g, st),
+        Mode::Reference => simplify_reference(g, st, part, stack),
+        Mode::Fast => simplify_fast(g, st, part, lo, infs, hi, stack),
     }
+    stack
 }
 
-/// The seed's drain: each pick scans the node universe.
-fn simplify_reference(g: &Interference, mut st: State) -> Vec<NodeId> {
-    let n = st.nodes.len();
-    let mut stack = Vec::with_capacity(n);
+/// The seed's drain: each pick scans the part.
+fn simplify_reference(
+    g: &Interference,
+    mut st: State,
+    part: Range<usize>,
+    stack: &mut Vec<NodeId>,
+) {
     loop {
-        let first = |st: &State, l: List| (0..n).find(|&u| st.slots[u].list == l);
+        let first = |st: &State, l: List| part.clone().find(|&u| st.slot(u).list == l);
         let v = match first(&st, List::Lo) {
             Some(v) => v,
-            None => match (0..n)
-                .filter(|&u| st.slots[u].list == List::Hi)
+            None => match part
+                .clone()
+                .filter(|&u| st.slot(u).list == List::Hi)
                 .min_by_key(|&u| st.key(u))
             {
                 Some(v) => v,
@@ -261,19 +314,18 @@ fn simplify_reference(g: &Interference, mut st: State) -> Vec<NodeId> {
                 },
             },
         };
-        st.slots[v].list = List::Removed;
+        *st.list_mut(v) = List::Removed;
         stack.push(NodeId::new(v));
         let banks = st.nodes[v].banks;
-        for u in 0..n {
-            if st.slots[u].list != List::Removed
+        for u in part.clone() {
+            if st.slot(u).list != List::Removed
                 && g.interferes(NodeId::new(v), NodeId::new(u))
                 && st.relieve(u, banks)
             {
-                st.slots[u].list = List::Lo;
+                *st.list_mut(u) = List::Lo;
             }
         }
     }
-    stack
 }
 
 /// The drain with an [`IdSet`] for `lo`, a lazy [`HiQueue`] keyed by
@@ -283,35 +335,48 @@ fn simplify_reference(g: &Interference, mut st: State) -> Vec<NodeId> {
 /// current key: when an entry surfaces with an outdated key it is pushed
 /// again with the current one, and an entry that surfaces up to date is the
 /// true minimum.
-fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
-    let n = st.nodes.len();
-    let mut stack = Vec::with_capacity(n);
-    let mut lo = IdSet::new(n);
-    for u in (0..n).filter(|&u| st.slots[u].list == List::Lo) {
-        lo.insert(u);
+/// The part's node ids go into `lo` less `base`.
+fn simplify_fast(
+    g: &Interference,
+    mut st: State,
+    part: Range<usize>,
+    lo: &mut IdSet,
+    infs: &mut Vec<usize>,
+    hi: &mut HiQueue,
+    stack: &mut Vec<NodeId>,
+) {
+    let base = part.start;
+    lo.reset(part.len());
+    infs.clear();
+    for u in part.clone() {
+        match st.slot(u).list {
+            List::Lo => lo.insert(u - base),
+            List::Inf => infs.push(u),
+            List::Hi | List::Removed => {}
+        }
     }
-    let infs: Vec<usize> = (0..n).filter(|&u| st.slots[u].list == List::Inf).collect();
     let mut inf_cursor = 0;
-    let mut hi = HiQueue::new(
-        (0..n)
-            .filter(|&u| st.slots[u].list == List::Hi)
-            .map(|u| st.key(u))
-            .collect(),
-    );
+    hi.refill(|entries| {
+        entries.extend(
+            (part.clone())
+                .filter(|&u| st.slot(u).list == List::Hi)
+                .map(|u| st.key(u)),
+        );
+    });
     loop {
         let v = if let Some(v) = lo.pop_min() {
-            v
-        } else if let Some(v) = pop_hi(&mut hi, &st) {
+            v + base
+        } else if let Some(v) = pop_hi(hi, &st) {
             if let Some(far) = hi.ahead(16) {
                 g.prefetch(far, true);
-                super::prefetch(&st.slots, far.index());
+                super::prefetch(st.slots, far.index() - base);
             }
             if let Some(near) = hi.ahead(8) {
                 g.prefetch(near, false);
             }
             v
         } else {
-            while inf_cursor < infs.len() && st.slots[infs[inf_cursor]].list != List::Inf {
+            while inf_cursor < infs.len() && st.slot(infs[inf_cursor]).list != List::Inf {
                 inf_cursor += 1;
             }
             match infs.get(inf_cursor) {
@@ -319,22 +384,22 @@ fn simplify_fast(g: &Interference, mut st: State) -> Vec<NodeId> {
                 None => break,
             }
         };
-        st.slots[v].list = List::Removed;
+        *st.list_mut(v) = List::Removed;
         stack.push(NodeId::new(v));
-        let banks = u32::from(st.slots[v].banks);
+        let banks = u32::from(st.slot(v).banks);
         g.for_each_neighbor(NodeId::new(v), |u| {
             let u = u.index();
-            if st.slots[u].list != List::Removed && st.relieve(u, banks) {
-                st.slots[u].list = List::Lo;
-                lo.insert(u);
+            if st.slot(u).list != List::Removed && st.relieve(u, banks) {
+                *st.list_mut(u) = List::Lo;
+                lo.insert(u - base);
             }
         });
     }
-    stack
 }
 
 /// A set of node ids with O(log₆₄ n) insert and pop-smallest: a bitset
 /// with a summary level per 64 words, up to a single word.
+#[derive(Default)]
 struct IdSet {
     /// `levels[0]` holds one bit per id; each next level one bit per
     /// non-zero word of the level below.
@@ -342,14 +407,20 @@ struct IdSet {
 }
 
 impl IdSet {
-    fn new(n: usize) -> IdSet {
-        let mut levels = Vec::new();
+    /// Empties the set and makes room for the ids below `n`. A drained
+    /// set is all zeros, so only a larger `n` rebuilds it.
+    fn reset(&mut self, n: usize) {
+        debug_assert!(self.levels.iter().all(|l| l[0] == 0), "simplify drains lo");
+        if self.levels.first().is_some_and(|l| l.len() * 64 >= n) {
+            return;
+        }
+        self.levels.clear();
         let mut len = n.max(1);
         loop {
             let words = len.div_ceil(64);
-            levels.push(vec![0u64; words]);
+            self.levels.push(vec![0u64; words]);
             if words == 1 {
-                return IdSet { levels };
+                return;
             }
             len = words;
         }
@@ -408,6 +479,7 @@ struct Entry {
 /// remaining length are merged, so there are O(log n) of them. A pop reads
 /// each run front to back, where a single heap of up to n entries would
 /// miss the cache at every level of each pop.
+#[derive(Default)]
 struct HiQueue {
     /// Sorted runs; the first holds the initial entries.
     runs: Vec<Run>,
@@ -415,6 +487,8 @@ struct HiQueue {
     fresh: BinaryHeap<Reverse<Entry>>,
     /// The smallest entry and where it is, kept current.
     best: Option<(Entry, Source)>,
+    /// The largest buffer of a consumed run, for the next initial entries.
+    spare: Vec<Entry>,
 }
 
 /// Entries in ascending order, consumed from `next` on.
@@ -440,15 +514,27 @@ enum Source {
 }
 
 impl HiQueue {
-    fn new(mut entries: Vec<Entry>) -> HiQueue {
+    /// Empties the queue and refills it with the entries `fill` adds.
+    fn refill(&mut self, fill: impl FnOnce(&mut Vec<Entry>)) {
+        let mut runs = std::mem::take(&mut self.runs);
+        for r in runs.drain(..) {
+            self.keep(r.entries);
+        }
+        self.runs = runs;
+        let mut entries = std::mem::take(&mut self.spare);
+        entries.clear();
+        fill(&mut entries);
         entries.sort_unstable();
-        let mut q = HiQueue {
-            runs: vec![Run { entries, next: 0 }],
-            fresh: BinaryHeap::new(),
-            best: None,
-        };
-        q.best = q.front();
-        q
+        self.runs.push(Run { entries, next: 0 });
+        self.fresh.clear();
+        self.best = self.front();
+    }
+
+    /// Keeps the larger of `entries` and the spare buffer.
+    fn keep(&mut self, entries: Vec<Entry>) {
+        if entries.capacity() > self.spare.capacity() {
+            self.spare = entries;
+        }
     }
 
     fn push(&mut self, entry: Entry) {
@@ -514,7 +600,8 @@ impl HiQueue {
                 let r = &mut self.runs[i];
                 r.next += 1;
                 if r.next == r.entries.len() {
-                    self.runs.remove(i);
+                    let r = self.runs.remove(i);
+                    self.keep(r.entries);
                 }
             }
         }
@@ -548,7 +635,7 @@ fn merge(a: &[Entry], b: &[Entry]) -> Vec<Entry> {
 fn pop_hi(hi: &mut HiQueue, st: &State) -> Option<usize> {
     while let Some(old) = hi.pop() {
         let u = old.node as usize;
-        let slot = &st.slots[u];
+        let slot = st.slot(u);
         if slot.list != List::Hi {
             continue;
         }
@@ -589,7 +676,8 @@ mod tests {
             .map(|i| entry(i, rnd() % 1000, 1 + rnd() % 7))
             .collect();
         let mut model: BinaryHeap<Reverse<Entry>> = init.iter().map(|&e| Reverse(e)).collect();
-        let mut q = HiQueue::new(init);
+        let mut q = HiQueue::default();
+        q.refill(|entries| entries.extend_from_slice(&init));
         let (mut pops, mut pushes, mut most_runs) = (0, 0, 0);
         while let Some(e) = q.pop() {
             assert_eq!(Some(e), model.pop().map(|r| r.0));
