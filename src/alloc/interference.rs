@@ -137,97 +137,100 @@ impl Interference {
 
 /// The seed's sweep: at each point insert the nodes starting there (each
 /// meets every resident, `edge(resident, newcomer)`), then erase the nodes
-/// ending there. Each interfering pair is reported exactly once. The nodes
-/// are bucketed by start and end point once, so fast mode can sweep twice
-/// (count, then fill) for the price of one bucketing. Only the points from
-/// the first start to the last end are swept, and when those are many
-/// more than the nodes (a late iteration's few dirty nodes in a large
-/// program) only the points where a node starts or ends: the buckets and
-/// their order stay the same.
-struct Sweep {
-    s_off: Vec<u32>,
-    starts: Vec<NodeId>,
-    e_off: Vec<u32>,
-    ends: Vec<NodeId>,
+/// ending there. Each interfering pair is reported exactly once. It visits
+/// the nodes in order of start, so the residents a newcomer meets are the
+/// earlier nodes that end at or after its start: the live set is filtered
+/// down to those before each insertion, which keeps it at the pressure and
+/// costs nothing per point (a late iteration's few dirty nodes may span a
+/// whole program). Fast mode sweeps twice, counting and then filling, over
+/// one order.
+struct Sweep<'a> {
+    nodes: &'a [Node],
+    /// The node ids in order of start, or empty when that is id order
+    /// (always so without loops).
+    order: Vec<NodeId>,
 }
 
-impl Sweep {
-    fn new(nodes: &[Node]) -> Sweep {
-        let first = nodes.iter().map(|n| n.start).min().unwrap_or(0);
-        let last = nodes.iter().map(|n| n.end).max().unwrap_or(0);
-        let sparse = (last - first) as usize > 32 * nodes.len();
-        let coords: Vec<u32> = if sparse {
-            let mut c: Vec<u32> = nodes.iter().flat_map(|n| [n.start, n.end]).collect();
-            c.sort_unstable();
-            c.dedup();
-            c
-        } else {
+impl Sweep<'_> {
+    fn new(nodes: &[Node]) -> Sweep<'_> {
+        let order = if nodes.is_sorted_by_key(|n| n.start) {
             Vec::new()
-        };
-        let span = if nodes.is_empty() {
-            0
-        } else if sparse {
-            coords.len()
         } else {
-            (last - first) as usize + 1
+            let mut order: Vec<NodeId> = (0..nodes.len()).map(NodeId::new).collect();
+            order.sort_by_key(|v| nodes[v.index()].start);
+            order
         };
-        let at = |p: u32| {
-            if sparse {
-                coords
-                    .binary_search(&p)
-                    .expect("every endpoint has a coordinate")
-            } else {
-                (p - first) as usize
-            }
-        };
-        // A counting sort whose offsets double as the fill cursors: counted
-        // one slot ahead, `off[b + 1]` is bucket b's cursor and ends as its end.
-        let bucket = |key: fn(&Node) -> u32| {
-            let mut off = vec![0u32; span + 2];
-            for n in nodes {
-                off[at(key(n)) + 2] += 1;
-            }
-            for i in 2..span + 2 {
-                off[i] += off[i - 1];
-            }
-            let mut ids = vec![NodeId(0); nodes.len()];
-            for (i, n) in nodes.iter().enumerate() {
-                let cursor = &mut off[at(key(n)) + 1];
-                ids[*cursor as usize] = NodeId::new(i);
-                *cursor += 1;
-            }
-            off.pop();
-            (off, ids)
-        };
-        let (s_off, starts) = bucket(|n| n.start);
-        let (e_off, ends) = bucket(|n| n.end);
-        Sweep {
-            s_off,
-            starts,
-            e_off,
-            ends,
-        }
+        Sweep { nodes, order }
     }
 
     fn run(&self, mut edge: impl FnMut(NodeId, NodeId)) {
-        let mut live: Vec<NodeId> = Vec::new();
-        let mut pos = vec![u32::MAX; self.starts.len()];
-        for p in 0..self.s_off.len() - 1 {
-            for &v in &self.starts[self.s_off[p] as usize..self.s_off[p + 1] as usize] {
-                for &u in &live {
-                    edge(u, v);
-                }
-                pos[v.index()] = live.len() as u32;
-                live.push(v);
+        // The residents, with their ends.
+        let mut live: Vec<(u32, NodeId)> = Vec::new();
+        let mut insert = |v: NodeId| {
+            let n = &self.nodes[v.index()];
+            live.retain(|&(end, _)| end >= n.start);
+            for &(_, u) in &live {
+                edge(u, v);
             }
-            for &v in &self.ends[self.e_off[p] as usize..self.e_off[p + 1] as usize] {
-                let i = pos[v.index()] as usize;
-                let last = *live.last().expect("an ending node is live");
-                live.swap_remove(i);
-                if last != v {
-                    pos[last.index()] = i as u32;
+            live.push((n.end, v));
+        };
+        if self.order.is_empty() {
+            (0..self.nodes.len()).for_each(|i| insert(NodeId::new(i)));
+        } else {
+            self.order.iter().for_each(|&v| insert(v));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::TensorId;
+
+    /// Both representations hold exactly the pairs of intersecting closed
+    /// intervals, each neighbor once, whether the nodes come in order of
+    /// start or not (loops extend starts backwards).
+    #[test]
+    fn edges_are_the_intersecting_pairs() {
+        let mut rng = crate::gen::random::Rng::new(3);
+        let mut unsorted = 0;
+        for round in 0..300 {
+            let n = rng.below(60) as usize;
+            let mut nodes: Vec<Node> = (0..n)
+                .map(|i| {
+                    let start = rng.below(80) as u32;
+                    let end = start + rng.below(12) as u32;
+                    Node {
+                        tensor: TensorId::new(i),
+                        def: start,
+                        last_use: end,
+                        start,
+                        end,
+                        banks: 1,
+                    }
+                })
+                .collect();
+            if round % 2 == 0 {
+                nodes.sort_by_key(|v| v.start);
+            }
+            unsorted += usize::from(!nodes.is_sorted_by_key(|v| v.start));
+            for mode in [Mode::Fast, Mode::Reference] {
+                let g = Interference::build(&nodes, mode);
+                for (i, a) in nodes.iter().enumerate() {
+                    let mut seen = Vec::new();
+                    g.for_each_neighbor(NodeId::new(i), |u| seen.push(u.index()));
+                    seen.sort_unstable();
+                    let want: Vec<usize> = (0..n)
+                        .filter(|&j| j != i && a.start <= nodes[j].end && nodes[j].start <= a.end)
+                        .collect();
+                    assert_eq!(seen, want, "{mode:?} node {i}");
+                    for j in 0..n {
+                        let hit = g.interferes(NodeId::new(i), NodeId::new(j));
+                        assert_eq!(hit, want.binary_search(&j).is_ok());
+                    }
                 }
             }
         }
+        assert!(unsorted > 100, "{unsorted} rounds out of order of start");
     }
 }
