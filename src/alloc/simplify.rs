@@ -524,7 +524,7 @@ impl HiQueue {
         let mut entries = std::mem::take(&mut self.spare);
         entries.clear();
         fill(&mut entries);
-        entries.sort_unstable();
+        sort_entries(&mut entries);
         self.runs.push(Run { entries, next: 0 });
         self.fresh.clear();
         self.best = self.front();
@@ -610,6 +610,66 @@ impl HiQueue {
     }
 }
 
+/// Batches smaller than this are sorted by comparison.
+const RADIX_MIN: usize = 1 << 14;
+
+/// Sorts `entries` as `sort_unstable` does (key, then node). A large batch
+/// whose numerators and denominators fit in 53 bits is radix-sorted by the
+/// `f64` value of its keys first: both convert exactly and the quotient is
+/// correctly rounded, so `a/b < c/d` gives `a/b ≤ c/d` in `f64`, and only
+/// runs of equal `f64` values are left to sort exactly (comparisons cost a
+/// branch miss each, and the first batch holds every `hi` node).
+fn sort_entries(entries: &mut Vec<Entry>) {
+    const EXACT: u64 = 1 << 53;
+    let approx = |e: &Entry| e.key.num < EXACT && e.key.den < EXACT;
+    if entries.len() < RADIX_MIN || !entries.iter().all(approx) {
+        entries.sort_unstable();
+        return;
+    }
+    // The bits of a non-negative f64 order as the f64 does.
+    let mut keys: Vec<(u64, u32)> = (entries.iter().enumerate())
+        .map(|(i, e)| ((e.key.num as f64 / e.key.den as f64).to_bits(), i as u32))
+        .collect();
+    radix_sort(&mut keys);
+    let sorted: Vec<Entry> = keys.iter().map(|&(_, i)| entries[i as usize]).collect();
+    *entries = sorted;
+    let mut start = 0;
+    for run in keys.chunk_by(|a, b| a.0 == b.0) {
+        entries[start..start + run.len()].sort_unstable();
+        start += run.len();
+    }
+}
+
+/// A stable least-significant-digit radix sort of `keys` by their first
+/// field, 16 bits a pass; a pass whose digit is the same everywhere is
+/// skipped.
+fn radix_sort(keys: &mut Vec<(u64, u32)>) {
+    let mut other = vec![(0, 0); keys.len()];
+    let mut count = vec![0usize; 1 << 16];
+    for shift in (0..64).step_by(16) {
+        let digit = |k: &(u64, u32)| ((k.0 >> shift) & 0xffff) as usize;
+        count.fill(0);
+        for k in keys.iter() {
+            count[digit(k)] += 1;
+        }
+        if count.contains(&keys.len()) {
+            continue;
+        }
+        let mut at = 0;
+        for c in count.iter_mut() {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+        for k in keys.iter() {
+            let d = digit(k);
+            other[count[d]] = *k;
+            count[d] += 1;
+        }
+        std::mem::swap(keys, &mut other);
+    }
+}
+
 /// The sorted union of two sorted runs.
 fn merge(a: &[Entry], b: &[Entry]) -> Vec<Entry> {
     let mut out = Vec::with_capacity(a.len() + b.len());
@@ -662,6 +722,46 @@ mod tests {
             node,
             deg: 0,
         }
+    }
+
+    /// The radix path sorts exactly as the comparison sort does, with exact
+    /// ties (`2/4` and `1/2`), distinct ratios too close for an `f64` to
+    /// tell apart, zero costs, and numerators too wide for it.
+    #[test]
+    fn entries_sort_as_by_comparison() {
+        let mut rng = crate::gen::random::Rng::new(9);
+        let mut rnd = move |n: u64| rng.below(n);
+        let mut close = 0;
+        for round in 0..6 {
+            let n = RADIX_MIN + rnd(1000) as usize;
+            let entries: Vec<Entry> = (0..n as u32)
+                .map(|i| {
+                    let x = rnd(1 << 20);
+                    match rnd(5) {
+                        // A third, or a hair below: `m / (3m + 1)`.
+                        0 => {
+                            let m = (1 << 51) - x;
+                            entry(i, m, 3 * m + rnd(2))
+                        }
+                        1 => entry(i, x, 3),
+                        2 => entry(i, 2 * x, 6),
+                        3 => entry(i, 0, 1 + rnd(9)),
+                        _ if round == 5 => entry(i, u64::MAX - rnd(9), 1 + rnd(9)),
+                        _ => entry(i, rnd(1 << 40), 1 + rnd(1 << 40)),
+                    }
+                })
+                .collect();
+            let mut want = entries.clone();
+            want.sort_unstable();
+            let mut got = entries;
+            sort_entries(&mut got);
+            assert_eq!(got, want);
+            let f = |e: &Entry| e.key.num as f64 / e.key.den as f64;
+            close += (want.windows(2))
+                .filter(|w| w[0].key < w[1].key && f(&w[0]) == f(&w[1]))
+                .count();
+        }
+        assert!(close > 10, "{close} distinct keys with one f64");
     }
 
     /// The queue pops exactly what one binary heap of the same entries
