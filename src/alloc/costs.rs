@@ -63,6 +63,12 @@ pub struct SpillPlan {
 }
 
 impl SpillPlan {
+    /// How many of the node's events come before the save: those up to
+    /// its last write.
+    pub fn first_read(&self) -> usize {
+        self.first_read
+    }
+
     /// The read groups after the save, as closed point ranges in order: maximal
     /// runs of consecutive points that are all instructions reading the node.
     pub fn groups(&self, ev: impl Iterator<Item = Event>) -> impl Iterator<Item = (u32, u32)> {

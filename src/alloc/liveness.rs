@@ -9,8 +9,9 @@
 //!
 //! After spill code, fast mode moves the nodes the code left alone to their
 //! new points and recomputes only the spilled and new tensors, whose events
-//! alone are collected again ([`live_ranges_with`] given the spill code,
-//! [`Events::update`]); reference mode recomputes everything.
+//! alone change, as the spill code describes them ([`live_ranges_with`]
+//! given the spill code, [`Events::update`]); reference mode recomputes
+//! everything from the instructions.
 
 use super::linear::{refill, Linear, PointKind};
 use super::{AllocError, NodeId};
@@ -174,53 +175,31 @@ impl Events {
         self.place(tensors, 0..tensors, rows);
     }
 
-    /// The events of `m` after the spill code `shift` describes, from
-    /// those before it (fast mode; the same as [`Events::refill`]). The
-    /// code renames reads of the spilled tensors only and adds copies that
-    /// touch only spilled and new tensors, so every other tensor keeps its
-    /// instructions, in the same order. The spilled and new PSUM tensors
-    /// get new spans, from the instructions that can touch them now: the
-    /// spilled tensors' old ones and the new copies.
-    pub fn update(&mut self, m: &Module, lin: &Linear, shift: &SpillShift) {
-        let old = |t: &TensorId| {
-            let (a, b) = self.spans[t.index()];
-            self.touches[a as usize..b as usize]
-                .iter()
-                .map(|x| x.inst())
-        };
-        // The instructions in point order: a bit per point.
-        let mut at = vec![0u64; lin.len().div_ceil(64)];
-        let copies = (shift.insts..m.insts.len()).map(InstId::new);
-        for i in shift.spilled.iter().flat_map(old).chain(copies) {
-            if let Some(p) = lin.point_of(i) {
-                at[p as usize / 64] |= 1 << (p % 64);
-            }
+    /// The events after the spill code `shift` describes, from those
+    /// before it (fast mode; the same as [`Events::refill`] on the module
+    /// with the code, of `tensors` tensors). The code renames reads of the
+    /// spilled tensors only and adds copies that touch only spilled and new
+    /// tensors, so every other tensor keeps its events. A spilled tensor
+    /// keeps its events up to its last write and is then read by its save;
+    /// a reload temporary is written by its copy and read by its group.
+    /// Both get new spans at the end of the records, which the spill code
+    /// describes without a look at the instructions.
+    pub fn update(&mut self, tensors: usize, shift: &SpillShift) {
+        self.spans.resize(tensors, (0, 0));
+        for (&t, &(kept, save)) in shift.spilled.iter().zip(&shift.saves) {
+            let at = self.touches.len() as u32;
+            let from = self.spans[t.index()].0 as usize;
+            self.touches.extend_from_within(from..from + kept as usize);
+            self.touches.push(Touch::new(save, true, false));
+            self.spans[t.index()] = (at, self.touches.len() as u32);
         }
-        let insts: Vec<InstId> = (at.iter().enumerate())
-            .flat_map(|(w, &bits)| {
-                let mut bits = bits;
-                std::iter::from_fn(move || {
-                    let b = bits.trailing_zeros();
-                    (b < 64).then(|| {
-                        bits &= bits - 1;
-                        match lin.points[w * 64 + b as usize].kind() {
-                            PointKind::Inst(i) => i,
-                            _ => unreachable!("an instruction's point"),
-                        }
-                    })
-                })
-            })
-            .collect();
-        let tensors = m.tensors.len();
-        let mut chosen = vec![false; tensors];
-        let which: Vec<usize> = (shift.spilled.iter().map(|t| t.index()))
-            .chain(shift.tensors..tensors)
-            .filter(|&t| m.tensors[t].mem == Mem::Psum)
-            .filter(|&t| !std::mem::replace(&mut chosen[t], true))
-            .collect();
-        let table = AccessTable::of(insts.iter().map(|&i| &m.inst(i).kind), &chosen);
-        let rows = insts.iter().enumerate().map(|(k, &i)| (i, table.row(k)));
-        self.place(tensors, which.into_iter(), rows);
+        for r in &shift.reloads {
+            let at = self.touches.len() as u32;
+            self.touches.push(Touch::new(r.copy, false, true));
+            let reads = &shift.reads[r.reads.start as usize..r.reads.end as usize];
+            (self.touches).extend(reads.iter().map(|&i| Touch::new(i, true, false)));
+            self.spans[r.tensor.index()] = (at, self.touches.len() as u32);
+        }
     }
 
     /// Gives each tensor of `which` (distinct, among `tensors`) a new span
@@ -419,7 +398,7 @@ pub fn live_ranges_with(
     } = spent;
     match source {
         Source::Table(table) => events.refill(table, m.tensors.len(), lin),
-        Source::After(shift) => events.update(m, lin, shift),
+        Source::After(shift) => events.update(m.tensors.len(), shift),
     }
     let ctx = NodeCtx {
         m,
@@ -587,13 +566,30 @@ pub struct SpillShift {
     pub points: usize,
     /// Tensors declared before the spill code.
     pub tensors: usize,
-    /// Instructions before the spill code (its copies come after).
-    pub insts: usize,
     /// For each inserted instruction, the old point it went right before
     /// (`points` when at the very end), ascending.
     pub before: Vec<u32>,
     /// The tensors spilled.
     pub spilled: Vec<TensorId>,
+    /// For each spilled tensor: how many of its events it keeps (those up
+    /// to its last write) and the save that reads it after them.
+    pub saves: Vec<(u32, InstId)>,
+    /// The reload temporaries, in order of creation.
+    pub reloads: Vec<ReloadEvents>,
+    /// The instructions of every read group, reload by reload, each in
+    /// point order.
+    pub reads: Vec<InstId>,
+}
+
+/// What accesses one reload temporary, for [`Events::update`].
+#[derive(Clone, Debug)]
+pub struct ReloadEvents {
+    /// The temporary.
+    pub tensor: TensorId,
+    /// The reload copy that writes it.
+    pub copy: InstId,
+    /// Where its read group's instructions are in [`SpillShift::reads`].
+    pub reads: std::ops::Range<u32>,
 }
 
 impl SpillShift {
@@ -818,7 +814,7 @@ mod tests {
                     .take(if round == 0 { usize::MAX } else { 2 })
                     .collect();
                 assert!(spill.len() >= 2, "seed {seed}: {} spilled", spill.len());
-                let (_, shift) = insert_spill_code(&mut m, &lin, &live, &spill, &mut namer);
+                let shift = insert_spill_code(&mut m, &lin, &live, &spill, &mut namer);
                 lin = Linear::new(&m);
                 let fresh = live_ranges(&m, &lin, &arch, banks).unwrap();
                 live =

@@ -322,10 +322,12 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     for iteration in 1..=opts.max_iterations {
         let last = std::mem::take(&mut spent);
         // Fast mode reads every instruction's accesses once, then follows
-        // the spill code; reference mode reads them every iteration.
+        // the spill code (dropped once read); reference mode reads them
+        // every iteration.
         let live = {
             let read;
-            let source = match shift.as_ref().filter(|_| opts.mode == Mode::Fast) {
+            let after = shift.take().filter(|_| opts.mode == Mode::Fast);
+            let source = match &after {
                 Some(shift) => Source::After(shift),
                 None => {
                     read = table.take().unwrap_or_else(|| AccessTable::new(&work));
@@ -406,15 +408,15 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
             }
         };
         let insert = || spill::insert_spill_code(&mut work, &it.lin, &it.live, &chosen, &mut namer);
-        let ((), (reloads, moved)) = join(big && reusing, record, insert);
-        shift = Some(moved);
+        let ((), moved) = join(big && reusing, record, insert);
         pinned.resize(work.tensors.len(), false);
         for &v in &chosen {
             pinned[it.live.nodes[v.index()].tensor.index()] = true;
         }
-        for t in reloads {
-            pinned[t.index()] = true;
+        for r in &moved.reloads {
+            pinned[r.tensor.index()] = true;
         }
+        shift = Some(moved);
         // The next iteration's points and live ranges, in this one's buffers.
         lin = it.lin;
         lin.renumber(&work);

@@ -11,7 +11,7 @@
 
 use super::costs::spill_plan;
 use super::linear::{BodyRef, Linear, PointKind};
-use super::liveness::{Liveness, SpillShift};
+use super::liveness::{Liveness, ReloadEvents, SpillShift};
 use super::NodeId;
 use crate::ir::{Access, Inst, InstId, InstKind, Mem, Module, Stmt, Tensor, TensorId};
 use std::collections::HashSet;
@@ -67,24 +67,25 @@ impl Namer {
 
 /// Inserts the spill code of the spillable nodes `spill` (ascending ids),
 /// planned on `lin`/`live` (the analysis of `m` before this call), naming
-/// the new tensors with `namer`.
-/// Returns the new PSUM reload tensors, and where the code went.
+/// the new tensors with `namer`. Returns where the code went and what it
+/// accesses (its reloads are the new PSUM tensors).
 pub fn insert_spill_code(
     m: &mut Module,
     lin: &Linear,
     live: &Liveness,
     spill: &[NodeId],
     namer: &mut Namer,
-) -> (Vec<TensorId>, SpillShift) {
+) -> SpillShift {
     let mut inserts = Vec::new();
     let mut renames = Vec::new();
-    let mut reloads = Vec::new();
     let mut shift = SpillShift {
         points: lin.len(),
         tensors: m.tensors.len(),
-        insts: m.insts.len(),
         before: Vec::new(),
         spilled: Vec::with_capacity(spill.len()),
+        saves: Vec::with_capacity(spill.len()),
+        reloads: Vec::new(),
+        reads: Vec::new(),
     };
     for &v in spill {
         let plan = spill_plan(lin, live, v).expect("only spillable nodes are spilled");
@@ -107,6 +108,7 @@ pub fn insert_spill_code(
         shift.before.push(plan.save_after + 1);
         let at = lin.points[plan.save_after as usize];
         let inst = copy(m, saved, t);
+        shift.saves.push((plan.first_read() as u32, inst));
         inserts.push(Insertion {
             body: at.body(),
             pos: at.index() + 1,
@@ -125,11 +127,19 @@ pub fn insert_spill_code(
                 rank: 1,
                 inst,
             });
-            renames.extend((lo..=hi).map(|p| match lin.points[p as usize].kind() {
-                PointKind::Inst(i) => (i, t, reload),
-                _ => unreachable!("read groups hold instructions only"),
-            }));
-            reloads.push(reload);
+            let first = shift.reads.len();
+            shift
+                .reads
+                .extend((lo..=hi).map(|p| match lin.points[p as usize].kind() {
+                    PointKind::Inst(i) => i,
+                    _ => unreachable!("read groups hold instructions only"),
+                }));
+            renames.extend(shift.reads[first..].iter().map(|&i| (i, t, reload)));
+            shift.reloads.push(ReloadEvents {
+                tensor: reload,
+                copy: inst,
+                reads: first as u32..shift.reads.len() as u32,
+            });
         }
     }
     // The reads renamed in instruction order, which is nearly memory order.
@@ -160,7 +170,7 @@ pub fn insert_spill_code(
         }
     }
     shift.before.sort_unstable();
-    (reloads, shift)
+    shift
 }
 
 /// Adds the unlabelled instruction `copy dst <- src` (whole tensors).
