@@ -489,7 +489,13 @@ struct HiQueue {
     best: Option<(Entry, Source)>,
     /// The largest buffer of a consumed run, for the next initial entries.
     spare: Vec<Entry>,
+    /// The node [`COMING`] entries down the run the last pop advanced:
+    /// likely popped soon, and a pop reads its node's slot.
+    coming: Option<u32>,
 }
+
+/// How far down a run [`HiQueue::coming`] looks.
+const COMING: usize = 8;
 
 /// Entries in ascending order, consumed from `next` on.
 struct Run {
@@ -595,10 +601,12 @@ impl HiQueue {
         match at {
             Source::Fresh => {
                 self.fresh.pop();
+                self.coming = None;
             }
             Source::Run(i) => {
                 let r = &mut self.runs[i];
                 r.next += 1;
+                self.coming = r.entries.get(r.next + COMING).map(|e| e.node);
                 if r.next == r.entries.len() {
                     let r = self.runs.remove(i);
                     self.keep(r.entries);
@@ -694,6 +702,9 @@ fn merge(a: &[Entry], b: &[Entry]) -> Vec<Entry> {
 /// bound of its node's key) is the minimum as it is.
 fn pop_hi(hi: &mut HiQueue, st: &State) -> Option<usize> {
     while let Some(old) = hi.pop() {
+        if let Some(c) = hi.coming {
+            super::prefetch(st.slots, c as usize - st.base);
+        }
         let u = old.node as usize;
         let slot = st.slot(u);
         if slot.list != List::Hi {
