@@ -79,9 +79,9 @@ pub struct AllocOptions {
     pub max_iterations: u32,
     /// Collect the `-vv` trace ([`AllocOutcome::trace`]); off by default.
     pub trace: bool,
-    /// Let fast mode run two heuristics at once on large graphs, on one
-    /// scoped helper thread (on by default; the output is the same either
-    /// way).
+    /// Let fast mode use one scoped helper thread on large programs: two
+    /// heuristics at once, and the passes that split in two (on by
+    /// default; the output is the same either way).
     pub parallel: bool,
 }
 
@@ -304,8 +304,10 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     let reusing = opts.mode == Mode::Fast && !opts.trace;
     let mut reuse = Reuse::default();
     log.v(" allocating PSUM".into());
-    let mut lin = Linear::new(&m);
-    let first_table = AccessTable::new(&m);
+    // The points and the access table of a large program, side by side.
+    let two_threads =
+        opts.parallel && opts.mode == Mode::Fast && m.insts.len() >= PARALLEL_MIN_NODES;
+    let (first_table, mut lin) = join(two_threads, || AccessTable::new(&m), || Linear::new(&m));
     let (mut work, first_table) = split::memloc_split_analyzed(m, &lin, first_table);
     let mut table = Some(first_table);
     for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
@@ -389,8 +391,9 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
             // state goes before the report is built.
             drop((reuse, pinned, namer, shift));
             let live = it.into_ranges();
+            let parallel = two_threads && work.tensors.len() >= PARALLEL_MIN_NODES;
             return Ok(finish(
-                work, &arch, &live, &banks, &spilled, report, log, warnings,
+                work, &arch, &live, &banks, &spilled, report, log, warnings, parallel,
             ));
         }
         let (chosen, cycles) = spill_set(&work, &it, &reuse)?;
@@ -695,7 +698,8 @@ fn spill_set(
     Ok((all, cycles))
 }
 
-/// Writes the banks into the module and completes the report.
+/// Writes the banks into the module and completes the report (in
+/// `parallel`, half its rows on a helper thread).
 #[allow(clippy::too_many_arguments)]
 fn finish(
     mut work: Module,
@@ -706,6 +710,7 @@ fn finish(
     mut report: AllocReport,
     log: Log,
     warnings: Vec<String>,
+    parallel: bool,
 ) -> AllocOutcome {
     for (n, b) in live.nodes.iter().zip(banks) {
         work.tensors[n.tensor.index()].bank = *b;
@@ -714,21 +719,29 @@ fn finish(
     for t in spilled {
         was_spilled[t.index()] = true;
     }
-    report.tensors = (work.tensors.iter().enumerate())
-        .filter(|(_, t)| t.mem == Mem::Psum)
-        .map(|(i, t)| {
-            let node = live
-                .node_of(TensorId::new(i))
-                .map(|v| &live.nodes[v.index()]);
-            TensorReport {
-                name: t.name.clone(),
-                bank: t.bank,
-                banks: arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes))),
-                interval: node.map(|n| [n.start, n.end]),
-                spilled: was_spilled[i],
-            }
-        })
-        .collect();
+    let rows = |range: Range<usize>| {
+        (range.filter(|&i| work.tensors[i].mem == Mem::Psum))
+            .map(|i| {
+                let t = &work.tensors[i];
+                let node = live
+                    .node_of(TensorId::new(i))
+                    .map(|v| &live.nodes[v.index()]);
+                TensorReport {
+                    name: t.name.clone(),
+                    bank: t.bank,
+                    banks: arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes))),
+                    interval: node.map(|n| [n.start, n.end]),
+                    spilled: was_spilled[i],
+                }
+            })
+            .collect::<Vec<_>>()
+    };
+    // A large program's rows (a name each) are built in two halves at once.
+    let n = work.tensors.len();
+    let half = if parallel { n / 2 } else { n };
+    let (rest, mut tensors) = join(parallel, || rows(half..n), || rows(0..half));
+    tensors.extend(rest);
+    report.tensors = tensors;
     AllocOutcome {
         module: work,
         report,
