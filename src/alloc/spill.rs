@@ -181,3 +181,29 @@ fn copy(m: &mut Module, dst: TensorId, src: TensorId) -> InstId {
     };
     m.add_inst(Inst::new(kind))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names end in the counter's decimal digits, and skip declared names.
+    #[test]
+    fn fresh_names_count_in_decimal_and_skip_declared_ones() {
+        for n in [0, 7, 10, 99, 100, 40_213, 4_294_967_294] {
+            let mut namer = Namer {
+                declared: HashSet::new(),
+                counter: n,
+            };
+            assert_eq!(
+                namer.fresh("t", "SpillTensorCopy"),
+                format!("t_SpillTensorCopy{n}")
+            );
+        }
+        let mut namer = Namer {
+            declared: ["a_ReloadTensorCopy0".to_string()].into(),
+            counter: 0,
+        };
+        assert_eq!(namer.fresh("a", "ReloadTensorCopy"), "a_ReloadTensorCopy1");
+        assert_eq!(namer.fresh("a", "SpillTensorCopy"), "a_SpillTensorCopy2");
+    }
+}
