@@ -525,20 +525,12 @@ impl NodeCtx<'_> {
         // before the def, which only grows from node to node.
         let mut at = 0;
         for n in &mut nodes {
-            *n = if spilled[n.tensor.index()] {
-                self.node(n.tensor, &mut carried)?
-                    .expect("a spilled tensor keeps its accesses")
+            if spilled[n.tensor.index()] {
+                *n = (self.node(n.tensor, &mut carried)?)
+                    .expect("a spilled tensor keeps its accesses");
             } else {
-                at = shift.inserted_up_to(n.def, at);
-                let to = |p| p + shift.inserted_up_to(p, at) as u32;
-                Node {
-                    def: n.def + at as u32,
-                    last_use: to(n.last_use),
-                    start: to(n.start),
-                    end: to(n.end),
-                    ..*n
-                }
-            };
+                (*n, at) = shift.move_node(n, at);
+            }
         }
         // Merged from the back, in place (defs are distinct points).
         let (mut i, mut j) = (nodes.len(), fresh.len());
@@ -593,6 +585,33 @@ pub struct ReloadEvents {
 }
 
 impl SpillShift {
+    /// Node `n`, which the spill code left alone, at its new points, with
+    /// the count of insertions before its def (`hint`: the count for a
+    /// nearby point, such as the previous node's def).
+    fn move_node(&self, n: &Node, hint: usize) -> (Node, usize) {
+        let at = self.inserted_up_to(n.def, hint);
+        // With no insertion inside the interval (the common case when the
+        // code is sparse), every point moves by `at`.
+        let b = &self.before;
+        let inside = (at > 0 && b[at - 1] > n.start) || b.get(at).is_some_and(|&q| q <= n.end);
+        let to = |p: u32| {
+            let k = if inside {
+                self.inserted_up_to(p, at)
+            } else {
+                at
+            };
+            p + k as u32
+        };
+        let moved = Node {
+            def: n.def + at as u32,
+            last_use: to(n.last_use),
+            start: to(n.start),
+            end: to(n.end),
+            ..*n
+        };
+        (moved, at)
+    }
+
     /// The number of instructions inserted before old point `p`, searched
     /// outward from `hint` (the count for a nearby point): O(log d) for a
     /// count d away from the hint.
@@ -785,6 +804,44 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A node moves by the insertions before each of its points, whether
+    /// or not one falls inside its interval (before the def, after a
+    /// loop-extended start, or after it), from any hint.
+    #[test]
+    fn nodes_move_by_the_insertions_before_each_point() {
+        let mut rng = crate::gen::random::Rng::new(13);
+        let mut rnd = move |n: u32| rng.below(u64::from(n)) as u32;
+        let mut split = [0; 2];
+        for _ in 0..2000 {
+            let mut before: Vec<u32> = (0..rnd(6)).map(|_| rnd(40)).collect();
+            before.sort_unstable();
+            let start = rnd(30);
+            let def = start + rnd(4);
+            let last_use = def + rnd(6);
+            let n = Node {
+                tensor: TensorId::new(0),
+                def,
+                last_use,
+                start,
+                end: last_use + rnd(4),
+                banks: 1,
+            };
+            let shift = SpillShift {
+                before,
+                ..SpillShift::default()
+            };
+            let count = |p: u32| shift.before.partition_point(|&q| q <= p);
+            let to = |p: u32| p + count(p) as u32;
+            let hint = rnd(8) as usize;
+            let (moved, at) = shift.move_node(&n, hint);
+            assert_eq!(at, count(def));
+            let want = (to(n.def), to(n.last_use), to(n.start), to(n.end));
+            assert_eq!((moved.def, moved.last_use, moved.start, moved.end), want);
+            split[usize::from(count(n.start) != count(n.def))] += 1;
+        }
+        assert!(split[1] > 100, "{split:?}: insertions after a start");
     }
 
     /// After two rounds of spill code (a third of the nodes, then two), the
