@@ -185,7 +185,6 @@ impl Sweep<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::TensorId;
 
     /// Both representations hold exactly the pairs of intersecting closed
     /// intervals, each neighbor once, whether the nodes come in order of
@@ -199,15 +198,7 @@ mod tests {
             let mut nodes: Vec<Node> = (0..n)
                 .map(|i| {
                     let start = rng.below(80) as u32;
-                    let end = start + rng.below(12) as u32;
-                    Node {
-                        tensor: TensorId::new(i),
-                        def: start,
-                        last_use: end,
-                        start,
-                        end,
-                        banks: 1,
-                    }
+                    Node::spanning(i, start, start + rng.below(12) as u32, 1)
                 })
                 .collect();
             if round % 2 == 0 {

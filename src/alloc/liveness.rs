@@ -279,6 +279,20 @@ impl Node {
     pub fn interval_len(&self) -> u64 {
         u64::from(self.end - self.start) + 1
     }
+
+    /// A test node of tensor `t`, defined at `start` and last read at
+    /// `end`, with no loop extension.
+    #[cfg(test)]
+    pub(crate) fn spanning(t: usize, start: u32, end: u32, banks: u32) -> Node {
+        Node {
+            tensor: TensorId::new(t),
+            def: start,
+            last_use: end,
+            start,
+            end,
+            banks,
+        }
+    }
 }
 
 /// The entry of [`Liveness::node_of`] for a tensor that is no candidate.

@@ -781,14 +781,7 @@ mod tests {
             .map(|i| {
                 start += rng.below(3) as u32;
                 let end = start + rng.below(6) as u32;
-                Node {
-                    tensor: TensorId::new(i),
-                    def: start,
-                    last_use: end,
-                    start,
-                    end,
-                    banks: [1, 1, 2, 4][rng.below(4) as usize],
-                }
+                Node::spanning(i, start, end, [1, 1, 2, 4][rng.below(4) as usize])
             })
             .collect();
         let costs = (0..n)

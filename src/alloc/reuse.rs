@@ -236,14 +236,7 @@ mod tests {
     use super::*;
 
     fn node(t: usize, start: u32, end: u32) -> Node {
-        Node {
-            tensor: TensorId::new(t),
-            def: start,
-            last_use: end,
-            start,
-            end,
-            banks: 1,
-        }
+        Node::spanning(t, start, end, 1)
     }
 
     fn sel(bank: &[Option<u32>], costs: &[Cost]) -> Selection {
