@@ -39,11 +39,9 @@ struct PsumAccess {
     write: bool,
 }
 
-/// The PSUM tensors each of a list of instructions reads and writes, one
-/// entry per tensor: the instructions boiled down to what liveness needs.
-/// Built for every instruction (by [`InstId`]) when the events are
-/// collected afresh, and for the few that spill code touched when they are
-/// updated ([`Events::update`]).
+/// The PSUM tensors each instruction reads and writes (by [`InstId`]), one
+/// entry per tensor: the instructions boiled down to what liveness needs
+/// when the events are collected afresh.
 #[derive(Clone, Debug, Default)]
 pub struct AccessTable {
     offsets: Vec<u32>,
@@ -54,29 +52,24 @@ impl AccessTable {
     /// The table of every instruction of `m`, row `i` for [`InstId`] `i`.
     pub fn new(m: &Module) -> AccessTable {
         let is_psum: Vec<bool> = m.tensors.iter().map(|t| t.mem == Mem::Psum).collect();
-        AccessTable::of(m.insts.iter().map(|i| &i.kind), &is_psum)
-    }
-
-    /// The table of `kinds`, one row each in order, counting the tensors
-    /// `keep` flags (by [`TensorId`]).
-    fn of<'a>(kinds: impl ExactSizeIterator<Item = &'a InstKind>, keep: &[bool]) -> AccessTable {
         let mut table = AccessTable {
-            offsets: Vec::with_capacity(kinds.len() + 1),
-            entries: Vec::with_capacity(kinds.len() * 2),
+            offsets: Vec::with_capacity(m.insts.len() + 1),
+            entries: Vec::with_capacity(m.insts.len() * 2),
         };
         table.offsets.push(0);
-        for kind in kinds {
-            table.push(kind, keep);
+        for inst in &m.insts {
+            table.push(&inst.kind, &is_psum);
         }
         table
     }
 
     /// Appends the entries of the next instruction (sources in operand
-    /// order, then the destination; a tensor met again is merged).
-    fn push(&mut self, kind: &InstKind, keep: &[bool]) {
+    /// order, then the destination; a tensor met again is merged), of the
+    /// tensors `psum` flags.
+    fn push(&mut self, kind: &InstKind, psum: &[bool]) {
         let first = self.entries.len();
         let mut note = |t: TensorId, read: bool, write: bool| {
-            if !keep[t.index()] {
+            if !psum[t.index()] {
                 return;
             }
             match self.entries[first..].iter_mut().find(|e| e.tensor == t) {
@@ -171,8 +164,29 @@ impl Events {
             _ => None,
         });
         self.spans.clear();
+        self.spans.resize(tensors, (0, 0));
+        let mut counted = 0;
+        for (_, row) in rows.clone() {
+            for e in row {
+                self.spans[e.tensor.index()].1 += 1;
+                counted += 1;
+            }
+        }
+        let mut at = 0;
+        for span in &mut self.spans {
+            let n = span.1;
+            *span = (at, at);
+            at += n;
+        }
         self.touches.clear();
-        self.place(tensors, 0..tensors, rows);
+        self.touches.resize(counted, Touch(0));
+        for (i, row) in rows {
+            for e in row {
+                let end = &mut self.spans[e.tensor.index()].1;
+                self.touches[*end as usize] = Touch::new(i, e.read, e.write);
+                *end += 1;
+            }
+        }
     }
 
     /// The events after the spill code `shift` describes, from those
@@ -199,43 +213,6 @@ impl Events {
             let reads = &shift.reads[r.reads.start as usize..r.reads.end as usize];
             (self.touches).extend(reads.iter().map(|&i| Touch::new(i, true, false)));
             self.spans[r.tensor.index()] = (at, self.touches.len() as u32);
-        }
-    }
-
-    /// Gives each tensor of `which` (distinct, among `tensors`) a new span
-    /// at the end of the records: its accesses in `rows`, instructions in
-    /// point order with their accesses to the tensors of `which` only. The
-    /// spans of other tensors are left as they are.
-    fn place<'a>(
-        &mut self,
-        tensors: usize,
-        which: impl Iterator<Item = usize> + Clone,
-        rows: impl Iterator<Item = (InstId, &'a [PsumAccess])> + Clone,
-    ) {
-        self.spans.resize(tensors, (0, 0));
-        for t in which.clone() {
-            self.spans[t] = (0, 0);
-        }
-        let mut counted = 0;
-        for (_, row) in rows.clone() {
-            for e in row {
-                self.spans[e.tensor.index()].1 += 1;
-                counted += 1;
-            }
-        }
-        let mut at = self.touches.len() as u32;
-        for t in which {
-            let n = self.spans[t].1;
-            self.spans[t] = (at, at);
-            at += n;
-        }
-        self.touches.resize(self.touches.len() + counted, Touch(0));
-        for (i, row) in rows {
-            for e in row {
-                let end = &mut self.spans[e.tensor.index()].1;
-                self.touches[*end as usize] = Touch::new(i, e.read, e.write);
-                *end += 1;
-            }
         }
     }
 

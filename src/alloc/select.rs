@@ -8,9 +8,7 @@
 //! [`Selection`].
 
 use super::costs::Cost;
-use super::interference::Interference;
-use super::liveness::Node;
-use super::NodeId;
+use super::{Graph, NodeId};
 use crate::arch::bank_alignment;
 use std::ops::Range;
 
@@ -44,20 +42,23 @@ impl Selection {
     }
 }
 
-/// Colors the nodes of `part` (closed under adjacency) in the reverse of
-/// `stack`, their simplify stack, into `sel`. `held` is a buffer reused
-/// from part to part.
-#[allow(clippy::too_many_arguments)]
-pub fn select(
-    g: &Interference,
-    nodes: &[Node],
-    costs: &[Cost],
+/// Colors the nodes of `part` (closed under adjacency) of `graph` in the
+/// reverse of `stack`, their simplify stack, into `sel`. `held` is a
+/// buffer reused from part to part.
+pub(super) fn select(
+    graph: &Graph,
     stack: &[NodeId],
-    num_banks: u32,
     part: Range<usize>,
     held: &mut Vec<u64>,
     sel: &mut Selection,
 ) {
+    let Graph {
+        g,
+        nodes,
+        num_banks,
+        ..
+    } = *graph;
+    let costs = graph.init.costs();
     let base = part.start;
     // The banks each node of the part holds (0 until placed): one read
     // per neighbor.

@@ -20,7 +20,7 @@
 use super::costs::Cost;
 use super::interference::Interference;
 use super::liveness::Node;
-use super::{Mode, NodeId};
+use super::{Graph, Mode, NodeId};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::fmt;
@@ -253,19 +253,21 @@ impl State<'_> {
 }
 
 /// Runs simplify under heuristic `h` on the nodes of `part` (closed under
-/// adjacency) from the budgets `init` (which carry the spill costs), in
-/// the buffers of `scratch`; returns the stack (bottom first).
-#[allow(clippy::too_many_arguments)]
-pub fn simplify<'s>(
-    g: &Interference,
-    nodes: &[Node],
-    init: &Budgets,
-    num_banks: u32,
+/// adjacency) of `graph`, from its budgets, in the buffers of `scratch`;
+/// returns the stack (bottom first).
+pub(super) fn simplify<'s>(
+    graph: &Graph,
     h: Heuristic,
-    mode: Mode,
     part: Range<usize>,
     scratch: &'s mut Scratch,
 ) -> &'s [NodeId] {
+    let Graph {
+        g,
+        nodes,
+        init,
+        num_banks,
+        mode,
+    } = *graph;
     let Scratch {
         slots,
         lo,
@@ -335,6 +337,7 @@ fn simplify_reference(
 /// current key: when an entry surfaces with an outdated key it is pushed
 /// again with the current one, and an entry that surfaces up to date is the
 /// true minimum.
+///
 /// The part's node ids go into `lo` less `base`.
 fn simplify_fast(
     g: &Interference,
@@ -410,7 +413,10 @@ impl IdSet {
     /// Empties the set and makes room for the ids below `n`. A drained
     /// set is all zeros, so only a larger `n` rebuilds it.
     fn reset(&mut self, n: usize) {
-        debug_assert!(self.levels.iter().all(|l| l[0] == 0), "simplify drains lo");
+        debug_assert!(
+            self.levels.last().is_none_or(|top| top[0] == 0),
+            "simplify drains lo"
+        );
         if self.levels.first().is_some_and(|l| l.len() * 64 >= n) {
             return;
         }
