@@ -134,7 +134,7 @@ proptest! {
             .map(NodeId::new)
             .collect();
         let mut after = m.clone();
-        spill::insert_spill_code(&mut after, &lin, &live, &chosen, &mut spill::Namer::new(&m));
+        spill::insert_spill_code(&mut after, &lin, &live, &chosen, &mut spill::Namer::new(&m), seed % 2 == 0);
         let lin2 = Linear::new(&after);
         let live2 = live_ranges(&after, &lin2, &a, a.num_banks()).unwrap();
         let old_point = |p: u32| match lin2.points[p as usize].kind() {

@@ -862,7 +862,7 @@ mod tests {
                     .take(if round == 0 { usize::MAX } else { 2 })
                     .collect();
                 assert!(spill.len() >= 2, "seed {seed}: {} spilled", spill.len());
-                let shift = insert_spill_code(&mut m, &lin, &live, &spill, &mut namer);
+                let shift = insert_spill_code(&mut m, &lin, &live, &spill, &mut namer, round == 1);
                 lin = Linear::new(&m);
                 let fresh = live_ranges(&m, &lin, &arch, banks).unwrap();
                 live =

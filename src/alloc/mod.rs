@@ -410,7 +410,8 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
                 reuse.record(nodes, points, &it.plan, sels, &it.costs, &chosen);
             }
         };
-        let insert = || spill::insert_spill_code(&mut work, &it.lin, &it.live, &chosen, &mut namer);
+        let insert =
+            || spill::insert_spill_code(&mut work, &it.lin, &it.live, &chosen, &mut namer, big);
         let ((), moved) = join(big && reusing, record, insert);
         pinned.resize(work.tensors.len(), false);
         for &v in &chosen {

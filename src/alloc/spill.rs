@@ -9,10 +9,10 @@
 //! `J` share one module-wide counter; nodes go in id order, each node's save
 //! before its reloads; where code lands in the same gap, saves come first.
 
-use super::costs::spill_plan;
+use super::costs::{spill_plan, SpillPlan};
 use super::linear::{BodyRef, Linear, PointKind};
 use super::liveness::{Liveness, ReloadEvents, SpillShift};
-use super::NodeId;
+use super::{join, NodeId};
 use crate::ir::{Access, Inst, InstId, InstKind, Mem, Module, Stmt, Tensor, TensorId};
 use std::collections::HashSet;
 
@@ -48,138 +48,264 @@ impl Namer {
         }
     }
 
-    fn fresh(&mut self, base: &str, what: &str) -> String {
+    /// Takes the next `K` whose name `BASE_WHATK` is not declared.
+    fn next(&mut self, base: &str, what: &str) -> u32 {
         loop {
-            // Built by hand: `format!` costs more than the rest of a spill.
-            let digits = self.counter.to_string();
-            let mut name = String::with_capacity(base.len() + 1 + what.len() + digits.len());
-            name.push_str(base);
-            name.push('_');
-            name.push_str(what);
-            name.push_str(&digits);
+            let k = self.counter;
             self.counter += 1;
-            if !self.declared.contains(&name) {
-                return name;
+            if self.declared.is_empty() || !self.declared.contains(&name(base, what, k)) {
+                return k;
             }
         }
+    }
+}
+
+/// The name `BASE_WHATK`, built by hand: `format!` costs more than the rest
+/// of a spill.
+fn name(base: &str, what: &str, k: u32) -> String {
+    let digits = k.to_string();
+    let mut name = String::with_capacity(base.len() + 1 + what.len() + digits.len());
+    name.push_str(base);
+    name.push('_');
+    name.push_str(what);
+    name.push_str(&digits);
+    name
+}
+
+const SAVE: &str = "SpillTensorCopy";
+const RELOAD: &str = "ReloadTensorCopy";
+
+/// Where the spill code of a run of spilled nodes goes: per node its
+/// tensor, its plan and the end of its read groups in `groups`.
+#[derive(Default)]
+struct Plans {
+    nodes: Vec<(TensorId, SpillPlan, usize)>,
+    groups: Vec<(u32, u32)>,
+}
+
+impl Plans {
+    /// Plans the code of `spill`, spillable nodes of `live`.
+    fn of(lin: &Linear, live: &Liveness, spill: &[NodeId]) -> Plans {
+        let mut plans = Plans::default();
+        for &v in spill {
+            let plan = spill_plan(lin, live, v).expect("only spillable nodes are spilled");
+            plans.groups.extend(plan.groups(live.events_of(v, lin)));
+            let t = live.nodes[v.index()].tensor;
+            plans.nodes.push((t, plan, plans.groups.len()));
+        }
+        plans
+    }
+
+    /// Each node with its plan and read groups, in order.
+    fn each(&self) -> impl Iterator<Item = (TensorId, SpillPlan, &[(u32, u32)])> {
+        let ends = self.nodes.iter().map(|n| n.2);
+        let starts = std::iter::once(0).chain(ends);
+        (self.nodes.iter().zip(starts))
+            .map(|(&(t, plan, end), start)| (t, plan, &self.groups[start..end]))
+    }
+
+    /// The copies (and new tensors) of the code: a save per node and a
+    /// reload per group.
+    fn copies(&self) -> usize {
+        self.nodes.len() + self.groups.len()
+    }
+
+    /// The instructions its read groups hold.
+    fn reads(&self) -> usize {
+        (self.groups.iter())
+            .map(|&(lo, hi)| (hi - lo + 1) as usize)
+            .sum()
+    }
+}
+
+/// Declares the new tensors and adds the copies the `plans` describe, in
+/// creation order (node by node, the save and then the reloads), naming
+/// the tensors with `namer`.
+fn declare(
+    tensors: &mut Vec<Tensor>,
+    insts: &mut Vec<Inst>,
+    plans: [&Plans; 2],
+    namer: &mut Namer,
+) {
+    let copies = plans.iter().map(|p| p.copies()).sum();
+    tensors.reserve(copies);
+    insts.reserve(copies);
+    for (t, _, groups) in plans.into_iter().flat_map(Plans::each) {
+        let mut copy = |what, mem, src: TensorId| {
+            let like = &tensors[t.index()];
+            debug_assert!(like.mem == Mem::Psum, "Expected save from PSUM");
+            let name = name(&like.name, what, namer.next(&like.name, what));
+            let dst = Tensor::new(name, mem, like.partitions, like.bytes, like.dtype);
+            let id = TensorId::new(tensors.len());
+            insts.push(Inst::new(InstKind::Copy {
+                dst: Access::whole(id, &dst),
+                src: Access::whole(src, &dst),
+            }));
+            tensors.push(dst);
+            id
+        };
+        let saved = copy(SAVE, Mem::Sbuf, t);
+        for _ in groups {
+            copy(RELOAD, Mem::Psum, saved);
+        }
+    }
+}
+
+/// Where the copies [`declare`] adds go, worked out apart from the module
+/// from the ids they will have: the spill description, the reads to
+/// rename and the copies to insert.
+struct Code {
+    shift: SpillShift,
+    renames: Vec<(InstId, TensorId, TensorId)>,
+    inserts: Vec<Insertion>,
+}
+
+impl Code {
+    /// The code of `plans`, whose copies declare the tensors from `tensor`
+    /// on and are the instructions from `inst` on.
+    fn describe(lin: &Linear, plans: [&Plans; 2], tensor: usize, inst: usize) -> Code {
+        let copies: usize = plans.iter().map(|p| p.copies()).sum();
+        let nodes: usize = plans.iter().map(|p| p.nodes.len()).sum();
+        let reads: usize = plans.iter().map(|p| p.reads()).sum();
+        let mut code = Code {
+            shift: SpillShift {
+                points: lin.len(),
+                tensors: tensor,
+                before: Vec::with_capacity(copies),
+                spilled: Vec::with_capacity(nodes),
+                saves: Vec::with_capacity(nodes),
+                reloads: Vec::with_capacity(copies - nodes),
+                reads: Vec::with_capacity(reads),
+            },
+            renames: Vec::with_capacity(reads),
+            inserts: Vec::with_capacity(copies),
+        };
+        // Copy `j` declares tensor `tensor + j` and is instruction `inst + j`.
+        let mut ids = (0..).map(|j| (TensorId::new(tensor + j), InstId::new(inst + j)));
+        let mut next = || ids.next().expect("ids never run out");
+        let Code {
+            shift,
+            renames,
+            inserts,
+        } = &mut code;
+        for (t, plan, groups) in plans.into_iter().flat_map(Plans::each) {
+            let (_, inst) = next();
+            shift.spilled.push(t);
+            shift.before.push(plan.save_after + 1);
+            shift.saves.push((plan.first_read() as u32, inst));
+            let at = lin.points[plan.save_after as usize];
+            inserts.push(Insertion {
+                body: at.body(),
+                pos: at.index() + 1,
+                rank: 0,
+                inst,
+            });
+            for &(lo, hi) in groups {
+                let (reload, inst) = next();
+                shift.before.push(lo);
+                let at = lin.points[lo as usize];
+                inserts.push(Insertion {
+                    body: at.body(),
+                    pos: at.index(),
+                    rank: 1,
+                    inst,
+                });
+                let first = shift.reads.len();
+                shift
+                    .reads
+                    .extend((lo..=hi).map(|p| match lin.points[p as usize].kind() {
+                        PointKind::Inst(i) => i,
+                        _ => unreachable!("read groups hold instructions only"),
+                    }));
+                renames.extend(shift.reads[first..].iter().map(|&i| (i, t, reload)));
+                shift.reloads.push(ReloadEvents {
+                    tensor: reload,
+                    copy: inst,
+                    reads: first as u32..shift.reads.len() as u32,
+                });
+            }
+        }
+        code
     }
 }
 
 /// Inserts the spill code of the spillable nodes `spill` (ascending ids),
 /// planned on `lin`/`live` (the analysis of `m` before this call), naming
 /// the new tensors with `namer`. Returns where the code went and what it
-/// accesses (its reloads are the new PSUM tensors).
+/// accesses (its reloads are the new PSUM tensors). In `parallel`, two
+/// threads plan half the nodes each, then one declares the tensors and
+/// copies while the other describes where they go, then one renames the
+/// reads while the other inserts the copies.
 pub fn insert_spill_code(
     m: &mut Module,
     lin: &Linear,
     live: &Liveness,
     spill: &[NodeId],
     namer: &mut Namer,
+    parallel: bool,
 ) -> SpillShift {
-    let mut inserts = Vec::new();
-    let mut renames = Vec::new();
-    let mut shift = SpillShift {
-        points: lin.len(),
-        tensors: m.tensors.len(),
-        before: Vec::new(),
-        spilled: Vec::with_capacity(spill.len()),
-        saves: Vec::with_capacity(spill.len()),
-        reloads: Vec::new(),
-        reads: Vec::new(),
+    let mid = if parallel {
+        spill.len() / 2
+    } else {
+        spill.len()
     };
-    for &v in spill {
-        let plan = spill_plan(lin, live, v).expect("only spillable nodes are spilled");
-        let t = live.nodes[v.index()].tensor;
-        let orig = m.tensor(t);
-        debug_assert!(orig.mem == Mem::Psum, "Expected save from PSUM");
-        let (base, partitions, bytes, dtype) =
-            (orig.name.clone(), orig.partitions, orig.bytes, orig.dtype);
-        let declare = |m: &mut Module, namer: &mut Namer, what, mem| {
-            m.add_tensor(Tensor::new(
-                namer.fresh(&base, what),
-                mem,
-                partitions,
-                bytes,
-                dtype,
-            ))
-        };
-        let saved = declare(m, namer, "SpillTensorCopy", Mem::Sbuf);
-        shift.spilled.push(t);
-        shift.before.push(plan.save_after + 1);
-        let at = lin.points[plan.save_after as usize];
-        let inst = copy(m, saved, t);
-        shift.saves.push((plan.first_read() as u32, inst));
-        inserts.push(Insertion {
-            body: at.body(),
-            pos: at.index() + 1,
-            rank: 0,
-            inst,
-        });
-        for (lo, hi) in plan.groups(live.events_of(v, lin)) {
-            let reload = declare(m, namer, "ReloadTensorCopy", Mem::Psum);
-            debug_assert!(m.tensor(reload).mem == Mem::Psum, "Expected reload to PSUM");
-            shift.before.push(lo);
-            let at = lin.points[lo as usize];
-            let inst = copy(m, reload, saved);
-            inserts.push(Insertion {
-                body: at.body(),
-                pos: at.index(),
-                rank: 1,
-                inst,
-            });
-            let first = shift.reads.len();
-            shift
-                .reads
-                .extend((lo..=hi).map(|p| match lin.points[p as usize].kind() {
-                    PointKind::Inst(i) => i,
-                    _ => unreachable!("read groups hold instructions only"),
-                }));
-            renames.extend(shift.reads[first..].iter().map(|&i| (i, t, reload)));
-            shift.reloads.push(ReloadEvents {
-                tensor: reload,
-                copy: inst,
-                reads: first as u32..shift.reads.len() as u32,
+    let (early, late) = spill.split_at(mid);
+    let plan = |nodes| Plans::of(lin, live, nodes);
+    let (late, early) = join(parallel, || plan(late), || plan(early));
+    let plans = [&early, &late];
+    let Module {
+        tensors,
+        insts,
+        blocks,
+        loops,
+        ..
+    } = m;
+    let (tensor, inst) = (tensors.len(), insts.len());
+    let (code, ()) = join(
+        parallel,
+        || Code::describe(lin, plans, tensor, inst),
+        || declare(tensors, insts, plans, namer),
+    );
+    let Code {
+        mut shift,
+        mut renames,
+        mut inserts,
+    } = code;
+    let rename = || {
+        // The reads renamed in instruction order, which is nearly memory
+        // order.
+        renames.sort_unstable_by_key(|r| r.0);
+        for (i, from, to) in renames {
+            insts[i.index()].kind.for_each_src_mut(|a| {
+                if a.tensor == from {
+                    a.tensor = to;
+                }
             });
         }
-    }
-    // The reads renamed in instruction order, which is nearly memory order.
-    renames.sort_unstable_by_key(|r| r.0);
-    for (i, from, to) in renames {
-        m.insts[i.index()].kind.for_each_src_mut(|a| {
-            if a.tensor == from {
-                a.tensor = to;
+    };
+    let insert = || {
+        inserts.sort_unstable_by_key(|x| (x.body, x.pos, x.rank, x.inst));
+        for chunk in inserts.chunk_by(|a, b| a.body == b.body) {
+            let body = match chunk[0].body {
+                BodyRef::Block(b) => &mut blocks[b as usize].body,
+                BodyRef::Loop(l) => &mut loops[l.index()].body,
+            };
+            // In place, from the back: each statement moves once.
+            let mut end = body.len();
+            body.resize(end + chunk.len(), Stmt::Inst(InstId(0)));
+            let mut to = body.len();
+            for x in chunk.iter().rev() {
+                let pos = x.pos as usize;
+                body.copy_within(pos..end, to - (end - pos));
+                to -= end - pos + 1;
+                body[to] = Stmt::Inst(x.inst);
+                end = pos;
             }
-        });
-    }
-    inserts.sort_unstable_by_key(|x| (x.body, x.pos, x.rank, x.inst));
-    for chunk in inserts.chunk_by(|a, b| a.body == b.body) {
-        let body = match chunk[0].body {
-            BodyRef::Block(b) => &mut m.blocks[b as usize].body,
-            BodyRef::Loop(l) => &mut m.loops[l.index()].body,
-        };
-        // In place, from the back: each statement moves once.
-        let mut end = body.len();
-        body.resize(end + chunk.len(), Stmt::Inst(InstId(0)));
-        let mut to = body.len();
-        for x in chunk.iter().rev() {
-            let pos = x.pos as usize;
-            body.copy_within(pos..end, to - (end - pos));
-            to -= end - pos + 1;
-            body[to] = Stmt::Inst(x.inst);
-            end = pos;
         }
-    }
-    shift.before.sort_unstable();
-    shift
-}
-
-/// Adds the unlabelled instruction `copy dst <- src` (whole tensors).
-fn copy(m: &mut Module, dst: TensorId, src: TensorId) -> InstId {
-    let kind = InstKind::Copy {
-        dst: Access::whole(dst, m.tensor(dst)),
-        src: Access::whole(src, m.tensor(src)),
+        shift.before.sort_unstable();
     };
-    m.add_inst(Inst::new(kind))
+    join(parallel, rename, insert);
+    shift
 }
 
 #[cfg(test)]
@@ -194,16 +320,64 @@ mod tests {
                 declared: HashSet::new(),
                 counter: n,
             };
-            assert_eq!(
-                namer.fresh("t", "SpillTensorCopy"),
-                format!("t_SpillTensorCopy{n}")
-            );
+            let k = namer.next("t", SAVE);
+            assert_eq!(name("t", SAVE, k), format!("t_SpillTensorCopy{n}"));
         }
         let mut namer = Namer {
             declared: ["a_ReloadTensorCopy0".to_string()].into(),
             counter: 0,
         };
-        assert_eq!(namer.fresh("a", "ReloadTensorCopy"), "a_ReloadTensorCopy1");
-        assert_eq!(namer.fresh("a", "SpillTensorCopy"), "a_SpillTensorCopy2");
+        assert_eq!(namer.next("a", RELOAD), 1);
+        assert_eq!(namer.next("a", SAVE), 2);
+    }
+
+    /// Built in two halves, the spill code is the one built in one piece:
+    /// the same program, tensors, names and spill description, with a
+    /// declared name in the counter's way.
+    #[test]
+    fn halves_build_the_code_one_piece_builds() {
+        use crate::alloc::liveness::live_ranges;
+        use crate::gen::workloads::{random, RandomParams};
+        for seed in 0..4 {
+            let p = RandomParams {
+                tensors: 200,
+                seed,
+                loops: seed % 2 == 1,
+                multi_bank: true,
+                ..RandomParams::default()
+            };
+            let mut m = random(&p).unwrap();
+            let arch = crate::arch::lookup(&m.arch).unwrap();
+            let lin = Linear::new(&m);
+            let live = live_ranges(&m, &lin, &arch, arch.num_banks()).unwrap();
+            let spill: Vec<NodeId> = (0..live.nodes.len())
+                .map(NodeId::new)
+                .filter(|&v| v.index() % 2 == 0 && spill_plan(&lin, &live, v).is_some())
+                .collect();
+            assert!(spill.len() > 10, "seed {seed}: {} spilled", spill.len());
+            // The first node's first reload would take K = 1.
+            let first = m.tensor(live.nodes[spill[0].index()].tensor).name.clone();
+            let last = m.tensors.len() - 1;
+            m.tensors[last].name = format!("{first}_ReloadTensorCopy1");
+            let code = |parallel| {
+                let mut m = m.clone();
+                let mut namer = Namer::new(&m);
+                let shift = insert_spill_code(&mut m, &lin, &live, &spill, &mut namer, parallel);
+                (m, format!("{shift:?}"), namer.counter)
+            };
+            let (one, halves) = (code(false), code(true));
+            let copies = one.0.tensors.len() - m.tensors.len();
+            assert_eq!(one.2 as usize, copies + 1, "one name skipped");
+            assert!(one
+                .0
+                .tensors
+                .iter()
+                .any(|t| t.name == format!("{first}_ReloadTensorCopy2")));
+            assert_eq!(one.0.tensors, halves.0.tensors, "seed {seed}");
+            assert_eq!(one.0.insts, halves.0.insts, "seed {seed}");
+            assert_eq!(one.0.blocks, halves.0.blocks, "seed {seed}");
+            assert_eq!(one.0.loops, halves.0.loops, "seed {seed}");
+            assert_eq!((one.1, one.2), (halves.1, halves.2), "seed {seed}");
+        }
     }
 }
