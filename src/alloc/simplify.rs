@@ -566,19 +566,24 @@ impl HiQueue {
 }
 
 /// A radix heap (after Ahuja, Mehlhorn, Orlin and Tarjan) on the entries'
-/// [`Entry::approx`], exact where approximations tie. Entries whose
-/// approximation is at most `last` wait in `low`, a binary heap in exact
-/// order; any other entry waits in the bucket of the highest bit where its
-/// approximation differs from `last`. Every entry of `low` is smaller than
-/// every bucketed one, so the minimum is `low`'s. When `low` runs dry, the
-/// lowest non-empty bucket is spread out again around its smallest
-/// approximation, which becomes `last`: its entries land in `low` or in
-/// lower buckets, and the higher buckets stay as they are. Simplify's keys
-/// only grow, so an entry moves down a few times and is compared only in
-/// `low`; an entry pushed below `last` goes to `low` and stays correct.
-/// When some key has no approximation, every entry goes to `low`.
+/// [`Entry::approx`], exact where approximations tie. An entry whose
+/// approximation exceeds `last` waits in the bucket of the highest bit
+/// where the two differ; the others are smaller than every bucketed one
+/// and wait in `tied` or `low`, whose smaller front is the minimum. When
+/// both run dry, the lowest non-empty bucket is spread out again around
+/// its smallest approximation, which becomes `last`: the entries that have
+/// it go to `tied`, sorted once, and the others to lower buckets; the
+/// higher buckets stay as they are. Simplify's keys only grow, so an entry
+/// moves down a few times; equal keys are common (many nodes share a cost
+/// and a degree), and a sorted batch serves them faster than a heap. An
+/// entry pushed at or below `last` goes to `low`. When some key has no
+/// approximation, every entry goes to `low`.
 #[derive(Default)]
 struct RadixHeap {
+    /// The last spread's entries whose approximation is `last`, in
+    /// descending order (the minimum last).
+    tied: Vec<Entry>,
+    /// Entries pushed with an approximation of at most `last`.
     low: BinaryHeap<Reverse<Entry>>,
     /// By highest differing bit: entries with their approximations.
     buckets: Vec<Vec<(u64, Entry)>>,
@@ -593,6 +598,7 @@ impl RadixHeap {
     /// Empties the heap; `exact` says every key to come has an
     /// approximation.
     fn reset(&mut self, exact: bool) {
+        self.tied.clear();
         self.low.clear();
         self.buckets.resize_with(64, Vec::new);
         for b in &mut self.buckets {
@@ -612,39 +618,53 @@ impl RadixHeap {
         } else {
             0
         };
-        self.place(approx, e);
-    }
-
-    fn place(&mut self, approx: u64, e: Entry) {
         if approx <= self.last {
             self.low.push(Reverse(e));
         } else {
-            let bit = 63 - (approx ^ self.last).leading_zeros() as usize;
-            self.buckets[bit].push((approx, e));
-            self.full |= 1 << bit;
+            self.bucket(approx, e);
         }
     }
 
-    /// The smallest entry, if any, spreading out a bucket if `low` is empty.
+    /// Puts an entry whose approximation exceeds `last` in its bucket.
+    fn bucket(&mut self, approx: u64, e: Entry) {
+        let bit = 63 - (approx ^ self.last).leading_zeros() as usize;
+        self.buckets[bit].push((approx, e));
+        self.full |= 1 << bit;
+    }
+
+    /// The smallest entry, if any, spreading out a bucket if `tied` and
+    /// `low` are empty.
     fn peek(&mut self) -> Option<Entry> {
-        if self.low.is_empty() && self.full != 0 {
+        if self.tied.is_empty() && self.low.is_empty() && self.full != 0 {
             let bit = self.full.trailing_zeros() as usize;
             self.full &= !(1 << bit);
             let mut bucket = std::mem::take(&mut self.buckets[bit]);
             self.last = (bucket.iter().map(|&(a, _)| a).min()).expect("a full bucket has entries");
-            // Every entry lands in `low` or below `bit`.
+            // Every entry lands in `tied` or below `bit`.
             for &(a, e) in &bucket {
-                self.place(a, e);
+                if a == self.last {
+                    self.tied.push(e);
+                } else {
+                    self.bucket(a, e);
+                }
             }
+            self.tied.sort_unstable_by(|a, b| b.cmp(a));
             bucket.clear();
             self.buckets[bit] = bucket;
         }
-        self.low.peek().map(|r| r.0)
+        match (self.tied.last(), self.low.peek()) {
+            (Some(&t), Some(l)) => Some(t.min(l.0)),
+            (t, l) => t.copied().or(l.map(|l| l.0)),
+        }
     }
 
     fn pop(&mut self) -> Option<Entry> {
-        self.peek()?;
-        self.low.pop().map(|r| r.0)
+        let e = self.peek()?;
+        if self.tied.last() == Some(&e) {
+            self.tied.pop()
+        } else {
+            self.low.pop().map(|r| r.0)
+        }
     }
 }
 
