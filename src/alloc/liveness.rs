@@ -290,6 +290,14 @@ pub struct Liveness {
 }
 
 impl Liveness {
+    /// A result with `events` and no nodes yet, for [`Source::Current`].
+    pub fn of_events(events: Events) -> Liveness {
+        Liveness {
+            events,
+            ..Liveness::default()
+        }
+    }
+
     /// The result for `m` of `nodes` in def order, with `node_of` rebuilt
     /// in its buffer.
     fn assemble(
@@ -364,6 +372,9 @@ pub enum Source<'a> {
     /// module has since received (fast mode): only what the code touched
     /// is read again.
     After(&'a SpillShift),
+    /// From the events of the previous result itself, which describe the
+    /// module (the memloc split's, handed over: [`Liveness::of_events`]).
+    Current,
 }
 
 /// [`live_ranges`] with the instructions' PSUM accesses from `source`,
@@ -390,6 +401,7 @@ pub fn live_ranges_with(
     match source {
         Source::Table(table) => events.refill(table, m.tensors.len(), lin),
         Source::After(shift) => events.update(m.tensors.len(), shift),
+        Source::Current => {}
     }
     let ctx = NodeCtx {
         m,
@@ -399,7 +411,7 @@ pub fn live_ranges_with(
         num_banks,
     };
     let nodes = match source {
-        Source::Table(_) => ctx.all_nodes(nodes, &mut unused)?,
+        Source::Table(_) | Source::Current => ctx.all_nodes(nodes, &mut unused)?,
         Source::After(shift) => ctx.moved_nodes(nodes, shift)?,
     };
     Ok(Liveness::assemble(m, nodes, node_of, unused, events))

@@ -308,8 +308,12 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     let two_threads =
         opts.parallel && opts.mode == Mode::Fast && m.insts.len() >= PARALLEL_MIN_NODES;
     let (first_table, mut lin) = join(two_threads, || AccessTable::new(&m), || Linear::new(&m));
-    let (mut work, first_table) = split::memloc_split_analyzed(m, &lin, first_table);
-    let mut table = Some(first_table);
+    let (mut work, first) = split::memloc_split_analyzed(m, &lin, first_table);
+    // Iteration 1 reads the split's events when it hands them over.
+    let (mut table, mut spent, mut current) = match first {
+        split::Accesses::Events(events) => (None, Liveness::of_events(events), true),
+        split::Accesses::Table(table) => (Some(table), Liveness::default(), false),
+    };
     for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
         t.bank = None;
     }
@@ -319,18 +323,18 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     let mut spill_cost = 0u64;
     let mut warnings = Vec::new();
     let mut demand = 0;
-    let mut spent = Liveness::default();
     let mut shift = None;
     for iteration in 1..=opts.max_iterations {
         let last = std::mem::take(&mut spent);
-        // Fast mode reads every instruction's accesses once, then follows
-        // the spill code (dropped once read); reference mode reads them
-        // every iteration.
+        // Iteration 1 reads every instruction's accesses, or the events
+        // the split found in them; then fast mode follows the spill code
+        // (dropped once read), and reference mode reads them again.
         let live = {
             let read;
             let after = shift.take().filter(|_| opts.mode == Mode::Fast);
             let source = match &after {
                 Some(shift) => Source::After(shift),
+                None if std::mem::take(&mut current) => Source::Current,
                 None => {
                     read = table.take().unwrap_or_else(|| AccessTable::new(&work));
                     Source::Table(&read)

@@ -26,15 +26,23 @@ pub fn memloc_split_owned(m: Module) -> Module {
     memloc_split_analyzed(m, &lin, table).0
 }
 
+/// The PSUM accesses of a split program, as the split leaves them.
+#[derive(Debug)]
+pub enum Accesses {
+    /// Nothing was cut: the events the split read describe the result.
+    Events(Events),
+    /// Tensors were cut: a fresh table of the result.
+    Table(AccessTable),
+}
+
 /// [`memloc_split_owned`] on a module already analyzed: `lin` and `table`
 /// describe `m`. A split renames tensors but keeps every statement, so `lin`
-/// describes the result too; the result comes with its own access table,
-/// which is `table` itself when nothing was cut.
+/// describes the result too; the result comes with its accesses.
 pub fn memloc_split_analyzed(
     mut m: Module,
     lin: &Linear,
     table: AccessTable,
-) -> (Module, AccessTable) {
+) -> (Module, Accesses) {
     let events = Events::from_table(&table, m.tensors.len(), lin);
     let mut last_value = vec![0i64; m.vars.len()];
     for l in &m.loops {
@@ -51,8 +59,9 @@ pub fn memloc_split_analyzed(
         })
         .collect();
     if cuts.iter().all(Vec::is_empty) {
-        return (m, table);
+        return (m, Accesses::Events(events));
     }
+    drop((events, table));
     let old = std::mem::take(&mut m.tensors);
     let mut base = Vec::with_capacity(old.len());
     for (t, c) in old.into_iter().zip(&cuts) {
@@ -79,7 +88,7 @@ pub fn memloc_split_analyzed(
         inst.kind.for_each_src_mut(rename);
     }
     let table = AccessTable::new(&m);
-    (m, table)
+    (m, Accesses::Table(table))
 }
 
 /// The points of tensor `t` (accesses `ev`) before which a new piece starts.
