@@ -474,7 +474,8 @@ fn best_of_n(
         num_banks,
         mode: opts.mode,
     };
-    let run = |h: Heuristic| dirty.select_parts(h, &parts);
+    let run =
+        |h: Heuristic, scratch: &mut simplify::Scratch| dirty.select_parts(h, &parts, scratch);
     // The whole graph's score: the dirty nodes' plus the reused spill sets'.
     let score_of = |h: Heuristic, sel: &Selection| {
         sel.score.plus(Cost::Finite(plan.score[h.index() as usize]))
@@ -558,13 +559,18 @@ struct Graph<'a> {
 
 impl Graph<'_> {
     /// Simplify and select under `h`, part by part (each part closed under
-    /// adjacency), into one selection of every node.
-    fn select_parts(&self, h: Heuristic, parts: &[Range<usize>]) -> Selection {
+    /// adjacency), into one selection of every node, in the buffers of
+    /// `scratch`.
+    fn select_parts(
+        &self,
+        h: Heuristic,
+        parts: &[Range<usize>],
+        scratch: &mut simplify::Scratch,
+    ) -> Selection {
         let mut sel = Selection::new(self.nodes.len());
-        let mut scratch = simplify::Scratch::default();
         let mut held = Vec::new();
         for part in parts {
-            let stack = simplify::simplify(self, h, part.clone(), &mut scratch);
+            let stack = simplify::simplify(self, h, part.clone(), scratch);
             select::select(self, stack, part.clone(), &mut held, &mut sel);
         }
         sel
@@ -589,11 +595,12 @@ fn join<A: Send, B>(parallel: bool, a: impl FnOnce() -> A + Send, b: impl FnOnce
 /// second thread takes the later half from the last one down while this
 /// thread takes the first half; it stops at its next heuristic once this
 /// one has seen a zero (its later heuristics are then never logged).
-/// Returns the selections by heuristic index.
+/// Each thread's runs share one set of simplify buffers. Returns the
+/// selections by heuristic index.
 fn run_heuristics(
     todo: &[Heuristic],
     parallel: bool,
-    run: impl Fn(Heuristic) -> Selection + Sync,
+    run: impl Fn(Heuristic, &mut simplify::Scratch) -> Selection + Sync,
     zero: impl Fn(Heuristic, &Selection) -> bool,
 ) -> [Option<Selection>; 4] {
     let mut out: [Option<Selection>; 4] = Default::default();
@@ -606,14 +613,16 @@ fn run_heuristics(
     std::thread::scope(|s| {
         let helper = (!theirs.is_empty()).then(|| {
             s.spawn(|| {
+                let mut scratch = simplify::Scratch::default();
                 (theirs.iter().rev())
                     .take_while(|_| !stop.load(AtomicOrdering::Relaxed))
-                    .map(|&h| (h, run(h)))
+                    .map(|&h| (h, run(h, &mut scratch)))
                     .collect::<Vec<_>>()
             })
         });
+        let mut scratch = simplify::Scratch::default();
         for &h in mine {
-            let sel = run(h);
+            let sel = run(h, &mut scratch);
             let done = zero(h, &sel);
             out[h.index() as usize] = Some(sel);
             if done {
@@ -814,13 +823,15 @@ mod tests {
                     num_banks: 8,
                     mode,
                 };
+                // One set of buffers for every run, as a thread has.
+                let mut scratch = simplify::Scratch::default();
                 for h in Heuristic::ALL {
-                    let whole = graph.select_parts(h, all);
+                    let whole = graph.select_parts(h, all, &mut scratch);
                     let mut spill_set = whole.unplaced.clone();
                     spill_set.sort_unstable();
                     for min in [1, 3, 40] {
                         let parts = parts(&plan, min);
-                        let sel = graph.select_parts(h, &parts);
+                        let sel = graph.select_parts(h, &parts, &mut scratch);
                         assert_eq!(sel.bank, whole.bank);
                         assert_eq!(sel.score, whole.score);
                         let mut unplaced = sel.unplaced.clone();

@@ -585,8 +585,8 @@ struct RadixHeap {
     tied: Vec<Entry>,
     /// Entries pushed with an approximation of at most `last`.
     low: BinaryHeap<Reverse<Entry>>,
-    /// By highest differing bit: entries with their approximations.
-    buckets: Vec<Vec<(u64, Entry)>>,
+    /// By highest differing bit from `last`.
+    buckets: Vec<Vec<Entry>>,
     /// Bit `i` set when `buckets[i]` is not empty.
     full: u64,
     last: u64,
@@ -628,7 +628,7 @@ impl RadixHeap {
     /// Puts an entry whose approximation exceeds `last` in its bucket.
     fn bucket(&mut self, approx: u64, e: Entry) {
         let bit = 63 - (approx ^ self.last).leading_zeros() as usize;
-        self.buckets[bit].push((approx, e));
+        self.buckets[bit].push(e);
         self.full |= 1 << bit;
     }
 
@@ -639,9 +639,12 @@ impl RadixHeap {
             let bit = self.full.trailing_zeros() as usize;
             self.full &= !(1 << bit);
             let mut bucket = std::mem::take(&mut self.buckets[bit]);
-            self.last = (bucket.iter().map(|&(a, _)| a).min()).expect("a full bucket has entries");
+            // Bucketed entries have approximations (see `push`).
+            let approx = |e: &Entry| e.approx().unwrap_or_default();
+            self.last = (bucket.iter().map(approx).min()).expect("a full bucket has entries");
             // Every entry lands in `tied` or below `bit`.
-            for &(a, e) in &bucket {
+            for e in bucket.drain(..) {
+                let a = approx(&e);
                 if a == self.last {
                     self.tied.push(e);
                 } else {
@@ -649,7 +652,6 @@ impl RadixHeap {
                 }
             }
             self.tied.sort_unstable_by(|a, b| b.cmp(a));
-            bucket.clear();
             self.buckets[bit] = bucket;
         }
         match (self.tied.last(), self.low.peek()) {
