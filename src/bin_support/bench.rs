@@ -54,8 +54,12 @@ struct Sample {
     mode: Mode,
     /// Median allocation time, seconds.
     secs: f64,
-    /// Peak resident memory of the child, KiB.
+    /// Peak resident memory of the child through its first run (one
+    /// program and its allocation), KiB.
     peak_kib: u64,
+    /// Peak resident memory of the child through all its runs, KiB: the
+    /// later programs are built in a heap the earlier runs left fragmented.
+    peak_all_kib: u64,
     /// Digest of the result (program text, report, log).
     digest: u64,
     iterations: u32,
@@ -84,13 +88,14 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
     let _ = writeln!(
         out,
         "allocator: `random` programs ({}, pressure 1.5 × the bank count, 1–4-bank tensors, seed {}); \
-         time = allocate_owned only (median of {} runs; reference from 20k: 1 run); peak = child VmHWM\n",
+         time = allocate_owned only (median of {} runs; reference from 20k: 1 run); \
+         peak = child VmHWM after its first run (one program and its allocation), and after all runs\n",
         p.arch, p.seed, a.runs
     );
     let _ = writeln!(
         out,
-        "{:>9}  {:<9}  {:>10}  {:>9}  {:>16}  {:>5}  {:>8}  {:>8}  output",
-        "tensors", "mode", "time", "peak MiB", "growth", "iters", "spilled", "ref/fast"
+        "{:>9}  {:<9}  {:>10}  {:>9}  {:>9}  {:>16}  {:>5}  {:>8}  {:>8}  output",
+        "tensors", "mode", "time", "peak MiB", "all runs", "growth", "iters", "spilled", "ref/fast"
     );
     print!("{out}");
     let mut prev: [Option<(u32, f64)>; 2] = [None, None];
@@ -116,11 +121,12 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
             None => (String::new(), ""),
         };
         println!(
-            "{:>9}  {:<9}  {:>10}  {:>9.1}  {:>16}  {:>5}  {:>8}  {:>8}  {}",
+            "{:>9}  {:<9}  {:>10}  {:>9.1}  {:>9.1}  {:>16}  {:>5}  {:>8}  {:>8}  {}",
             s.tensors,
             mode_name(s.mode),
             format_secs(s.secs),
             s.peak_kib as f64 / 1024.0,
+            s.peak_all_kib as f64 / 1024.0,
             growth,
             s.iterations,
             s.spilled,
@@ -200,6 +206,7 @@ fn spawn(tensors: u32, mode: Mode, runs: u32) -> Result<Sample, Failure> {
         mode,
         secs: num("nanos")? as f64 / 1e9,
         peak_kib: num("peak_kib")?,
+        peak_all_kib: num("peak_all_kib")?,
         digest: u64::from_str_radix(field("digest")?, 16)
             .map_err(|_| Failure(format!("error: bench child printed a bad digest: {line}")))?,
         iterations: num("iterations")? as u32,
@@ -208,9 +215,10 @@ fn spawn(tensors: u32, mode: Mode, runs: u32) -> Result<Sample, Failure> {
 }
 
 /// The child: allocates a freshly built program `runs` times (the build
-/// outside the timed region, each result dropped before the next build, so
-/// the peak memory is that of one program and its allocation), prints the
-/// median time, the peak memory and a digest of the last result.
+/// outside the timed region, each result dropped before the next build),
+/// prints the median time, the peak memory after the first run (that of
+/// one program and its allocation) and after all of them, and a digest of
+/// the last result.
 fn run_child(size: &str, mode: &str, runs: u32) -> Result<(), Failure> {
     let tensors: u32 = size
         .parse()
@@ -226,6 +234,7 @@ fn run_child(size: &str, mode: &str, runs: u32) -> Result<(), Failure> {
     };
     let mut times = Vec::new();
     let mut last = None;
+    let mut first_peak = None;
     for _ in 0..runs.max(1) {
         drop(last.take());
         let m = random(&scaling::params(tensors))?;
@@ -233,12 +242,16 @@ fn run_child(size: &str, mode: &str, runs: u32) -> Result<(), Failure> {
         let outcome = allocate_owned(m, &opts)?;
         times.push(t0.elapsed().as_nanos());
         last = Some(outcome);
+        if first_peak.is_none() {
+            first_peak = Some(peak_kib()?);
+        }
     }
     let outcome = last.expect("at least one run");
-    let peak = peak_kib()?;
+    let peak = first_peak.expect("at least one run");
+    let peak_all = peak_kib()?;
     times.sort_unstable();
     println!(
-        "nanos={} peak_kib={peak} digest={:016x} iterations={} spilled={}",
+        "nanos={} peak_kib={peak} peak_all_kib={peak_all} digest={:016x} iterations={} spilled={}",
         times[times.len() / 2],
         digest(&outcome),
         outcome.report.iterations,
