@@ -309,9 +309,13 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
         opts.parallel && opts.mode == Mode::Fast && m.insts.len() >= PARALLEL_MIN_NODES;
     let (first_table, mut lin) = join(two_threads, || AccessTable::new(&m), || Linear::new(&m));
     let (mut work, first) = split::memloc_split_analyzed(m, &lin, first_table);
-    // Iteration 1 reads the split's events when it hands them over.
+    // Fast mode's iteration 1 reads the split's events when it hands them
+    // over; reference mode, the independent check, reads every access.
     let (mut table, mut spent, mut current) = match first {
-        split::Accesses::Events(events) => (None, Liveness::of_events(events), true),
+        split::Accesses::Events(events) if opts.mode == Mode::Fast => {
+            (None, Liveness::of_events(events), true)
+        }
+        split::Accesses::Events(_) => (None, Liveness::default(), false),
         split::Accesses::Table(table) => (Some(table), Liveness::default(), false),
     };
     for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
@@ -326,9 +330,9 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     let mut shift = None;
     for iteration in 1..=opts.max_iterations {
         let last = std::mem::take(&mut spent);
-        // Iteration 1 reads every instruction's accesses, or the events
-        // the split found in them; then fast mode follows the spill code
-        // (dropped once read), and reference mode reads them again.
+        // Fast mode reads every instruction's accesses once (or takes the
+        // events the split found in them), then follows the spill code
+        // (dropped once read); reference mode reads them every iteration.
         let live = {
             let read;
             let after = shift.take().filter(|_| opts.mode == Mode::Fast);
