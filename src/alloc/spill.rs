@@ -48,28 +48,21 @@ impl Namer {
         }
     }
 
-    /// Takes the next `K` whose name `BASE_WHATK` is not declared.
-    fn next(&mut self, base: &str, what: &str) -> u32 {
+    fn fresh(&mut self, base: &str, what: &str) -> String {
         loop {
-            let k = self.counter;
+            // Built by hand: `format!` costs more than the rest of a spill.
+            let digits = self.counter.to_string();
+            let mut name = String::with_capacity(base.len() + 1 + what.len() + digits.len());
+            name.push_str(base);
+            name.push('_');
+            name.push_str(what);
+            name.push_str(&digits);
             self.counter += 1;
-            if self.declared.is_empty() || !self.declared.contains(&name(base, what, k)) {
-                return k;
+            if !self.declared.contains(&name) {
+                return name;
             }
         }
     }
-}
-
-/// The name `BASE_WHATK`, built by hand: `format!` costs more than the rest
-/// of a spill.
-fn name(base: &str, what: &str, k: u32) -> String {
-    let digits = k.to_string();
-    let mut name = String::with_capacity(base.len() + 1 + what.len() + digits.len());
-    name.push_str(base);
-    name.push('_');
-    name.push_str(what);
-    name.push_str(&digits);
-    name
 }
 
 const SAVE: &str = "SpillTensorCopy";
@@ -134,7 +127,7 @@ fn declare(
         let mut copy = |what, mem, src: TensorId| {
             let like = &tensors[t.index()];
             debug_assert!(like.mem == Mem::Psum, "Expected save from PSUM");
-            let name = name(&like.name, what, namer.next(&like.name, what));
+            let name = namer.fresh(&like.name, what);
             let dst = Tensor::new(name, mem, like.partitions, like.bytes, like.dtype);
             let id = TensorId::new(tensors.len());
             insts.push(Inst::new(InstKind::Copy {
@@ -320,15 +313,14 @@ mod tests {
                 declared: HashSet::new(),
                 counter: n,
             };
-            let k = namer.next("t", SAVE);
-            assert_eq!(name("t", SAVE, k), format!("t_SpillTensorCopy{n}"));
+            assert_eq!(namer.fresh("t", SAVE), format!("t_SpillTensorCopy{n}"));
         }
         let mut namer = Namer {
             declared: ["a_ReloadTensorCopy0".to_string()].into(),
             counter: 0,
         };
-        assert_eq!(namer.next("a", RELOAD), 1);
-        assert_eq!(namer.next("a", SAVE), 2);
+        assert_eq!(namer.fresh("a", RELOAD), "a_ReloadTensorCopy1");
+        assert_eq!(namer.fresh("a", SAVE), "a_SpillTensorCopy2");
     }
 
     /// Built in two halves, the spill code is the one built in one piece:
