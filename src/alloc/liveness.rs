@@ -762,13 +762,32 @@ pub fn peak_in(nodes: &[Node], num_points: usize, lo: u32, hi: u32) -> (u64, u32
     best
 }
 
+/// A `random` program of `tensors` mixed-bank tensors (with loops for an
+/// odd `seed`), its arch, points and live ranges: the fixture of the
+/// spill-code tests.
+#[cfg(test)]
+pub(crate) fn random_analyzed(tensors: u32, seed: u64) -> (Module, Arch, Linear, Liveness) {
+    use crate::gen::workloads::{random, RandomParams};
+    let p = RandomParams {
+        tensors,
+        seed,
+        loops: seed % 2 == 1,
+        multi_bank: true,
+        ..RandomParams::default()
+    };
+    let m = random(&p).unwrap();
+    let arch = crate::arch::lookup(&m.arch).unwrap();
+    let lin = Linear::new(&m);
+    let live = live_ranges(&m, &lin, &arch, arch.num_banks()).unwrap();
+    (m, arch, lin, live)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::alloc::costs::spill_plan;
     use crate::alloc::spill::{insert_spill_code, Namer};
     use crate::gen::random::Rng;
-    use crate::gen::workloads::{random, RandomParams};
 
     /// A touch gives back its instruction and both bits, at the largest
     /// instruction it can hold too.
@@ -853,19 +872,9 @@ mod tests {
     #[test]
     fn moved_and_updated_equal_recomputed_after_spill_code() {
         for seed in 0..6 {
-            let p = RandomParams {
-                tensors: 300,
-                seed,
-                loops: seed % 2 == 1,
-                multi_bank: true,
-                ..RandomParams::default()
-            };
-            let mut m = random(&p).unwrap();
-            let arch = crate::arch::lookup(&m.arch).unwrap();
+            let (mut m, arch, mut lin, mut live) = random_analyzed(300, seed);
             let banks = arch.num_banks();
             let mut namer = Namer::new(&m);
-            let mut lin = Linear::new(&m);
-            let mut live = live_ranges(&m, &lin, &arch, banks).unwrap();
             for round in 0..2 {
                 let spill: Vec<NodeId> = (0..live.nodes.len())
                     .map(NodeId::new)

@@ -328,20 +328,8 @@ mod tests {
     /// declared name in the counter's way.
     #[test]
     fn halves_build_the_code_one_piece_builds() {
-        use crate::alloc::liveness::live_ranges;
-        use crate::gen::workloads::{random, RandomParams};
         for seed in 0..4 {
-            let p = RandomParams {
-                tensors: 200,
-                seed,
-                loops: seed % 2 == 1,
-                multi_bank: true,
-                ..RandomParams::default()
-            };
-            let mut m = random(&p).unwrap();
-            let arch = crate::arch::lookup(&m.arch).unwrap();
-            let lin = Linear::new(&m);
-            let live = live_ranges(&m, &lin, &arch, arch.num_banks()).unwrap();
+            let (mut m, _, lin, live) = crate::alloc::liveness::random_analyzed(200, seed);
             let spill: Vec<NodeId> = (0..live.nodes.len())
                 .map(NodeId::new)
                 .filter(|&v| v.index() % 2 == 0 && spill_plan(&lin, &live, v).is_some())
