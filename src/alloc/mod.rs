@@ -414,8 +414,7 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
         let record = || {
             if reusing {
                 let sels = [0, 1, 2, 3].map(|h| &it.sels[h]);
-                let (nodes, points) = (&it.live.nodes, it.lin.len());
-                reuse.record(nodes, points, &it.plan, sels, &it.costs, &chosen);
+                reuse.record(&it.live.nodes, &it.plan, sels, &it.costs, &chosen);
             }
         };
         let insert =
@@ -539,7 +538,7 @@ fn parts(plan: &Plan, min: usize) -> Vec<Range<usize>> {
     if plan.comp.is_empty() {
         return std::iter::once(0..n).collect();
     }
-    let comp = |i: usize| plan.comp[plan.dirty[i].index()];
+    let comp = |i: usize| plan.comp[i];
     let mut parts = Vec::new();
     let mut start = 0;
     for i in 1..=n {

@@ -30,6 +30,7 @@ use super::liveness::Node;
 use super::select::Selection;
 use super::NodeId;
 use crate::ir::TensorId;
+use std::ops::Range;
 
 /// No reusable result.
 const NONE: u32 = u32::MAX;
@@ -38,25 +39,24 @@ const NONE: u32 = u32::MAX;
 /// (points joined by an interval holding both belong to one component).
 pub fn components(nodes: &[Node], num_points: usize) -> Vec<u32> {
     if nodes.is_sorted_by_key(|n| n.start) {
-        components_by_start(nodes)
+        components_by_start(nodes).collect()
     } else {
         components_by_points(nodes, num_points)
     }
 }
 
-/// [`components`] of nodes in order of start (always so without loops):
-/// a node begins a component when no earlier interval reaches its start.
-fn components_by_start(nodes: &[Node]) -> Vec<u32> {
+/// [`components`] of nodes in order of start (always so without loops),
+/// as they come: a node begins a component when no earlier interval
+/// reaches its start.
+fn components_by_start(nodes: &[Node]) -> impl Iterator<Item = u32> + '_ {
     let (mut reach, mut head) = (None::<u32>, 0);
-    (nodes.iter())
-        .map(|n| {
-            if reach.is_none_or(|r| r < n.start) {
-                head = n.start;
-            }
-            reach = Some(reach.map_or(n.end, |r| r.max(n.end)));
-            head
-        })
-        .collect()
+    nodes.iter().map(move |n| {
+        if reach.is_none_or(|r| r < n.start) {
+            head = n.start;
+        }
+        reach = Some(reach.map_or(n.end, |r| r.max(n.end)));
+        head
+    })
 }
 
 /// [`components`] of nodes in any order, by a pass over the points.
@@ -82,8 +82,9 @@ fn components_by_points(nodes: &[Node], num_points: usize) -> Vec<u32> {
 /// What one iteration can take from the previous one.
 #[derive(Clone, Debug)]
 pub struct Plan {
-    /// The component of each node (see [`components`]); empty in
-    /// [`Plan::all`], which nothing is recorded from.
+    /// The component of each dirty node (see [`components`]), by its
+    /// position in `dirty`; empty in [`Plan::all`], which nothing is
+    /// recorded from.
     pub comp: Vec<u32>,
     /// The nodes best-of-n must run on, ascending.
     pub dirty: Vec<NodeId>,
@@ -108,16 +109,33 @@ impl Plan {
     }
 }
 
-/// What H0..H3 gave the nodes of the kept components, by tensor, with the
-/// component each was in.
+/// What H0..H3 gave the nodes of the kept components, by tensor, and what
+/// each kept component's spill sets hold.
 #[derive(Clone, Debug, Default)]
 pub struct Reuse {
-    /// Per tensor: its component key last iteration, or `NONE`.
+    /// Per tensor: the kept component it was in last (an index into
+    /// `kept`), or `NONE`.
     comp: Vec<u32>,
     /// Per tensor: its base bank under H0..H3, or `UNPLACED`.
     banks: Vec<[u8; 4]>,
     /// Per tensor: its (finite) spill cost.
     cost: Vec<u64>,
+    /// The components recorded so far; one that is no longer kept has
+    /// size 0. A component stays at its index for as long as it is kept,
+    /// so reusing it touches none of its nodes.
+    kept: Vec<Kept>,
+    /// The spill-set members of the kept components, each as its offset
+    /// in its component and the heuristic whose spill set holds it.
+    spills: Vec<(u32, u8)>,
+}
+
+/// One kept component.
+#[derive(Clone, Debug)]
+struct Kept {
+    /// Its node count (0: no longer kept).
+    size: u32,
+    /// Its spill-set members, in `Reuse::spills`, by offset.
+    spills: Range<u32>,
 }
 
 /// A node in the spill set of a heuristic.
@@ -127,10 +145,10 @@ impl Reuse {
     /// Splits `nodes` into reused components and dirty nodes. A component's
     /// nodes are consecutive (ids follow the defs, each inside its node's
     /// component hull, and hulls are disjoint), so each run of one key is
-    /// a whole component.
+    /// a whole component. A kept component comes back whole and alone (see
+    /// the module doc), so a run whose first node was in a kept component
+    /// of its size is that component: its nodes are not looked at again.
     pub fn plan(&self, nodes: &[Node], num_points: usize) -> Plan {
-        let comp = components(nodes, num_points);
-        let prev = |n: &Node| self.comp.get(n.tensor.index()).copied().unwrap_or(NONE);
         let mut plan = Plan {
             comp: Vec::new(),
             dirty: Vec::new(),
@@ -138,30 +156,58 @@ impl Reuse {
             unplaced: Default::default(),
             score: [0; 4],
         };
-        let mut first = 0;
-        for run in comp.chunk_by(|a, b| a == b) {
-            let ids = first..first + run.len();
-            first = ids.end;
-            let key = prev(&nodes[ids.start]);
-            if key == NONE || nodes[ids.clone()].iter().any(|n| prev(n) != key) {
-                for i in ids {
-                    plan.local[i] = plan.dirty.len() as u32;
-                    plan.dirty.push(NodeId::new(i));
-                }
-                continue;
-            }
-            for i in ids {
-                let t = nodes[i].tensor.index();
-                for h in 0..4 {
-                    if self.banks[t][h] == UNPLACED {
-                        plan.unplaced[h].push(NodeId::new(i));
-                        plan.score[h] = plan.score[h].saturating_add(self.cost[t]);
+        // One pass over the nodes as their components come.
+        if nodes.is_sorted_by_key(|n| n.start) {
+            self.plan_runs(nodes, components_by_start(nodes), &mut plan);
+        } else {
+            let comp = components_by_points(nodes, num_points);
+            self.plan_runs(nodes, comp.into_iter(), &mut plan);
+        }
+        plan
+    }
+
+    /// Fills `plan` from the component of each node (`comp`, by id).
+    fn plan_runs(&self, nodes: &[Node], comp: impl Iterator<Item = u32>, plan: &mut Plan) {
+        let mut run: Option<(u32, Range<usize>)> = None;
+        for (i, c) in comp.enumerate() {
+            match &mut run {
+                Some((d, ids)) if *d == c => ids.end = i + 1,
+                _ => {
+                    if let Some((d, ids)) = run.take() {
+                        self.plan_run(nodes, ids, d, plan);
                     }
+                    run = Some((c, i..i + 1));
                 }
             }
         }
-        plan.comp = comp;
-        plan
+        if let Some((d, ids)) = run {
+            self.plan_run(nodes, ids, d, plan);
+        }
+    }
+
+    /// Adds component `c`, nodes `ids`, to `plan`: dirty, or reused.
+    fn plan_run(&self, nodes: &[Node], ids: Range<usize>, c: u32, plan: &mut Plan) {
+        let prev = |n: &Node| self.comp.get(n.tensor.index()).copied().unwrap_or(NONE);
+        let key = prev(&nodes[ids.start]);
+        let kept = (self.kept.get(key as usize)).filter(|k| k.size as usize == ids.len());
+        let Some(k) = kept else {
+            for i in ids {
+                plan.local[i] = plan.dirty.len() as u32;
+                plan.dirty.push(NodeId::new(i));
+                plan.comp.push(c);
+            }
+            return;
+        };
+        debug_assert!(
+            nodes[ids.clone()].iter().all(|n| prev(n) == key),
+            "a kept component comes back whole"
+        );
+        for &(offset, h) in &self.spills[k.spills.start as usize..k.spills.end as usize] {
+            let v = ids.start + offset as usize;
+            let (h, cost) = (h as usize, self.cost[nodes[v].tensor.index()]);
+            plan.unplaced[h].push(NodeId::new(v));
+            plan.score[h] = plan.score[h].saturating_add(cost);
+        }
     }
 
     /// The base bank of reused tensor `t` under heuristic `h`, if placed.
@@ -178,55 +224,72 @@ impl Reuse {
     /// Records this iteration for the next. A component is kept unless it
     /// holds a node of `spilled` (ascending) or, when dirty, some `sels`
     /// (over `plan.dirty`, with their `costs`) leaves an unspillable node
-    /// of it unplaced.
+    /// of it unplaced. Only the dirty nodes are read: a reused component
+    /// stays recorded as it was, or is dropped whole.
     pub fn record(
         &mut self,
         nodes: &[Node],
-        num_points: usize,
         plan: &Plan,
         sels: [&Selection; 4],
         costs: &[Cost],
         spilled: &[NodeId],
     ) {
-        let tensors = nodes
-            .iter()
-            .map(|n| n.tensor.index() + 1)
-            .max()
-            .unwrap_or(0);
-        if self.comp.len() < tensors {
+        let tensor = |l: usize| nodes[plan.dirty[l].index()].tensor.index();
+        let tensors = (0..plan.dirty.len()).map(|l| tensor(l) + 1).max();
+        if let Some(tensors) = tensors.filter(|&t| self.comp.len() < t) {
             self.comp.resize(tensors, NONE);
             self.banks.resize(tensors, [UNPLACED; 4]);
             self.cost.resize(tensors, 0);
         }
-        self.comp.fill(NONE);
-        let mut keep = vec![true; num_points];
+        // Dirty nodes whose component is not kept.
+        let mut dropped = vec![false; plan.dirty.len()];
         for sel in sels {
-            for v in sel
-                .unplaced
-                .iter()
-                .filter(|v| costs[v.index()] == Cost::Inf)
-            {
-                keep[plan.comp[plan.dirty[v.index()].index()] as usize] = false;
+            for v in (sel.unplaced.iter()).filter(|v| costs[v.index()] == Cost::Inf) {
+                dropped[v.index()] = true;
             }
         }
         for v in spilled {
-            keep[plan.comp[v.index()] as usize] = false;
+            match plan.local[v.index()] {
+                NONE => {
+                    let k = self.comp[nodes[v.index()].tensor.index()];
+                    self.kept[k as usize].size = 0;
+                }
+                l => dropped[l as usize] = true,
+            }
         }
-        for (i, n) in nodes.iter().enumerate() {
-            let c = plan.comp[i];
-            if !keep[c as usize] {
+        let comp_of = |l: usize| plan.comp[l];
+        let mut first = 0;
+        while first < plan.dirty.len() {
+            let c = comp_of(first);
+            let end = (first..plan.dirty.len())
+                .find(|&l| comp_of(l) != c)
+                .unwrap_or(plan.dirty.len());
+            let run = first..end;
+            first = end;
+            if dropped[run.clone()].contains(&true) {
+                for l in run {
+                    self.comp[tensor(l)] = NONE;
+                }
                 continue;
             }
-            let t = n.tensor.index();
-            self.comp[t] = c;
-            let l = plan.local[i];
-            if l != NONE {
-                let l = l as usize;
-                for (h, sel) in sels.iter().enumerate() {
-                    self.banks[t][h] = sel.bank[l].unwrap_or(UNPLACED);
-                }
+            let k = self.kept.len() as u32;
+            let start = self.spills.len() as u32;
+            for l in run.clone() {
+                let t = tensor(l);
+                self.comp[t] = k;
                 self.cost[t] = costs[l].finite().unwrap_or(0);
+                for (h, sel) in sels.iter().enumerate() {
+                    let bank = sel.bank[l];
+                    self.banks[t][h] = bank.unwrap_or(UNPLACED);
+                    if bank.is_none() {
+                        self.spills.push(((l - run.start) as u32, h as u8));
+                    }
+                }
             }
+            self.kept.push(Kept {
+                size: run.len() as u32,
+                spills: start..self.spills.len() as u32,
+            });
         }
     }
 }
@@ -286,10 +349,7 @@ mod tests {
                 })
                 .collect();
             let points = nodes.iter().map(|n| n.end as usize + 1).max().unwrap_or(0);
-            assert_eq!(
-                components_by_start(&nodes),
-                components_by_points(&nodes, points)
-            );
+            assert!(components_by_start(&nodes).eq(components_by_points(&nodes, points)));
         }
     }
 
@@ -303,7 +363,7 @@ mod tests {
         let mut reuse = Reuse::default();
         let plan = reuse.plan(&nodes, 7);
         assert_eq!(plan.dirty.len(), 4);
-        reuse.record(&nodes, 7, &plan, [&all, &h1, &all, &all], &costs, spilled);
+        reuse.record(&nodes, &plan, [&all, &h1, &all, &all], &costs, spilled);
         (reuse, nodes)
     }
 
@@ -344,9 +404,37 @@ mod tests {
 
     #[test]
     fn a_component_with_a_new_node_is_dirty() {
+        let (reuse, nodes) = recorded(Some(1), Cost::Finite(6), &[]);
+        let mut grown = nodes.to_vec();
+        grown.push(node(9, 6, 6));
+        let plan = reuse.plan(&grown, 8);
+        assert_eq!(plan.dirty, [NodeId::new(2), NodeId::new(3), NodeId::new(4)]);
+        assert_eq!(plan.local, [NONE, NONE, 0, 1, 2]);
+    }
+
+    /// A reused component one of whose nodes is spilled is dropped whole,
+    /// and the other stays reused with its spill set.
+    #[test]
+    fn a_reused_component_spilled_from_is_dropped() {
+        let (mut reuse, nodes) = recorded(None, Cost::Finite(6), &[]);
+        let plan = reuse.plan(&nodes, 7);
+        assert!(plan.dirty.is_empty());
+        let none = Selection::new(0);
+        reuse.record(&nodes, &plan, [&none; 4], &[], &[NodeId::new(1)]);
+        let plan = reuse.plan(&nodes, 7);
+        assert_eq!(plan.dirty, [NodeId::new(0), NodeId::new(1)]);
+        assert_eq!(plan.unplaced[1], [NodeId::new(3)]);
+        assert_eq!(plan.score, [0, 6, 0, 0]);
+    }
+
+    /// A component that came back with a node swapped for another is
+    /// impossible after spill code; debug builds say so.
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "a kept component comes back whole")]
+    fn a_component_that_lost_a_node_is_caught() {
         let (reuse, mut nodes) = recorded(Some(1), Cost::Finite(6), &[]);
         nodes[3].tensor = TensorId::new(9);
-        let plan = reuse.plan(&nodes, 7);
-        assert_eq!(plan.dirty, [NodeId::new(2), NodeId::new(3)]);
+        reuse.plan(&nodes, 7);
     }
 }
