@@ -15,9 +15,11 @@
 //! Fast mode runs best-of-n only on the components of the interference
 //! graph that changed since the previous iteration ([`reuse`]), and runs
 //! simplify and select on them a few components at a time, so each run
-//! stays in cache. Neither applies when the trace is asked for: its
-//! `cannot allocate` lines follow the global pop order, which only a run
-//! over the whole graph gives.
+//! stays in cache: on two threads, each takes half of those parts and
+//! runs every heuristic on a part before the next (one large part instead
+//! gets two heuristics at once). None of this applies when the trace is
+//! asked for: its `cannot allocate` lines follow the global pop order,
+//! which only a run over the whole graph gives.
 //!
 //! The log is always collected: [`AllocOutcome::log`] holds the `-v` lines of
 //! SPEC §3.9 and, when [`AllocOptions::trace`] asks for it,
@@ -79,9 +81,9 @@ pub struct AllocOptions {
     pub max_iterations: u32,
     /// Collect the `-vv` trace ([`AllocOutcome::trace`]); off by default.
     pub trace: bool,
-    /// Let fast mode use one scoped helper thread on large programs: two
-    /// heuristics at once, and the passes that split in two (on by
-    /// default; the output is the same either way).
+    /// Let fast mode use one scoped helper thread on large programs: half
+    /// the components, or two heuristics at once, and the passes that
+    /// split in two (on by default; the output is the same either way).
     pub parallel: bool,
 }
 
@@ -477,14 +479,20 @@ fn best_of_n(
         num_banks,
         mode: opts.mode,
     };
-    let run =
-        |h: Heuristic, scratch: &mut simplify::Scratch| dirty.select_parts(h, &parts, scratch);
     // The whole graph's score: the dirty nodes' plus the reused spill sets'.
     let score_of = |h: Heuristic, sel: &Selection| {
         sel.score.plus(Cost::Finite(plan.score[h.index() as usize]))
     };
     let zero = |h: Heuristic, sel: &Selection| score_of(h, sel) == Cost::ZERO;
-    let mut computed = run_heuristics(&todo, parallel, run, zero);
+    let mut computed = if parallel && parts.len() > 1 {
+        dirty.run_halves(&todo, &parts, zero)
+    } else {
+        let run = |h: Heuristic, scratch: &mut simplify::Scratch| {
+            let mut sels = dirty.select_parts(&[h], &parts, scratch);
+            sels.pop().expect("one selection per heuristic")
+        };
+        run_heuristics(&todo, parallel, run, zero)
+    };
     let mut sels: Vec<Selection> = Vec::with_capacity(Heuristic::ALL.len());
     let mut best: Option<(Heuristic, Cost)> = None;
     for h in Heuristic::ALL {
@@ -561,22 +569,70 @@ struct Graph<'a> {
 }
 
 impl Graph<'_> {
-    /// Simplify and select under `h`, part by part (each part closed under
-    /// adjacency), into one selection of every node, in the buffers of
-    /// `scratch`.
+    /// Simplify and select under each of `hs`, part by part (each part
+    /// closed under adjacency, and read once for all of `hs`), into one
+    /// selection of every node per heuristic, in the buffers of `scratch`.
+    /// The nodes outside `parts` stay unselected.
     fn select_parts(
         &self,
-        h: Heuristic,
+        hs: &[Heuristic],
         parts: &[Range<usize>],
         scratch: &mut simplify::Scratch,
-    ) -> Selection {
-        let mut sel = Selection::new(self.nodes.len());
+    ) -> Vec<Selection> {
+        let mut sels: Vec<Selection> = hs
+            .iter()
+            .map(|_| Selection::new(self.nodes.len()))
+            .collect();
         let mut held = Vec::new();
         for part in parts {
-            let stack = simplify::simplify(self, h, part.clone(), scratch);
-            select::select(self, stack, part.clone(), &mut held, &mut sel);
+            for (&h, sel) in hs.iter().zip(&mut sels) {
+                let stack = simplify::simplify(self, h, part.clone(), scratch);
+                select::select(self, stack, part.clone(), &mut held, sel);
+            }
         }
-        sel
+        sels
+    }
+
+    /// Runs the heuristics of `todo` (H0 first) over `parts` (at least
+    /// two) on two threads, each taking whole parts, about half the nodes:
+    /// H0 first, then, unless it scores `zero`, the others part by part,
+    /// so each part is read in cache once for all of them. Each selection
+    /// is the one [`Graph::select_parts`] makes over all the parts.
+    fn run_halves(
+        &self,
+        todo: &[Heuristic],
+        parts: &[Range<usize>],
+        zero: impl Fn(Heuristic, &Selection) -> bool,
+    ) -> [Option<Selection>; 4] {
+        let n = self.nodes.len();
+        let cut = parts
+            .partition_point(|p| p.end <= n / 2)
+            .clamp(1, parts.len() - 1);
+        let (first, second) = parts.split_at(cut);
+        let mid = second[0].start;
+        let halves = |hs: &[Heuristic]| {
+            let run = |parts| self.select_parts(hs, parts, &mut simplify::Scratch::default());
+            let (theirs, mine) = join(true, || run(second), || run(first));
+            (mine.into_iter().zip(theirs))
+                .map(|(mut sel, other)| {
+                    sel.bank[mid..].copy_from_slice(&other.bank[mid..]);
+                    sel.unplaced.extend(other.unplaced);
+                    sel.score = sel.score.plus(other.score);
+                    sel
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut out: [Option<Selection>; 4] = Default::default();
+        let (h0, rest) = todo.split_first().expect("H0 always runs");
+        let sel = halves(&[*h0]).pop().expect("one selection per heuristic");
+        let done = zero(*h0, &sel);
+        out[h0.index() as usize] = Some(sel);
+        if !done {
+            for (h, sel) in rest.iter().zip(halves(rest)) {
+                out[h.index() as usize] = Some(sel);
+            }
+        }
+        out
     }
 }
 
@@ -829,12 +885,12 @@ mod tests {
                 // One set of buffers for every run, as a thread has.
                 let mut scratch = simplify::Scratch::default();
                 for h in Heuristic::ALL {
-                    let whole = graph.select_parts(h, all, &mut scratch);
+                    let whole = graph.select_parts(&[h], all, &mut scratch).remove(0);
                     let mut spill_set = whole.unplaced.clone();
                     spill_set.sort_unstable();
                     for min in [1, 3, 40] {
                         let parts = parts(&plan, min);
-                        let sel = graph.select_parts(h, &parts, &mut scratch);
+                        let sel = graph.select_parts(&[h], &parts, &mut scratch).remove(0);
                         assert_eq!(sel.bank, whole.bank);
                         assert_eq!(sel.score, whole.score);
                         let mut unplaced = sel.unplaced.clone();
@@ -846,5 +902,46 @@ mod tests {
         }
         assert!(split > 100, "{split} graphs of several components");
         assert!(split_with_hi > 50, "{split_with_hi} with hi nodes");
+    }
+
+    /// Two threads taking half the parts each, all heuristics per part,
+    /// make the selections one thread makes heuristic by heuristic, spill
+    /// sets in the same order; a zero under H0 ends the run after it.
+    #[test]
+    fn halves_select_as_one_thread_does() {
+        let mut rng = crate::gen::random::Rng::new(9);
+        let mut spilling = 0;
+        for _ in 0..200 {
+            let (nodes, costs) = random_graph(&mut rng);
+            let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
+            let plan = Plan {
+                comp: reuse::components(&nodes, points),
+                ..Plan::all(nodes.len())
+            };
+            let parts = parts(&plan, 3);
+            if parts.len() < 2 {
+                continue;
+            }
+            let g = Interference::build(&nodes, Mode::Fast);
+            let init = Budgets::new(&g, &nodes, &costs, 8);
+            let graph = Graph {
+                g: &g,
+                nodes: &nodes,
+                init: &init,
+                num_banks: 8,
+                mode: Mode::Fast,
+            };
+            let one = graph.select_parts(&Heuristic::ALL, &parts, &mut Default::default());
+            let halves = graph.run_halves(&Heuristic::ALL, &parts, |_, _| false);
+            for (h, sel) in one.iter().enumerate() {
+                assert_eq!(halves[h].as_ref(), Some(sel), "H{h}");
+            }
+            spilling += usize::from(!one[0].unplaced.is_empty());
+            let zero = |h: Heuristic, _: &Selection| h == Heuristic::H0;
+            let stopped = graph.run_halves(&Heuristic::ALL, &parts, zero);
+            assert_eq!(stopped[0].as_ref(), Some(&one[0]));
+            assert!(stopped[1..].iter().all(Option::is_none));
+        }
+        assert!(spilling > 50, "{spilling} graphs spill");
     }
 }
