@@ -805,6 +805,61 @@ fn finish(
     }
 }
 
+/// Sorts smaller than this go by comparison.
+const RADIX_MIN: usize = 1 << 14;
+
+/// Reorders `items` stably by `key`, a radix sort of (key, index) pairs
+/// ([`radix_sort`]) and one gather; returns those pairs, sorted. Large
+/// sorts by comparison miss a branch per comparison.
+fn radix_sort_by<T: Copy>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) -> Vec<(u64, u32)> {
+    let mut keys: Vec<(u64, u32)> = (items.iter().enumerate())
+        .map(|(i, x)| (key(x), i as u32))
+        .collect();
+    radix_sort(&mut keys);
+    *items = keys.iter().map(|&(_, i)| items[i as usize]).collect();
+    keys
+}
+
+/// Sorts `items` stably by `key`: by [`radix_sort_by`] when there are
+/// many.
+fn sort_by_u64<T: Copy>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+    if items.len() < RADIX_MIN {
+        items.sort_by_key(key);
+    } else {
+        radix_sort_by(items, key);
+    }
+}
+
+/// A stable least-significant-digit radix sort of `keys` by their first
+/// field, 16 bits a pass; a pass whose digit is the same everywhere is
+/// skipped.
+fn radix_sort(keys: &mut Vec<(u64, u32)>) {
+    let mut other = vec![(0, 0); keys.len()];
+    let mut count = vec![0usize; 1 << 16];
+    for shift in (0..64).step_by(16) {
+        let digit = |k: &(u64, u32)| ((k.0 >> shift) & 0xffff) as usize;
+        count.fill(0);
+        for k in keys.iter() {
+            count[digit(k)] += 1;
+        }
+        if count.contains(&keys.len()) {
+            continue;
+        }
+        let mut at = 0;
+        for c in count.iter_mut() {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+        for k in keys.iter() {
+            let d = digit(k);
+            other[count[d]] = *k;
+            count[d] += 1;
+        }
+        std::mem::swap(keys, &mut other);
+    }
+}
+
 /// Hints the CPU to bring `s[i]` into the cache (no-op when `i` is out of
 /// range or off x86-64). The allocator's picks jump across million-node
 /// arrays in an order it knows a few steps ahead.

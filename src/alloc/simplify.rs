@@ -20,7 +20,7 @@
 use super::costs::Cost;
 use super::interference::Interference;
 use super::liveness::Node;
-use super::{Graph, Mode, NodeId};
+use super::{radix_sort_by, Graph, Mode, NodeId, RADIX_MIN};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::fmt;
@@ -670,9 +670,6 @@ impl RadixHeap {
     }
 }
 
-/// Batches smaller than this are sorted by comparison.
-const RADIX_MIN: usize = 1 << 14;
-
 /// Sorts `entries` as `sort_unstable` does (key, then node). A large batch
 /// whose keys all have approximations (`exact`) is radix-sorted by them
 /// first ([`Entry::approx`]), and only runs of equal approximations are
@@ -683,46 +680,11 @@ fn sort_entries(entries: &mut Vec<Entry>, exact: bool) {
         entries.sort_unstable();
         return;
     }
-    let mut keys: Vec<(u64, u32)> = (entries.iter().enumerate())
-        .map(|(i, e)| (e.approx().expect("exact keys approximate"), i as u32))
-        .collect();
-    radix_sort(&mut keys);
-    let sorted: Vec<Entry> = keys.iter().map(|&(_, i)| entries[i as usize]).collect();
-    *entries = sorted;
+    let keys = radix_sort_by(entries, |e| e.approx().expect("exact keys approximate"));
     let mut start = 0;
     for run in keys.chunk_by(|a, b| a.0 == b.0) {
         entries[start..start + run.len()].sort_unstable();
         start += run.len();
-    }
-}
-
-/// A stable least-significant-digit radix sort of `keys` by their first
-/// field, 16 bits a pass; a pass whose digit is the same everywhere is
-/// skipped.
-fn radix_sort(keys: &mut Vec<(u64, u32)>) {
-    let mut other = vec![(0, 0); keys.len()];
-    let mut count = vec![0usize; 1 << 16];
-    for shift in (0..64).step_by(16) {
-        let digit = |k: &(u64, u32)| ((k.0 >> shift) & 0xffff) as usize;
-        count.fill(0);
-        for k in keys.iter() {
-            count[digit(k)] += 1;
-        }
-        if count.contains(&keys.len()) {
-            continue;
-        }
-        let mut at = 0;
-        for c in count.iter_mut() {
-            let n = *c;
-            *c = at;
-            at += n;
-        }
-        for k in keys.iter() {
-            let d = digit(k);
-            other[count[d]] = *k;
-            count[d] += 1;
-        }
-        std::mem::swap(keys, &mut other);
     }
 }
 

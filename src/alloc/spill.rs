@@ -12,12 +12,13 @@
 use super::costs::{spill_plan, SpillPlan};
 use super::linear::{BodyRef, Linear, PointKind};
 use super::liveness::{Liveness, ReloadEvents, SpillShift};
-use super::{join, NodeId};
+use super::{join, sort_by_u64, NodeId};
 use crate::ir::{Access, Inst, InstId, InstKind, Mem, Module, Stmt, Tensor, TensorId};
 use std::collections::HashSet;
 
 /// One copy to insert: into `body` before statement `pos`; `rank` 0 for a
 /// save, 1 for a reload; ties go in creation order, which is `inst` order.
+#[derive(Clone, Copy)]
 struct Insertion {
     body: BodyRef,
     pos: u32,
@@ -50,15 +51,28 @@ impl Namer {
 
     fn fresh(&mut self, base: &str, what: &str) -> String {
         loop {
-            // Built by hand: `format!` costs more than the rest of a spill.
-            let digits = self.counter.to_string();
+            // Built by hand, one allocation: `format!` costs more than the
+            // rest of a spill.
+            let mut digits = [0u8; 10];
+            let mut k = self.counter;
+            let mut at = digits.len();
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (k % 10) as u8;
+                k /= 10;
+                if k == 0 {
+                    break;
+                }
+            }
+            let digits = std::str::from_utf8(&digits[at..]).expect("decimal digits");
             let mut name = String::with_capacity(base.len() + 1 + what.len() + digits.len());
             name.push_str(base);
             name.push('_');
             name.push_str(what);
-            name.push_str(&digits);
+            name.push_str(digits);
             self.counter += 1;
-            if !self.declared.contains(&name) {
+            // Most programs declare no such name: no hashing then.
+            if self.declared.is_empty() || !self.declared.contains(&name) {
                 return name;
             }
         }
@@ -264,7 +278,11 @@ pub fn insert_spill_code(
         mut renames,
         mut inserts,
     } = code;
+    let num_blocks = blocks.len();
+    // Each side sorts what it needs (of similar size) and one also the
+    // insertion points.
     let rename = || {
+        shift.before.sort_unstable();
         // The reads renamed in instruction order, which is nearly memory
         // order.
         renames.sort_unstable_by_key(|r| r.0);
@@ -277,7 +295,7 @@ pub fn insert_spill_code(
         }
     };
     let insert = || {
-        inserts.sort_unstable_by_key(|x| (x.body, x.pos, x.rank, x.inst));
+        sort_inserts(&mut inserts, num_blocks);
         for chunk in inserts.chunk_by(|a, b| a.body == b.body) {
             let body = match chunk[0].body {
                 BodyRef::Block(b) => &mut blocks[b as usize].body,
@@ -295,15 +313,58 @@ pub fn insert_spill_code(
                 end = pos;
             }
         }
-        shift.before.sort_unstable();
     };
     join(parallel, rename, insert);
     shift
 }
 
+/// Sorts `inserts` (in creation order) by body, position, rank and
+/// creation: by the first three packed in one word (the bodies numbered
+/// blocks first, of `blocks`), stably, which keeps creation order among
+/// ties.
+fn sort_inserts(inserts: &mut Vec<Insertion>, blocks: usize) {
+    debug_assert!(inserts.is_sorted_by_key(|x| x.inst), "in creation order");
+    let body = |x: &Insertion| match x.body {
+        BodyRef::Block(b) => b as usize,
+        BodyRef::Loop(l) => blocks + l.index(),
+    };
+    if inserts.iter().any(|x| body(x) >= 1 << 31) {
+        inserts.sort_unstable_by_key(|x| (x.body, x.pos, x.rank, x.inst));
+        return;
+    }
+    sort_by_u64(inserts, |x| {
+        (body(x) as u64) << 33 | u64::from(x.pos) << 1 | u64::from(x.rank)
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Insertions sort by body, position, rank and creation, a large batch
+    /// (packed keys, radix) as a small one (comparisons).
+    #[test]
+    fn insertions_sort_by_body_position_rank_and_creation() {
+        let mut rng = crate::gen::random::Rng::new(3);
+        let key = |x: &Insertion| (x.body, x.pos, x.rank, x.inst);
+        for n in [100, crate::alloc::RADIX_MIN + 100] {
+            let mut xs: Vec<Insertion> = (0..n)
+                .map(|i| Insertion {
+                    body: match rng.below(2) {
+                        0 => BodyRef::Block(rng.below(3) as u32),
+                        _ => BodyRef::Loop(crate::ir::LoopId::new(rng.below(3) as usize)),
+                    },
+                    pos: rng.below(50) as u32,
+                    rank: rng.below(2) as u8,
+                    inst: InstId::new(i),
+                })
+                .collect();
+            let mut want: Vec<_> = xs.iter().map(key).collect();
+            want.sort_unstable();
+            sort_inserts(&mut xs, 3);
+            assert!(xs.iter().map(key).eq(want), "{n} insertions");
+        }
+    }
 
     /// Names end in the counter's decimal digits, and skip declared names.
     #[test]
