@@ -821,8 +821,11 @@ fn radix_sort_by<T: Copy>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) -> Vec<(u
 }
 
 /// Sorts `items` stably by `key`: by [`radix_sort_by`] when there are
-/// many.
+/// many and they are not in order already.
 fn sort_by_u64<T: Copy>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
+    if items.is_sorted_by_key(&key) {
+        return;
+    }
     if items.len() < RADIX_MIN {
         items.sort_by_key(key);
     } else {
