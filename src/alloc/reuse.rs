@@ -17,10 +17,11 @@
 //! their lengths, weights and costs into the next iteration. Fast mode
 //! therefore keeps what H0..H3 gave each node of such a component (a bank,
 //! or a place in the spill set with its cost) and runs best-of-n only on
-//! the other components (the *dirty* nodes). A component is reused when
-//! all its nodes come from one kept component of the previous iteration:
-//! the nodes of a kept component keep their intervals, and every other
-//! node lies in other hulls, so such a component is the kept one, whole.
+//! the other components (the *dirty* nodes). The nodes of a kept component
+//! keep their intervals, and every other node lies in other hulls, so a
+//! kept component comes back whole and alone: a component whose first
+//! node was in a kept component of its size is that one, and is reused
+//! without a look at its other nodes (debug builds check them all).
 //! Components whose spill set under some heuristic holds an unspillable
 //! node are never kept, so a reused component's spill set is spilled node
 //! by node, without its graph.
