@@ -258,15 +258,10 @@ impl Reuse {
                 l => dropped[l as usize] = true,
             }
         }
-        let comp_of = |l: usize| plan.comp[l];
         let mut first = 0;
-        while first < plan.dirty.len() {
-            let c = comp_of(first);
-            let end = (first..plan.dirty.len())
-                .find(|&l| comp_of(l) != c)
-                .unwrap_or(plan.dirty.len());
-            let run = first..end;
-            first = end;
+        for comp in plan.comp.chunk_by(|a, b| a == b) {
+            let run = first..first + comp.len();
+            first = run.end;
             if dropped[run.clone()].contains(&true) {
                 for l in run {
                     self.comp[tensor(l)] = NONE;
