@@ -463,7 +463,11 @@ fn best_of_n(
         || Interference::build(&nodes, opts.mode),
         || costs::find_costs_of(&lin, &live, &plan.dirty, pinned, opts.spill_latency),
     );
-    let init = Budgets::new(&graph, &nodes, &costs, num_banks);
+    let mut init = Budgets::new(&graph, &nodes, &costs, num_banks);
+    // A reusing plan knows the components, so the runs after H0 can leave
+    // out those that would only repeat it.
+    let agreeing =
+        opts.mode == Mode::Fast && !plan.comp.is_empty() && init.mark_agreement(&plan.comp);
     let uniform = nodes.windows(2).all(|w| w[0].banks == w[1].banks);
     let shortcut =
         |h: Heuristic| opts.mode == Mode::Fast && h != Heuristic::H0 && h.same_order_as_h0(uniform);
@@ -484,14 +488,14 @@ fn best_of_n(
         sel.score.plus(Cost::Finite(plan.score[h.index() as usize]))
     };
     let zero = |h: Heuristic, sel: &Selection| score_of(h, sel) == Cost::ZERO;
-    let mut computed = if parallel && parts.len() > 1 {
-        dirty.run_halves(&todo, &parts, zero)
-    } else {
+    let mut computed = if parallel && parts.len() == 1 {
         let run = |h: Heuristic, scratch: &mut simplify::Scratch| {
-            let mut sels = dirty.select_parts(&[h], &parts, scratch);
+            let mut sels = dirty.select_parts(&[h], &parts, None, scratch);
             sels.pop().expect("one selection per heuristic")
         };
-        run_heuristics(&todo, parallel, run, zero)
+        run_heuristics(&todo, run, zero)
+    } else {
+        dirty.run_parts(&todo, &parts, agreeing, parallel, zero)
     };
     let mut sels: Vec<Selection> = Vec::with_capacity(Heuristic::ALL.len());
     let mut best: Option<(Heuristic, Cost)> = None;
@@ -572,11 +576,14 @@ impl Graph<'_> {
     /// Simplify and select under each of `hs`, part by part (each part
     /// closed under adjacency, and read once for all of `hs`), into one
     /// selection of every node per heuristic, in the buffers of `scratch`.
-    /// The nodes outside `parts` stay unselected.
+    /// Given `h0`, H0's selection, a heuristic takes H0's banks of the
+    /// nodes that agree with it ([`Budgets::agrees`]) and runs on the
+    /// others. The nodes outside `parts` stay unselected.
     fn select_parts(
         &self,
         hs: &[Heuristic],
         parts: &[Range<usize>],
+        h0: Option<&Selection>,
         scratch: &mut simplify::Scratch,
     ) -> Vec<Selection> {
         let mut sels: Vec<Selection> = hs
@@ -586,32 +593,44 @@ impl Graph<'_> {
         let mut held = Vec::new();
         for part in parts {
             for (&h, sel) in hs.iter().zip(&mut sels) {
-                let stack = simplify::simplify(self, h, part.clone(), scratch);
+                let stack = simplify::simplify(self, h, part.clone(), h0.is_some(), scratch);
                 select::select(self, stack, part.clone(), &mut held, sel);
+                if let Some(h0) = h0 {
+                    let agrees = |u| self.init.agrees(u, h);
+                    sel.take_from(h0, part.clone(), agrees, self.init.costs());
+                }
             }
         }
         sels
     }
 
-    /// Runs the heuristics of `todo` (H0 first) over `parts` (at least
-    /// two) on two threads, each taking whole parts, about half the nodes:
-    /// H0 first, then, unless it scores `zero`, the others part by part,
-    /// so each part is read in cache once for all of them. Each selection
-    /// is the one [`Graph::select_parts`] makes over all the parts.
-    fn run_halves(
+    /// Runs the heuristics of `todo` (H0 first) over `parts`: H0 first,
+    /// then, unless it scores `zero`, the others part by part, so each
+    /// part is read in cache once for all of them. With `agreeing`, the
+    /// others take H0's selection of the nodes that agree with it. In
+    /// `parallel`, given two parts or more, two threads each take whole
+    /// parts, about half the nodes. Each selection is the one
+    /// [`Graph::select_parts`] makes of the heuristic alone over all the
+    /// parts.
+    fn run_parts(
         &self,
         todo: &[Heuristic],
         parts: &[Range<usize>],
+        agreeing: bool,
+        parallel: bool,
         zero: impl Fn(Heuristic, &Selection) -> bool,
     ) -> [Option<Selection>; 4] {
         let n = self.nodes.len();
-        let cut = parts
-            .partition_point(|p| p.end <= n / 2)
-            .clamp(1, parts.len() - 1);
-        let (first, second) = parts.split_at(cut);
-        let mid = second[0].start;
-        let halves = |hs: &[Heuristic]| {
-            let run = |parts| self.select_parts(hs, parts, &mut simplify::Scratch::default());
+        let halves = |hs: &[Heuristic], h0: Option<&Selection>| {
+            let run = |parts| self.select_parts(hs, parts, h0, &mut simplify::Scratch::default());
+            if !parallel || parts.len() < 2 {
+                return run(parts);
+            }
+            let cut = parts
+                .partition_point(|p| p.end <= n / 2)
+                .clamp(1, parts.len() - 1);
+            let (first, second) = parts.split_at(cut);
+            let mid = second[0].start;
             let (theirs, mine) = join(true, || run(second), || run(first));
             (mine.into_iter().zip(theirs))
                 .map(|(mut sel, other)| {
@@ -624,14 +643,15 @@ impl Graph<'_> {
         };
         let mut out: [Option<Selection>; 4] = Default::default();
         let (h0, rest) = todo.split_first().expect("H0 always runs");
-        let sel = halves(&[*h0]).pop().expect("one selection per heuristic");
-        let done = zero(*h0, &sel);
-        out[h0.index() as usize] = Some(sel);
-        if !done {
-            for (h, sel) in rest.iter().zip(halves(rest)) {
-                out[h.index() as usize] = Some(sel);
+        let sel = halves(&[*h0], None)
+            .pop()
+            .expect("one selection per heuristic");
+        if !zero(*h0, &sel) {
+            for (h, other) in rest.iter().zip(halves(rest, agreeing.then_some(&sel))) {
+                out[h.index() as usize] = Some(other);
             }
         }
+        out[h0.index() as usize] = Some(sel);
         out
     }
 }
@@ -649,8 +669,8 @@ fn join<A: Send, B>(parallel: bool, a: impl FnOnce() -> A + Send, b: impl FnOnce
     })
 }
 
-/// Runs `run` for each heuristic of `todo` (H0 first, ascending), until
-/// one ascending run scores `zero` and ends best-of-n. In `parallel`, a
+/// Runs `run` for each heuristic of `todo` (H0 first, ascending) on two
+/// threads, until one ascending run scores `zero` and ends best-of-n: a
 /// second thread takes the later half from the last one down while this
 /// thread takes the first half; it stops at its next heuristic once this
 /// one has seen a zero (its later heuristics are then never logged).
@@ -658,16 +678,11 @@ fn join<A: Send, B>(parallel: bool, a: impl FnOnce() -> A + Send, b: impl FnOnce
 /// selections by heuristic index.
 fn run_heuristics(
     todo: &[Heuristic],
-    parallel: bool,
     run: impl Fn(Heuristic, &mut simplify::Scratch) -> Selection + Sync,
     zero: impl Fn(Heuristic, &Selection) -> bool,
 ) -> [Option<Selection>; 4] {
     let mut out: [Option<Selection>; 4] = Default::default();
-    let (mine, theirs) = if parallel {
-        todo.split_at(todo.len().div_ceil(2))
-    } else {
-        (todo, &[][..])
-    };
+    let (mine, theirs) = todo.split_at(todo.len().div_ceil(2));
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         let helper = (!theirs.is_empty()).then(|| {
@@ -943,12 +958,14 @@ mod tests {
                 // One set of buffers for every run, as a thread has.
                 let mut scratch = simplify::Scratch::default();
                 for h in Heuristic::ALL {
-                    let whole = graph.select_parts(&[h], all, &mut scratch).remove(0);
+                    let whole = graph.select_parts(&[h], all, None, &mut scratch).remove(0);
                     let mut spill_set = whole.unplaced.clone();
                     spill_set.sort_unstable();
                     for min in [1, 3, 40] {
                         let parts = parts(&plan, min);
-                        let sel = graph.select_parts(&[h], &parts, &mut scratch).remove(0);
+                        let sel = graph
+                            .select_parts(&[h], &parts, None, &mut scratch)
+                            .remove(0);
                         assert_eq!(sel.bank, whole.bank);
                         assert_eq!(sel.score, whole.score);
                         let mut unplaced = sel.unplaced.clone();
@@ -989,17 +1006,73 @@ mod tests {
                 num_banks: 8,
                 mode: Mode::Fast,
             };
-            let one = graph.select_parts(&Heuristic::ALL, &parts, &mut Default::default());
-            let halves = graph.run_halves(&Heuristic::ALL, &parts, |_, _| false);
+            let all = Heuristic::ALL;
+            let one = graph.select_parts(&all, &parts, None, &mut Default::default());
+            let halves = graph.run_parts(&all, &parts, false, true, |_, _| false);
             for (h, sel) in one.iter().enumerate() {
                 assert_eq!(halves[h].as_ref(), Some(sel), "H{h}");
             }
             spilling += usize::from(!one[0].unplaced.is_empty());
             let zero = |h: Heuristic, _: &Selection| h == Heuristic::H0;
-            let stopped = graph.run_halves(&Heuristic::ALL, &parts, zero);
+            let stopped = graph.run_parts(&all, &parts, false, true, zero);
             assert_eq!(stopped[0].as_ref(), Some(&one[0]));
             assert!(stopped[1..].iter().all(Option::is_none));
         }
         assert!(spilling > 50, "{spilling} graphs spill");
+    }
+
+    /// Leaving out the components that agree with H0 and taking H0's
+    /// selection of them gives each heuristic the banks, score and spill
+    /// set of its own full run, on one thread and on two. Every third
+    /// graph has one bank size, where H1 and H2 agree with H0 and H3 not.
+    #[test]
+    fn agreeing_components_select_as_their_own_runs_do() {
+        let mut rng = crate::gen::random::Rng::new(11);
+        let (mut all_agree, mut some_agree, mut h3_differs) = (0, 0, 0);
+        for round in 0..300 {
+            let (mut nodes, costs) = random_graph(&mut rng);
+            if round % 3 == 0 {
+                nodes.iter_mut().for_each(|v| v.banks = 2);
+            }
+            let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
+            let plan = Plan {
+                comp: reuse::components(&nodes, points),
+                ..Plan::all(nodes.len())
+            };
+            let g = Interference::build(&nodes, Mode::Fast);
+            let mut init = Budgets::new(&g, &nodes, &costs, 8);
+            let agreeing = init.mark_agreement(&plan.comp);
+            let graph = Graph {
+                g: &g,
+                nodes: &nodes,
+                init: &init,
+                num_banks: 8,
+                mode: Mode::Fast,
+            };
+            let n = nodes.len();
+            all_agree += usize::from((0..n).all(|u| init.agrees(u, Heuristic::H3)));
+            some_agree += usize::from((0..n).any(|u| init.agrees(u, Heuristic::H1)));
+            let parts = parts(&plan, 3);
+            let all = Heuristic::ALL;
+            let own = graph.select_parts(&all, &parts, None, &mut Default::default());
+            h3_differs += usize::from(own[3] != own[0]);
+            for parallel in [false, true] {
+                let runs = graph.run_parts(&all, &parts, agreeing, parallel, |_, _| false);
+                for (h, sel) in own.iter().enumerate() {
+                    let run = runs[h].as_ref().expect("every heuristic runs");
+                    assert_eq!(run.bank, sel.bank, "H{h}");
+                    assert_eq!(run.score, sel.score, "H{h}");
+                    let sorted = |s: &Selection| {
+                        let mut v = s.unplaced.clone();
+                        v.sort_unstable();
+                        v
+                    };
+                    assert_eq!(sorted(run), sorted(sel), "H{h}");
+                }
+            }
+        }
+        assert!(all_agree > 10, "{all_agree} graphs agree throughout");
+        assert!(some_agree > 150, "{some_agree} graphs agree in part");
+        assert!(h3_differs > 20, "{h3_differs} graphs where H3 is not H0");
     }
 }

@@ -40,6 +40,25 @@ impl Selection {
             score: Cost::ZERO,
         }
     }
+
+    /// Takes `from`'s banks of the nodes of `part` that `take` picks, and
+    /// adds those it left unplaced to the spill set (in id order, after
+    /// the ones already there).
+    pub(super) fn take_from(
+        &mut self,
+        from: &Selection,
+        part: Range<usize>,
+        take: impl Fn(usize) -> bool,
+        costs: &[Cost],
+    ) {
+        for u in part.filter(|&u| take(u)) {
+            self.bank[u] = from.bank[u];
+            if from.bank[u].is_none() {
+                self.unplaced.push(NodeId::new(u));
+                self.score = self.score.plus(costs[u]);
+            }
+        }
+    }
 }
 
 /// Colors the nodes of `part` (closed under adjacency) of `graph` in the

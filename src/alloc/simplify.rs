@@ -137,6 +137,9 @@ struct Slot {
     /// `liveN` (at most 64: banks are bits of a `u64`).
     banks: u8,
     list: List,
+    /// Bit `h` set when the node's component leaves simplify in the same
+    /// order under heuristic `h` as under H0 (see [`Budgets::mark_agreement`]).
+    agree: u8,
 }
 
 const _: () = assert!(std::mem::size_of::<Slot>() == 16);
@@ -198,6 +201,7 @@ impl<'a> Budgets<'a> {
                 deg,
                 banks: u8::try_from(n.banks).expect("a node's banks fit the 64-bit bank mask"),
                 list,
+                agree: 0,
             });
         }
         b
@@ -206,6 +210,43 @@ impl<'a> Budgets<'a> {
     /// The spill costs, by node.
     pub fn costs(&self) -> &'a [Cost] {
         self.costs
+    }
+
+    /// Marks the nodes whose component every heuristic, or H1 and H2,
+    /// simplifies in H0's order; `comp` gives each node's component, the
+    /// components in runs. Simplify only consults a heuristic to pick among
+    /// `hi` nodes, and a removal never makes a node `hi`: a component with
+    /// at most one `hi` node leaves in one order under all four. In a
+    /// component whose nodes all have the same `liveN`, H1 and H2 order as
+    /// H0 does ([`Heuristic::same_order_as_h0`]). A component's order does
+    /// not depend on what is simplified with it, so a run may leave the
+    /// agreeing nodes out and take H0's selection of them. Returns whether
+    /// any node agrees beyond H0.
+    pub fn mark_agreement(&mut self, comp: &[u32]) -> bool {
+        let mut any = false;
+        let mut start = 0;
+        for run in comp.chunk_by(|a, b| a == b) {
+            let slots = &mut self.slots[start..start + run.len()];
+            start += run.len();
+            let hi = slots.iter().filter(|s| s.list == List::Hi).take(2).count();
+            let uniform = slots.iter().all(|s| s.banks == slots[0].banks);
+            let agree = Heuristic::ALL
+                .iter()
+                .filter(|&&h| hi <= 1 || h.same_order_as_h0(uniform))
+                .fold(0u8, |bits, &h| bits | 1 << h.index());
+            any |= agree != 1 << Heuristic::H0.index();
+            for s in slots {
+                s.agree = agree;
+            }
+        }
+        any
+    }
+
+    /// Whether node `u`'s component simplifies in H0's order under `h`
+    /// (always, for H0 itself; never before [`Budgets::mark_agreement`]
+    /// but for H0).
+    pub fn agrees(&self, u: usize, h: Heuristic) -> bool {
+        h == Heuristic::H0 || self.slots[u].agree & 1 << h.index() != 0
     }
 }
 
@@ -261,11 +302,13 @@ impl State<'_> {
 
 /// Runs simplify under heuristic `h` on the nodes of `part` (closed under
 /// adjacency) of `graph`, from its budgets, in the buffers of `scratch`;
-/// returns the stack (bottom first).
+/// returns the stack (bottom first). With `skip_agreeing`, the nodes that
+/// [`Budgets::agrees`] under `h` are left out, as if removed already.
 pub(super) fn simplify<'s>(
     graph: &Graph,
     h: Heuristic,
     part: Range<usize>,
+    skip_agreeing: bool,
     scratch: &'s mut Scratch,
 ) -> &'s [NodeId] {
     let Graph {
@@ -284,6 +327,12 @@ pub(super) fn simplify<'s>(
     } = scratch;
     slots.clear();
     slots.extend_from_slice(&init.slots[part.clone()]);
+    if skip_agreeing {
+        let bit = 1 << h.index();
+        for s in slots.iter_mut().filter(|s| s.agree & bit != 0) {
+            s.list = List::Removed;
+        }
+    }
     stack.clear();
     let st = State {
         nodes,
