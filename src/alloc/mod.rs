@@ -850,8 +850,11 @@ fn sort_by_u64<T: Copy>(items: &mut Vec<T>, key: impl Fn(&T) -> u64) {
 
 /// A stable least-significant-digit radix sort of `keys` by their first
 /// field, 16 bits a pass; a pass whose digit is the same everywhere is
-/// skipped.
+/// skipped. Keys of a few distinct values go by [`sort_few`] instead.
 fn radix_sort(keys: &mut Vec<(u64, u32)>) {
+    if sort_few(keys) {
+        return;
+    }
     let mut other = vec![(0, 0); keys.len()];
     let mut count = vec![0usize; 1 << 16];
     for shift in (0..64).step_by(16) {
@@ -876,6 +879,61 @@ fn radix_sort(keys: &mut Vec<(u64, u32)>) {
         }
         std::mem::swap(keys, &mut other);
     }
+}
+
+/// Slots of [`sort_few`]'s table of distinct keys, a power of two; it
+/// gives up at half full.
+const FEW_SLOTS: usize = 1 << 12;
+
+/// Sorts `keys` stably by their first field when it takes at most
+/// `FEW_SLOTS / 2` distinct values (simplify's initial `hi` keys take a
+/// few hundred among a million nodes): each key is counted in an
+/// open-addressed table, the distinct ones are sorted, and one pass
+/// places every pair. Returns false, `keys` untouched, on more values.
+fn sort_few(keys: &mut Vec<(u64, u32)>) -> bool {
+    const FREE: (u64, u32) = (0, 0);
+    // (key, count); a count of 0 marks a free slot.
+    let mut table = vec![FREE; FEW_SLOTS];
+    let mut slot_of: Vec<u16> = Vec::with_capacity(keys.len());
+    let mut distinct = 0;
+    for &(k, _) in keys.iter() {
+        let mut h =
+            (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - FEW_SLOTS.trailing_zeros())) as usize;
+        loop {
+            let e = &mut table[h];
+            if e.1 == 0 {
+                distinct += 1;
+                if distinct > FEW_SLOTS / 2 {
+                    return false;
+                }
+                *e = (k, 1);
+                break;
+            }
+            if e.0 == k {
+                e.1 += 1;
+                break;
+            }
+            h = (h + 1) % FEW_SLOTS;
+        }
+        slot_of.push(h as u16);
+    }
+    let mut used: Vec<usize> = (0..FEW_SLOTS).filter(|&h| table[h].1 > 0).collect();
+    used.sort_unstable_by_key(|&h| table[h].0);
+    // Each slot's count becomes where its next pair goes.
+    let mut at = 0;
+    for &h in &used {
+        let n = table[h].1;
+        table[h].1 = at;
+        at += n;
+    }
+    let mut sorted = vec![(0, 0); keys.len()];
+    for (&k, &h) in keys.iter().zip(&slot_of) {
+        let next = &mut table[usize::from(h)].1;
+        sorted[*next as usize] = k;
+        *next += 1;
+    }
+    *keys = sorted;
+    true
 }
 
 /// Hints the CPU to bring `s[i]` into the cache (no-op when `i` is out of
@@ -918,6 +976,30 @@ mod tests {
             })
             .collect();
         (nodes, costs)
+    }
+
+    /// The radix sort orders (key, index) pairs as a stable sort does,
+    /// with keys of a few values (counted), of as many values as the
+    /// counting table takes, of one more (a radix sort), and of all kinds.
+    #[test]
+    fn radix_sort_is_a_stable_sort() {
+        let mut rng = crate::gen::random::Rng::new(13);
+        for values in [1, 7, FEW_SLOTS / 2, FEW_SLOTS / 2 + 1, usize::MAX] {
+            let n = 3 * FEW_SLOTS + rng.below(100) as usize;
+            let pool: Vec<u64> = (0..values.min(n)).map(|_| rng.next_u64()).collect();
+            let mut keys: Vec<(u64, u32)> = (0..n as u32)
+                .map(|i| match values {
+                    usize::MAX => (rng.next_u64() >> rng.below(64), i),
+                    _ => (pool[i as usize % pool.len()], i),
+                })
+                .collect();
+            let few = sort_few(&mut keys.clone());
+            assert_eq!(few, values <= FEW_SLOTS / 2, "{values} values");
+            let mut want = keys.clone();
+            want.sort_by_key(|k| k.0);
+            radix_sort(&mut keys);
+            assert_eq!(keys, want, "{values} values");
+        }
     }
 
     /// Simplify and select give every node the same bank, and the same

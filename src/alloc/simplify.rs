@@ -20,7 +20,7 @@
 use super::costs::Cost;
 use super::interference::Interference;
 use super::liveness::Node;
-use super::{radix_sort_by, Graph, Mode, NodeId, RADIX_MIN};
+use super::{radix_sort, Graph, Mode, NodeId, RADIX_MIN};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::fmt;
@@ -557,6 +557,8 @@ struct HiQueue {
     /// The initial entries, ascending, consumed from `next` on.
     first: Vec<Entry>,
     next: usize,
+    /// Buffers of the initial sort, kept from run to run.
+    sorting: Sorting,
     /// The re-keyed entries.
     fresh: RadixHeap,
     /// The node [`COMING`] entries down the initial run after the last pop
@@ -574,7 +576,7 @@ impl HiQueue {
         self.next = 0;
         fill(&mut self.first);
         let exact = self.first.iter().all(|e| e.approx().is_some());
-        sort_entries(&mut self.first, exact);
+        self.sorting.sort(&mut self.first, exact);
         self.fresh.reset(exact);
         self.coming = None;
     }
@@ -700,7 +702,7 @@ impl RadixHeap {
                     self.bucket(a, e);
                 }
             }
-            self.tied.sort_unstable_by(|a, b| b.cmp(a));
+            sort_descending(&mut self.tied);
             self.buckets[bit] = bucket;
         }
         match (self.tied.last(), self.low.peek()) {
@@ -719,21 +721,63 @@ impl RadixHeap {
     }
 }
 
-/// Sorts `entries` as `sort_unstable` does (key, then node). A large batch
-/// whose keys all have approximations (`exact`) is radix-sorted by them
-/// first ([`Entry::approx`]), and only runs of equal approximations are
-/// left to sort exactly (comparisons cost a branch miss each, and the
-/// first batch holds every `hi` node).
-fn sort_entries(entries: &mut Vec<Entry>, exact: bool) {
-    if entries.len() < RADIX_MIN || !exact {
-        entries.sort_unstable();
-        return;
+/// The buffers of [`Sorting::sort`].
+#[derive(Default)]
+struct Sorting {
+    keys: Vec<(u64, u32)>,
+    spare: Vec<Entry>,
+}
+
+impl Sorting {
+    /// Sorts `entries` as `sort_unstable` does (key, then node). When every
+    /// key has an approximation (`exact`), the entries are ordered by it
+    /// first ([`Entry::approx`]; a radix sort for a large batch, a sort of
+    /// integer pairs for a small one), stably, and only runs of equal
+    /// approximations out of order are sorted exactly: exact comparisons
+    /// multiply, and the first batch holds every `hi` node.
+    fn sort(&mut self, entries: &mut Vec<Entry>, exact: bool) {
+        if !exact {
+            entries.sort_unstable();
+            return;
+        }
+        let Sorting { keys, spare } = self;
+        keys.clear();
+        keys.extend((entries.iter().enumerate()).map(|(i, e)| {
+            let approx = e.approx().expect("exact keys approximate");
+            (approx, i as u32)
+        }));
+        if keys.len() < RADIX_MIN {
+            keys.sort_unstable();
+        } else {
+            radix_sort(keys);
+        }
+        spare.clear();
+        spare.extend(keys.iter().map(|&(_, i)| entries[i as usize]));
+        std::mem::swap(entries, spare);
+        let mut start = 0;
+        for run in keys.chunk_by(|a, b| a.0 == b.0) {
+            let run = &mut entries[start..start + run.len()];
+            start += run.len();
+            if !run.is_sorted() {
+                run.sort_unstable();
+            }
+        }
     }
-    let keys = radix_sort_by(entries, |e| e.approx().expect("exact keys approximate"));
-    let mut start = 0;
-    for run in keys.chunk_by(|a, b| a.0 == b.0) {
-        entries[start..start + run.len()].sort_unstable();
-        start += run.len();
+}
+
+/// Sorts `entries` in descending order. Entries tied on their
+/// approximation mostly share their exact key too, and then node and
+/// degree order them: one integer per entry to compare, where the full
+/// order cross-multiplies keys at every comparison.
+fn sort_descending(entries: &mut [Entry]) {
+    let Some(first) = entries.first().map(|e| e.key) else {
+        return;
+    };
+    let same = |k: &Ratio| (k.num == first.num && k.den == first.den) || *k == first;
+    if entries.iter().all(|e| same(&e.key)) {
+        entries.sort_unstable_by_key(|e| Reverse(u64::from(e.node) << 32 | u64::from(e.deg)));
+    } else {
+        entries.sort_unstable_by(|a, b| b.cmp(a));
     }
 }
 
@@ -777,19 +821,27 @@ mod tests {
         }
     }
 
-    /// The radix path sorts exactly as the comparison sort does, with exact
-    /// ties (`2/4` and `1/2`), distinct ratios too close for an `f64` to
-    /// tell apart, zero costs, and numerators too wide for it.
+    /// Entries sort exactly as by comparison, large batches (radix) and
+    /// small ones, of many keys or of a few (counted), in buffers reused
+    /// from batch to batch: with exact ties (`2/4` and `1/2`), distinct
+    /// ratios too close for an `f64` to tell apart, zero costs, and
+    /// numerators too wide for it.
     #[test]
     fn entries_sort_as_by_comparison() {
         let mut rng = crate::gen::random::Rng::new(9);
         let mut rnd = move |n: u64| rng.below(n);
         let mut close = 0;
-        for round in 0..6 {
-            let n = RADIX_MIN + rnd(1000) as usize;
+        let mut sorting = Sorting::default();
+        for round in 0..12 {
+            let n = match round % 3 {
+                0 => 1 + rnd(300) as usize,
+                _ => RADIX_MIN + rnd(1000) as usize,
+            };
+            // A few values: every key from a pool of 40.
+            let few = round % 3 == 2;
             let entries: Vec<Entry> = (0..n as u32)
                 .map(|i| {
-                    let x = rnd(1 << 20);
+                    let x = if few { rnd(40) } else { rnd(1 << 20) };
                     match rnd(5) {
                         // A third, or a hair below: `m / (3m + 1)`.
                         0 => {
@@ -800,6 +852,7 @@ mod tests {
                         2 => entry(i, 2 * x, 6),
                         3 => entry(i, 0, 1 + rnd(9)),
                         _ if round == 5 => entry(i, u64::MAX - rnd(9), 1 + rnd(9)),
+                        _ if few => entry(i, x << 30, 1 + x % 7),
                         _ => entry(i, rnd(1 << 40), 1 + rnd(1 << 40)),
                     }
                 })
@@ -808,14 +861,48 @@ mod tests {
             want.sort_unstable();
             let mut got = entries;
             let exact = got.iter().all(|e| e.approx().is_some());
-            sort_entries(&mut got, exact);
-            assert_eq!(got, want);
+            sorting.sort(&mut got, exact);
+            assert_eq!(got, want, "round {round}");
             let f = |e: &Entry| e.key.num as f64 / e.key.den as f64;
             close += (want.windows(2))
                 .filter(|w| w[0].key < w[1].key && f(&w[0]) == f(&w[1]))
                 .count();
         }
         assert!(close > 10, "{close} distinct keys with one f64");
+    }
+
+    /// A tied batch sorts descending as by comparison, on node and degree
+    /// when its keys are all one (`2/4` and `1/2` are), exactly when two of
+    /// them only share an `f64`.
+    #[test]
+    fn tied_entries_sort_descending() {
+        let mut rng = crate::gen::random::Rng::new(4);
+        // `m / (3m + 1)` and `(m + 1) / (3m + 4)` differ by less than the
+        // `f64` spacing there.
+        let m = (1u64 << 51) - 6;
+        for close in [false, true] {
+            let mut entries: Vec<Entry> = (0..200)
+                .map(|_| {
+                    let node = rng.below(50) as u32;
+                    let e = match (rng.below(2), close) {
+                        (0, false) => entry(node, 1, 2),
+                        (_, false) => entry(node, 2, 4),
+                        (0, true) => entry(node, m, 3 * m + 1),
+                        (_, true) => entry(node, m + 1, 3 * m + 4),
+                    };
+                    Entry {
+                        deg: rng.below(3) as u32,
+                        ..e
+                    }
+                })
+                .collect();
+            let mut want = entries.clone();
+            want.sort_unstable_by(|a, b| b.cmp(a));
+            let approx = entries[0].approx();
+            assert!(entries.iter().all(|e| e.approx() == approx));
+            sort_descending(&mut entries);
+            assert_eq!(entries, want, "close: {close}");
+        }
     }
 
     /// The queue pops exactly what one binary heap of the same entries
