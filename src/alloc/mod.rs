@@ -592,14 +592,15 @@ impl Graph<'_> {
             .collect();
         let mut held = Vec::new();
         for part in parts {
-            for (&h, sel) in hs.iter().zip(&mut sels) {
-                let stack = simplify::simplify(self, h, part.clone(), h0.is_some(), scratch);
+            let each = |i: usize, stack: &[NodeId]| {
+                let sel = &mut sels[i];
                 select::select(self, stack, part.clone(), &mut held, sel);
                 if let Some(h0) = h0 {
-                    let agrees = |u| self.init.agrees(u, h);
+                    let agrees = |u| self.init.agrees(u, hs[i]);
                     sel.take_from(h0, part.clone(), agrees, self.init.costs());
                 }
-            }
+            };
+            simplify::simplify_each(self, hs, part.clone(), h0.is_some(), scratch, each);
         }
         sels
     }

@@ -167,6 +167,9 @@ pub struct Scratch {
     infs: Vec<usize>,
     hi: HiQueue,
     stack: Vec<NodeId>,
+    /// The slots and stack where `lo` first ran dry, which every run of
+    /// a part goes on from.
+    prefix: (Vec<Slot>, Vec<NodeId>),
 }
 
 impl<'a> Budgets<'a> {
@@ -261,7 +264,19 @@ struct State<'a> {
     slots: &'a mut [Slot],
 }
 
-impl State<'_> {
+impl<'a> State<'a> {
+    /// The state of a run under `h` of the part from `base`, in `slots`.
+    fn new(graph: &Graph<'a>, h: Heuristic, base: usize, slots: &'a mut [Slot]) -> Self {
+        State {
+            nodes: graph.nodes,
+            costs: graph.init.costs,
+            num_banks: graph.num_banks,
+            h,
+            base,
+            slots,
+        }
+    }
+
     fn slot(&self, u: usize) -> &Slot {
         &self.slots[u - self.base]
     }
@@ -300,53 +315,116 @@ impl State<'_> {
     }
 }
 
-/// Runs simplify under heuristic `h` on the nodes of `part` (closed under
-/// adjacency) of `graph`, from its budgets, in the buffers of `scratch`;
-/// returns the stack (bottom first). With `skip_agreeing`, the nodes that
-/// [`Budgets::agrees`] under `h` are left out, as if removed already.
-pub(super) fn simplify<'s>(
+/// Runs simplify on the nodes of `part` (closed under adjacency) of
+/// `graph`, from its budgets, under each heuristic of `hs` in turn, in the
+/// buffers of `scratch`, and hands each run's stack (bottom first) to
+/// `each` with the heuristic's position in `hs`. With `skip_agreeing`,
+/// the nodes that [`Budgets::agrees`] under a heuristic are left out of
+/// its run, as if removed already.
+///
+/// Until `lo` first runs dry simplify removes its lowest node, whatever
+/// the heuristic, so fast mode drains that prefix once and each run goes
+/// on from a copy of the state it leaves (a removal from the prefix of a
+/// node left out of some run only touches its own component, left out
+/// too).
+pub(super) fn simplify_each(
     graph: &Graph,
-    h: Heuristic,
+    hs: &[Heuristic],
     part: Range<usize>,
     skip_agreeing: bool,
-    scratch: &'s mut Scratch,
-) -> &'s [NodeId] {
-    let Graph {
-        g,
-        nodes,
-        init,
-        num_banks,
-        mode,
-    } = *graph;
+    scratch: &mut Scratch,
+    mut each: impl FnMut(usize, &[NodeId]),
+) {
+    let Graph { g, init, mode, .. } = *graph;
     let Scratch {
         slots,
         lo,
         infs,
         hi,
         stack,
+        prefix,
     } = scratch;
-    slots.clear();
-    slots.extend_from_slice(&init.slots[part.clone()]);
-    if skip_agreeing {
-        let bit = 1 << h.index();
-        for s in slots.iter_mut().filter(|s| s.agree & bit != 0) {
+    let base = part.start;
+    // Bits of the heuristics a node agrees under and is left out for.
+    let all = hs.iter().fold(0u8, |bits, h| bits | 1 << h.index());
+    let left_out = |agree: u8, bits: u8| skip_agreeing && agree & bits == bits;
+    let from_budgets = |slots: &mut Vec<Slot>, bits: u8| {
+        slots.clear();
+        slots.extend_from_slice(&init.slots[part.clone()]);
+        for s in slots.iter_mut().filter(|s| left_out(s.agree, bits)) {
             s.list = List::Removed;
         }
-    }
-    stack.clear();
-    let st = State {
-        nodes,
-        costs: init.costs,
-        num_banks,
-        h,
-        base: part.start,
-        slots,
     };
-    match mode {
-        Mode::Reference => simplify_reference(g, st, part, stack),
-        Mode::Fast => simplify_fast(g, st, part, lo, infs, hi, stack),
+    if mode == Mode::Reference {
+        for (i, &h) in hs.iter().enumerate() {
+            from_budgets(slots, 1 << h.index());
+            stack.clear();
+            simplify_reference(g, State::new(graph, h, base, slots), part.clone(), stack);
+            each(i, stack);
+        }
+        return;
     }
-    stack
+    from_budgets(slots, all);
+    stack.clear();
+    lo.reset(part.len());
+    infs.clear();
+    for (u, s) in part.clone().zip(slots.iter()) {
+        match s.list {
+            List::Lo => lo.insert(u - base),
+            List::Inf => infs.push(u),
+            List::Hi | List::Removed => {}
+        }
+    }
+    let mut st = State::new(graph, hs[0], base, slots);
+    while let Some(v) = lo.pop_min() {
+        remove(g, &mut st, v + base, lo, stack);
+    }
+    if hs.len() > 1 {
+        prefix.0.clone_from(slots);
+        prefix.1.clone_from(stack);
+    }
+    for (i, &h) in hs.iter().enumerate() {
+        if i > 0 {
+            slots.clone_from(&prefix.0);
+            stack.clone_from(&prefix.1);
+        }
+        // Left out of this run, not of all: gone from the prefix too.
+        let bit = 1 << h.index();
+        let only_here = |agree: u8| left_out(agree, bit) && !left_out(agree, all);
+        let mut any = false;
+        for s in slots.iter_mut().filter(|s| only_here(s.agree)) {
+            s.list = List::Removed;
+            any = true;
+        }
+        if any {
+            stack.retain(|v| !only_here(init.slots[v.index()].agree));
+        }
+        simplify_fast(
+            g,
+            State::new(graph, h, base, slots),
+            part.clone(),
+            lo,
+            infs,
+            hi,
+            stack,
+        );
+        each(i, stack);
+    }
+}
+
+/// Removes node `v`: onto the stack, its banks given back to its remaining
+/// neighbors, those that become trivially colorable into `lo` (less `base`).
+fn remove(g: &Interference, st: &mut State, v: usize, lo: &mut IdSet, stack: &mut Vec<NodeId>) {
+    *st.list_mut(v) = List::Removed;
+    stack.push(NodeId::new(v));
+    let banks = u32::from(st.slot(v).banks);
+    g.for_each_neighbor(NodeId::new(v), |u| {
+        let u = u.index();
+        if st.slot(u).list != List::Removed && st.relieve(u, banks) {
+            *st.list_mut(u) = List::Lo;
+            lo.insert(u - st.base);
+        }
+    });
 }
 
 /// The seed's drain: each pick scans the part.
@@ -386,34 +464,24 @@ fn simplify_reference(
     }
 }
 
-/// The drain with an [`IdSet`] for `lo`, a lazy [`HiQueue`] keyed by
-/// metric for `hi` and a cursor over `inf`. A removal only ever raises the metric of a
-/// remaining neighbor (its degree and neighbor banks shrink; the cost and
-/// length stay), so a `hi` entry's key is a lower bound of the node's
-/// current key: when an entry surfaces with an outdated key it is pushed
-/// again with the current one, and an entry that surfaces up to date is the
-/// true minimum.
-///
-/// The part's node ids go into `lo` less `base`.
+/// The drain after the prefix (`lo` empty, `infs` every node of the part
+/// that started in `inf`), with an [`IdSet`] for `lo`, a lazy [`HiQueue`]
+/// keyed by metric for `hi` and a cursor over `inf`. A removal only ever
+/// raises the metric of a remaining neighbor (its degree and neighbor
+/// banks shrink; the cost and length stay), so a `hi` entry's key is a
+/// lower bound of the node's current key: when an entry surfaces with an
+/// outdated key it is pushed again with the current one, and an entry
+/// that surfaces up to date is the true minimum.
 fn simplify_fast(
     g: &Interference,
     mut st: State,
     part: Range<usize>,
     lo: &mut IdSet,
-    infs: &mut Vec<usize>,
+    infs: &[usize],
     hi: &mut HiQueue,
     stack: &mut Vec<NodeId>,
 ) {
     let base = part.start;
-    lo.reset(part.len());
-    infs.clear();
-    for u in part.clone() {
-        match st.slot(u).list {
-            List::Lo => lo.insert(u - base),
-            List::Inf => infs.push(u),
-            List::Hi | List::Removed => {}
-        }
-    }
     let mut inf_cursor = 0;
     hi.refill(|entries| {
         entries.extend(
@@ -443,16 +511,7 @@ fn simplify_fast(
                 None => break,
             }
         };
-        *st.list_mut(v) = List::Removed;
-        stack.push(NodeId::new(v));
-        let banks = u32::from(st.slot(v).banks);
-        g.for_each_neighbor(NodeId::new(v), |u| {
-            let u = u.index();
-            if st.slot(u).list != List::Removed && st.relieve(u, banks) {
-                *st.list_mut(u) = List::Lo;
-                lo.insert(u - base);
-            }
-        });
+        remove(g, &mut st, v, lo, stack);
     }
 }
 
