@@ -494,11 +494,11 @@ fn simplify_fast(
         let v = if let Some(v) = lo.pop_min() {
             v + base
         } else if let Some(v) = pop_hi(hi, &st) {
-            if let Some(far) = hi.ahead(16) {
+            for far in hi.ahead(16).into_iter().flatten() {
                 g.prefetch(far, true);
                 super::prefetch(st.slots, far.index() - base);
             }
-            if let Some(near) = hi.ahead(8) {
+            for near in hi.ahead(8).into_iter().flatten() {
                 g.prefetch(near, false);
             }
             v
@@ -644,9 +644,14 @@ impl HiQueue {
         self.fresh.push(entry);
     }
 
-    /// The node `k` places further down the initial run, if any.
-    fn ahead(&self, k: usize) -> Option<NodeId> {
-        self.first.get(self.next + k).map(|e| NodeId(e.node))
+    /// The nodes `k` places further down the initial run and down the
+    /// batch of re-keyed entries being served, if any: each front is read
+    /// in order, so these are likely popped soon.
+    fn ahead(&self, k: usize) -> [Option<NodeId>; 2] {
+        let first = self.first.get(self.next + k).map(|e| NodeId(e.node));
+        let tied = &self.fresh.tied;
+        let batch = (tied.len().checked_sub(k + 1)).map(|i| NodeId(tied[i].node));
+        [first, batch]
     }
 
     /// The smallest entry, if any.
