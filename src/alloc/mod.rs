@@ -17,9 +17,12 @@
 //! simplify and select on them a few components at a time, so each run
 //! stays in cache: on two threads, each takes half of those parts and
 //! runs every heuristic on a part before the next (one large part instead
-//! gets two heuristics at once). None of this applies when the trace is
-//! asked for: its `cannot allocate` lines follow the global pop order,
-//! which only a run over the whole graph gives.
+//! gets two heuristics at once). The runs of one part share their start
+//! (simplify's drain of `lo`, which no heuristic decides), and the runs
+//! after H0 leave out the components whose selection must be H0's
+//! ([`simplify::Budgets::mark_agreement`]) and take H0's. None of this
+//! applies when the trace is asked for: its `cannot allocate` lines follow
+//! the global pop order, which only a run over the whole graph gives.
 //!
 //! The log is always collected: [`AllocOutcome::log`] holds the `-v` lines of
 //! SPEC §3.9 and, when [`AllocOptions::trace`] asks for it,

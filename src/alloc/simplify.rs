@@ -15,7 +15,10 @@
 //! adjacency (a union of components, see [`super::reuse`]): the nodes of a
 //! component leave in the same order whatever else is simplified with
 //! them, so a caller may run the parts one by one, each in cache, with the
-//! buffers of a [`Scratch`].
+//! buffers of a [`Scratch`]. The runs of one part under several heuristics
+//! share their prefix up to the first pick from `hi` or `inf`, and may
+//! leave out the components that [`Budgets::mark_agreement`] finds would
+//! only repeat H0.
 
 use super::costs::Cost;
 use super::interference::Interference;
