@@ -529,22 +529,32 @@ impl NodeCtx<'_> {
                 (*n, at) = shift.move_node(n, at);
             }
         }
-        // Merged from the back, in place (defs are distinct points).
-        let (mut i, mut j) = (nodes.len(), fresh.len());
-        nodes.extend_from_slice(&fresh);
-        for w in (0..nodes.len()).rev() {
-            if j == 0 {
-                break;
-            }
-            if i > 0 && nodes[i - 1].def > fresh[j - 1].def {
-                i -= 1;
-                nodes[w] = nodes[i];
-            } else {
-                j -= 1;
-                nodes[w] = fresh[j];
-            }
-        }
+        merge_by_def(&mut nodes, &fresh);
         Ok(nodes)
+    }
+}
+
+/// Merges `fresh` into `nodes`, both in order of def (all defs distinct),
+/// in place from the back: the old nodes between two new ones move once,
+/// as a block, found by a search outward from the end of the block before
+/// (late iterations add a few nodes to millions).
+fn merge_by_def(nodes: &mut Vec<Node>, fresh: &[Node]) {
+    // The old nodes before `end` are not placed yet.
+    let mut end = nodes.len();
+    nodes.extend_from_slice(fresh);
+    for (j, f) in fresh.iter().enumerate().rev() {
+        // The old nodes from `start` on have later defs than `f`: bracket
+        // `start` by steps doubling back from `end`, then bisect.
+        let (mut lo, mut hi, mut step) = (end, end, 1);
+        while lo > 0 && nodes[lo - 1].def > f.def {
+            hi = lo - 1;
+            lo = lo.saturating_sub(step);
+            step *= 2;
+        }
+        let start = lo + nodes[lo..hi].partition_point(|n| n.def < f.def);
+        nodes.copy_within(start..end, start + j + 1);
+        nodes[start + j] = *f;
+        end = start;
     }
 }
 
