@@ -1093,6 +1093,8 @@ mod tests {
                 mode: Mode::Fast,
             };
             let all = Heuristic::ALL;
+            let none = graph.select_parts(&[], &parts, None, &mut Default::default());
+            assert!(none.is_empty());
             let one = graph.select_parts(&all, &parts, None, &mut Default::default());
             let halves = graph.run_parts(&all, &parts, false, true, |_, _| false);
             for (h, sel) in one.iter().enumerate() {

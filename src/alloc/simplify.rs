@@ -339,6 +339,9 @@ pub(super) fn simplify_each(
     mut each: impl FnMut(usize, &[NodeId]),
 ) {
     let Graph { g, init, mode, .. } = *graph;
+    let Some(&first) = hs.first() else {
+        return;
+    };
     let Scratch {
         slots,
         lo,
@@ -378,7 +381,7 @@ pub(super) fn simplify_each(
             List::Hi | List::Removed => {}
         }
     }
-    let mut st = State::new(graph, hs[0], base, slots);
+    let mut st = State::new(graph, first, base, slots);
     while let Some(v) = lo.pop_min() {
         remove(g, &mut st, v + base, lo, stack);
     }
