@@ -1006,6 +1006,31 @@ mod tests {
         }
     }
 
+    /// A plan of every node dirty, with its components.
+    fn plan_of_components(nodes: &[Node]) -> Plan {
+        let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
+        Plan {
+            comp: reuse::components(nodes, points),
+            ..Plan::all(nodes.len())
+        }
+    }
+
+    /// What simplify and select read of a graph, on 8 banks.
+    fn on_8_banks<'a>(
+        g: &'a Interference,
+        nodes: &'a [Node],
+        init: &'a Budgets<'a>,
+        mode: Mode,
+    ) -> Graph<'a> {
+        Graph {
+            g,
+            nodes,
+            init,
+            num_banks: 8,
+            mode,
+        }
+    }
+
     /// Simplify and select give every node the same bank, and the same
     /// spill set and score, on the whole graph at once as on its
     /// components one by one or in groups, in both modes.
@@ -1016,11 +1041,7 @@ mod tests {
         for _ in 0..200 {
             let (nodes, costs) = random_graph(&mut rng);
             let n = nodes.len();
-            let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
-            let plan = Plan {
-                comp: reuse::components(&nodes, points),
-                ..Plan::all(n)
-            };
+            let plan = plan_of_components(&nodes);
             let components = plan.comp.chunk_by(|a, b| a == b).count();
             let everything = 0..n;
             let all = std::slice::from_ref(&everything);
@@ -1034,13 +1055,7 @@ mod tests {
                     split += 1;
                     split_with_hi += usize::from(init.hi > 0);
                 }
-                let graph = Graph {
-                    g: &g,
-                    nodes: &nodes,
-                    init: &init,
-                    num_banks: 8,
-                    mode,
-                };
+                let graph = on_8_banks(&g, &nodes, &init, mode);
                 // One set of buffers for every run, as a thread has.
                 let mut scratch = simplify::Scratch::default();
                 for h in Heuristic::ALL {
@@ -1074,24 +1089,14 @@ mod tests {
         let mut spilling = 0;
         for _ in 0..200 {
             let (nodes, costs) = random_graph(&mut rng);
-            let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
-            let plan = Plan {
-                comp: reuse::components(&nodes, points),
-                ..Plan::all(nodes.len())
-            };
+            let plan = plan_of_components(&nodes);
             let parts = parts(&plan, 3);
             if parts.len() < 2 {
                 continue;
             }
             let g = Interference::build(&nodes, Mode::Fast);
             let init = Budgets::new(&g, &nodes, &costs, 8);
-            let graph = Graph {
-                g: &g,
-                nodes: &nodes,
-                init: &init,
-                num_banks: 8,
-                mode: Mode::Fast,
-            };
+            let graph = on_8_banks(&g, &nodes, &init, Mode::Fast);
             let all = Heuristic::ALL;
             let none = graph.select_parts(&[], &parts, None, &mut Default::default());
             assert!(none.is_empty());
@@ -1122,21 +1127,11 @@ mod tests {
             if round % 3 == 0 {
                 nodes.iter_mut().for_each(|v| v.banks = 2);
             }
-            let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
-            let plan = Plan {
-                comp: reuse::components(&nodes, points),
-                ..Plan::all(nodes.len())
-            };
+            let plan = plan_of_components(&nodes);
             let g = Interference::build(&nodes, Mode::Fast);
             let mut init = Budgets::new(&g, &nodes, &costs, 8);
             let agreeing = init.mark_agreement(&plan.comp);
-            let graph = Graph {
-                g: &g,
-                nodes: &nodes,
-                init: &init,
-                num_banks: 8,
-                mode: Mode::Fast,
-            };
+            let graph = on_8_banks(&g, &nodes, &init, Mode::Fast);
             let n = nodes.len();
             all_agree += usize::from((0..n).all(|u| init.agrees(u, Heuristic::H3)));
             some_agree += usize::from((0..n).any(|u| init.agrees(u, Heuristic::H1)));
