@@ -640,8 +640,7 @@ impl HiQueue {
         self.first.clear();
         self.next = 0;
         fill(&mut self.first);
-        let exact = self.first.iter().all(|e| e.approx().is_some());
-        self.sorting.sort(&mut self.first, exact);
+        let exact = self.sorting.sort(&mut self.first);
         self.fresh.reset(exact);
         self.coming = None;
     }
@@ -799,23 +798,23 @@ struct Sorting {
 }
 
 impl Sorting {
-    /// Sorts `entries` as `sort_unstable` does (key, then node). When every
-    /// key has an approximation (`exact`), the entries are ordered by it
-    /// first ([`Entry::approx`]; a radix sort for a large batch, a sort of
-    /// integer pairs for a small one), stably, and only runs of equal
-    /// approximations out of order are sorted exactly: exact comparisons
-    /// multiply, and the first batch holds every `hi` node.
-    fn sort(&mut self, entries: &mut Vec<Entry>, exact: bool) {
-        if !exact {
-            entries.sort_unstable();
-            return;
-        }
+    /// Sorts `entries` as `sort_unstable` does (key, then node); returns
+    /// whether every key has an approximation ([`Entry::approx`]). Then
+    /// the entries are ordered by it first (a radix sort for a large
+    /// batch, a sort of integer pairs for a small one), stably, and only
+    /// runs of equal approximations out of order are sorted exactly: exact
+    /// comparisons multiply, and the first batch holds every `hi` node.
+    /// Otherwise they are sorted exactly.
+    fn sort(&mut self, entries: &mut Vec<Entry>) -> bool {
         let Sorting { keys, spare } = self;
         keys.clear();
-        keys.extend((entries.iter().enumerate()).map(|(i, e)| {
-            let approx = e.approx().expect("exact keys approximate");
-            (approx, i as u32)
-        }));
+        for (i, e) in entries.iter().enumerate() {
+            let Some(approx) = e.approx() else {
+                entries.sort_unstable();
+                return false;
+            };
+            keys.push((approx, i as u32));
+        }
         if keys.len() < RADIX_MIN {
             keys.sort_unstable();
         } else {
@@ -832,6 +831,7 @@ impl Sorting {
                 run.sort_unstable();
             }
         }
+        true
     }
 }
 
@@ -931,7 +931,7 @@ mod tests {
             want.sort_unstable();
             let mut got = entries;
             let exact = got.iter().all(|e| e.approx().is_some());
-            sorting.sort(&mut got, exact);
+            assert_eq!(sorting.sort(&mut got), exact);
             assert_eq!(got, want, "round {round}");
             let f = |e: &Entry| e.key.num as f64 / e.key.den as f64;
             close += (want.windows(2))
