@@ -127,7 +127,7 @@ impl std::fmt::Debug for Point {
 }
 
 /// The linearized program: points in order and the loop structure over them.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Linear {
     /// Points in program order.
     pub points: Vec<Point>,

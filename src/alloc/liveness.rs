@@ -8,10 +8,10 @@
 //! edge. Nodes are numbered in order of first definition.
 //!
 //! After spill code, fast mode moves the nodes the code left alone to their
-//! new points and recomputes only the spilled and new tensors, whose events
-//! alone change, as the spill code describes them ([`live_ranges_with`]
-//! given the spill code, [`Events::update`]); reference mode recomputes
-//! everything from the instructions.
+//! new points, while the points are renumbered, and recomputes only the
+//! spilled and new tensors, whose events alone change, as the spill code
+//! describes them ([`live_ranges_after`], [`Events::update`]); reference
+//! mode recomputes everything from the instructions.
 
 use super::linear::{refill, Linear, PointKind};
 use super::{AllocError, NodeId};
@@ -368,10 +368,6 @@ pub fn live_ranges(
 pub enum Source<'a> {
     /// From a table of every instruction (which must describe the module).
     Table(&'a AccessTable),
-    /// From the result before the spill code this describes, which the
-    /// module has since received (fast mode): only what the code touched
-    /// is read again.
-    After(&'a SpillShift),
     /// From the events of the previous result itself, which describe the
     /// module (the memloc split's, handed over: [`Liveness::of_events`]).
     Current,
@@ -380,10 +376,7 @@ pub enum Source<'a> {
 /// [`live_ranges`] with the instructions' PSUM accesses from `source`,
 /// computed in the buffers of `spent` (a previous result, or
 /// `Liveness::default()`): the allocator recomputes the live ranges of its
-/// growing program every iteration. With [`Source::After`] (fast mode),
-/// `spent` is the result for the program before that spill code, and the
-/// nodes it left alone are moved instead of recomputed
-/// (`NodeCtx::moved_nodes`); the result is the same.
+/// growing program every iteration.
 pub fn live_ranges_with(
     m: &Module,
     source: Source,
@@ -398,10 +391,8 @@ pub fn live_ranges_with(
         mut unused,
         mut events,
     } = spent;
-    match source {
-        Source::Table(table) => events.refill(table, m.tensors.len(), lin),
-        Source::After(shift) => events.update(m.tensors.len(), shift),
-        Source::Current => {}
+    if let Source::Table(table) = source {
+        events.refill(table, m.tensors.len(), lin);
     }
     let ctx = NodeCtx {
         m,
@@ -410,10 +401,60 @@ pub fn live_ranges_with(
         arch,
         num_banks,
     };
-    let nodes = match source {
-        Source::Table(_) | Source::Current => ctx.all_nodes(nodes, &mut unused)?,
-        Source::After(shift) => ctx.moved_nodes(nodes, shift)?,
+    let nodes = ctx.all_nodes(nodes, &mut unused)?;
+    Ok(Liveness::assemble(m, nodes, node_of, unused, events))
+}
+
+/// The live ranges of `m` after the spill code `shift` describes, from
+/// `spent`, the result before it (fast mode), with `lin`, the points
+/// before it, renumbered for `m`; the same result as [`live_ranges`].
+/// Spill code adds instructions and renames reads of the spilled tensors
+/// only, so every other node keeps its instructions: its four points move
+/// to their new numbers (which keeps their order), its events and loops
+/// stay. Moving needs only the shift, so on `parallel` it runs beside the
+/// renumbering. The spilled tensors' nodes and the new tensors' are then
+/// computed afresh (side by side too), and the new ones merged in by def
+/// (the unused tensors stay unused: every new tensor is accessed).
+pub fn live_ranges_after(
+    m: &Module,
+    shift: &SpillShift,
+    lin: &mut Linear,
+    arch: &Arch,
+    num_banks: u32,
+    spent: Liveness,
+    parallel: bool,
+) -> Result<Liveness, AllocError> {
+    let Liveness {
+        mut nodes,
+        node_of,
+        unused,
+        mut events,
+    } = spent;
+    let ((), spilled) = super::join(
+        parallel,
+        || lin.renumber(m),
+        || {
+            events.update(m.tensors.len(), shift);
+            shift.move_nodes(&mut nodes)
+        },
+    );
+    let ctx = NodeCtx {
+        m,
+        events: &events,
+        lin,
+        arch,
+        num_banks,
     };
+    let (fresh, redone) = super::join(
+        parallel,
+        || ctx.fresh_nodes(shift.tensors),
+        || ctx.nodes_at(&nodes, &spilled),
+    );
+    let (fresh, redone) = (fresh?, redone?);
+    for (i, n) in spilled.into_iter().zip(redone) {
+        nodes[i] = n;
+    }
+    merge_by_def(&mut nodes, &fresh);
     Ok(Liveness::assemble(m, nodes, node_of, unused, events))
 }
 
@@ -492,45 +533,31 @@ impl NodeCtx<'_> {
         Ok(nodes)
     }
 
-    /// The nodes after the spill code `shift` describes, from `nodes`, the
-    /// nodes before it (fast mode), in that buffer. Spill code adds
-    /// instructions and renames reads of the spilled tensors only, so every
-    /// other node keeps its instructions: its four points move to their new
-    /// numbers (which keeps their order), its events and loops stay. The
-    /// spilled tensors' nodes and the new tensors' are computed afresh, and
-    /// the new ones merged in by def. The same nodes as [`Self::all_nodes`]
-    /// (the unused tensors stay unused: every new tensor is accessed).
-    fn moved_nodes(
-        &self,
-        mut nodes: Vec<Node>,
-        shift: &SpillShift,
-    ) -> Result<Vec<Node>, AllocError> {
+    /// The nodes of the PSUM tensors declared from `first` on (the spill
+    /// code's temporaries, every one accessed), in order of def.
+    fn fresh_nodes(&self, first: usize) -> Result<Vec<Node>, AllocError> {
         let mut carried = Carried::new(self.m.loops.len());
         let mut fresh = Vec::new();
-        for (ti, t) in self.m.tensors.iter().enumerate().skip(shift.tensors) {
+        for (ti, t) in self.m.tensors.iter().enumerate().skip(first) {
             if t.mem == Mem::Psum {
                 let n = self.node(TensorId::new(ti), &mut carried)?;
                 fresh.extend(n);
             }
         }
         fresh.sort_unstable_by_key(|n| n.def);
-        let mut spilled = vec![false; shift.tensors];
-        for t in &shift.spilled {
-            spilled[t.index()] = true;
-        }
-        // Each point moves by the insertions before it, counted from those
-        // before the def, which only grows from node to node.
-        let mut at = 0;
-        for n in &mut nodes {
-            if spilled[n.tensor.index()] {
-                *n = (self.node(n.tensor, &mut carried)?)
-                    .expect("a spilled tensor keeps its accesses");
-            } else {
-                (*n, at) = shift.move_node(n, at);
-            }
-        }
-        merge_by_def(&mut nodes, &fresh);
-        Ok(nodes)
+        Ok(fresh)
+    }
+
+    /// The nodes of the tensors of `nodes` at positions `at`, computed
+    /// afresh (each keeps an access).
+    fn nodes_at(&self, nodes: &[Node], at: &[usize]) -> Result<Vec<Node>, AllocError> {
+        let mut carried = Carried::new(self.m.loops.len());
+        (at.iter())
+            .map(|&i| {
+                let n = self.node(nodes[i].tensor, &mut carried)?;
+                Ok(n.expect("a spilled tensor keeps its accesses"))
+            })
+            .collect()
     }
 }
 
@@ -592,6 +619,27 @@ pub struct ReloadEvents {
 }
 
 impl SpillShift {
+    /// Moves the nodes of `nodes` that this code left alone to their new
+    /// points; returns the positions of the others, the spilled tensors'.
+    fn move_nodes(&self, nodes: &mut [Node]) -> Vec<usize> {
+        let mut spilled = vec![false; self.tensors];
+        for t in &self.spilled {
+            spilled[t.index()] = true;
+        }
+        let mut at = Vec::with_capacity(self.spilled.len());
+        // Each point moves by the insertions before it, counted from those
+        // before the def, which only grows from node to node.
+        let mut hint = 0;
+        for (i, n) in nodes.iter_mut().enumerate() {
+            if spilled[n.tensor.index()] {
+                at.push(i);
+            } else {
+                (*n, hint) = self.move_node(n, hint);
+            }
+        }
+        at
+    }
+
     /// Node `n`, which the spill code left alone, at its new points, with
     /// the count of insertions before its def (`hint`: the count for a
     /// nearby point, such as the previous node's def).
@@ -889,10 +937,11 @@ mod tests {
                     .collect();
                 assert!(spill.len() >= 2, "seed {seed}: {} spilled", spill.len());
                 let shift = insert_spill_code(&mut m, &lin, &live, &spill, &mut namer, round == 1);
-                lin = Linear::new(&m);
-                let fresh = live_ranges(&m, &lin, &arch, banks).unwrap();
+                let parallel = round == 1;
                 live =
-                    live_ranges_with(&m, Source::After(&shift), &lin, &arch, banks, live).unwrap();
+                    live_ranges_after(&m, &shift, &mut lin, &arch, banks, live, parallel).unwrap();
+                assert_eq!(lin, Linear::new(&m), "seed {seed}, round {round}");
+                let fresh = live_ranges(&m, &lin, &arch, banks).unwrap();
                 assert_eq!(live.nodes, fresh.nodes, "seed {seed}, round {round}");
                 assert_eq!(live.node_of, fresh.node_of);
                 for t in (0..m.tensors.len()).map(TensorId::new) {

@@ -338,18 +338,21 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
         // Fast mode reads every instruction's accesses once (or takes the
         // events the split found in them), then follows the spill code
         // (dropped once read); reference mode reads them every iteration.
-        let live = {
-            let read;
-            let after = shift.take().filter(|_| opts.mode == Mode::Fast);
-            let source = match &after {
-                Some(shift) => Source::After(shift),
-                None if std::mem::take(&mut current) => Source::Current,
-                None => {
+        let live = match shift.take() {
+            Some(shift) => {
+                let (m, banks) = (&work, num_banks);
+                liveness::live_ranges_after(m, &shift, &mut lin, &arch, banks, last, two_threads)?
+            }
+            None => {
+                let read;
+                let source = if std::mem::take(&mut current) {
+                    Source::Current
+                } else {
                     read = table.take().unwrap_or_else(|| AccessTable::new(&work));
                     Source::Table(&read)
-                }
-            };
-            liveness::live_ranges_with(&work, source, &lin, &arch, num_banks, last)?
+                };
+                liveness::live_ranges_with(&work, source, &lin, &arch, num_banks, last)?
+            }
         };
         if iteration == 1 {
             warnings = (live.unused.iter())
@@ -432,10 +435,14 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
         for r in &moved.reloads {
             pinned[r.tensor.index()] = true;
         }
-        shift = Some(moved);
-        // The next iteration's points and live ranges, in this one's buffers.
+        // The next iteration's points and live ranges, in this one's buffers
+        // (fast mode renumbers the points as it moves the nodes).
         lin = it.lin;
-        lin.renumber(&work);
+        if opts.mode == Mode::Fast {
+            shift = Some(moved);
+        } else {
+            lin.renumber(&work);
+        }
         spent = it.live;
     }
     Err(AllocError::NotConverged)
