@@ -280,9 +280,10 @@ impl Iteration {
     fn banks(&self, reuse: &Reuse) -> Vec<Option<u32>> {
         let sel = self.sel();
         let h = self.best.index() as usize;
-        (self.live.nodes.iter().zip(&self.plan.local))
-            .map(|(n, &l)| match sel.bank.get(l as usize) {
-                Some(&b) => b.map(u32::from),
+        let mut dirty = self.plan.dirty.iter().zip(&sel.bank).peekable();
+        (self.live.nodes.iter().enumerate())
+            .map(|(v, n)| match dirty.next_if(|(d, _)| d.index() == v) {
+                Some((_, &b)) => b.map(u32::from),
                 None => reuse.bank(n.tensor, h),
             })
             .collect()
@@ -362,7 +363,7 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
             log.v(format!("{}% PSUM demand before spilling", pct_text(demand)));
         }
         let plan = if reusing {
-            reuse.plan(&live.nodes, lin.len())
+            reuse.plan(&live.nodes, lin.len(), lin.has_loops())
         } else {
             Plan::all(live.nodes.len())
         };

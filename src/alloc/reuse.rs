@@ -89,8 +89,6 @@ pub struct Plan {
     pub comp: Vec<u32>,
     /// The nodes best-of-n must run on, ascending.
     pub dirty: Vec<NodeId>,
-    /// Each node's index in `dirty`, or `u32::MAX` when it is reused.
-    pub local: Vec<u32>,
     /// Under H0..H3: the reused nodes of the spill set, ascending.
     pub unplaced: [Vec<NodeId>; 4],
     /// Under H0..H3: Σ cost of `unplaced` (all finite).
@@ -103,11 +101,28 @@ impl Plan {
         Plan {
             comp: Vec::new(),
             dirty: (0..n).map(NodeId::new).collect(),
-            local: (0..n as u32).collect(),
             unplaced: Default::default(),
             score: [0; 4],
         }
     }
+
+    /// Adds nodes `ids`, of component `c`, to the dirty ones.
+    fn add_dirty(&mut self, ids: Range<usize>, c: u32) {
+        self.dirty.extend(ids.clone().map(NodeId::new));
+        self.comp.extend(ids.map(|_| c));
+    }
+}
+
+/// The end of the component that starts at node `i` of `nodes`, which are
+/// in order of start.
+fn component_end(nodes: &[Node], i: usize) -> usize {
+    let mut reach = nodes[i].end;
+    let mut end = i + 1;
+    while let Some(n) = nodes.get(end).filter(|n| n.start <= reach) {
+        reach = reach.max(n.end);
+        end += 1;
+    }
+    end
 }
 
 /// What H0..H3 gave the nodes of the kept components, by tensor, and what
@@ -135,6 +150,9 @@ pub struct Reuse {
 struct Kept {
     /// Its node count (0: no longer kept).
     size: u32,
+    /// The last point of its hull less the first (spill code elsewhere
+    /// moves its points uniformly).
+    span: u32,
     /// Its spill-set members, in `Reuse::spills`, by offset.
     spills: Range<u32>,
 }
@@ -147,60 +165,74 @@ impl Reuse {
     /// nodes are consecutive (ids follow the defs, each inside its node's
     /// component hull, and hulls are disjoint), so each run of one key is
     /// a whole component. A kept component comes back whole and alone (see
-    /// the module doc), so a run whose first node was in a kept component
-    /// of its size is that component: its nodes are not looked at again.
-    pub fn plan(&self, nodes: &[Node], num_points: usize) -> Plan {
+    /// the module doc), so a component whose first node was in a kept
+    /// component is that one: its nodes are not looked at again. Without
+    /// `loops` every interval starts at its def, so the nodes come in order
+    /// of start, and the next component begins right after a kept one:
+    /// then its nodes are not even visited.
+    pub fn plan(&self, nodes: &[Node], num_points: usize, loops: bool) -> Plan {
         let mut plan = Plan {
             comp: Vec::new(),
             dirty: Vec::new(),
-            local: vec![NONE; nodes.len()],
             unplaced: Default::default(),
             score: [0; 4],
         };
-        // One pass over the nodes as their components come.
-        if nodes.is_sorted_by_key(|n| n.start) {
-            self.plan_runs(nodes, components_by_start(nodes), &mut plan);
+        if !loops || nodes.is_sorted_by_key(|n| n.start) {
+            self.plan_by_start(nodes, &mut plan);
         } else {
-            let comp = components_by_points(nodes, num_points);
-            self.plan_runs(nodes, comp.into_iter(), &mut plan);
+            self.plan_runs(nodes, components_by_points(nodes, num_points), &mut plan);
         }
         plan
     }
 
-    /// Fills `plan` from the component of each node (`comp`, by id).
-    fn plan_runs(&self, nodes: &[Node], comp: impl Iterator<Item = u32>, plan: &mut Plan) {
-        let mut run: Option<(u32, Range<usize>)> = None;
-        for (i, c) in comp.enumerate() {
-            match &mut run {
-                Some((d, ids)) if *d == c => ids.end = i + 1,
-                _ => {
-                    if let Some((d, ids)) = run.take() {
-                        self.plan_run(nodes, ids, d, plan);
-                    }
-                    run = Some((c, i..i + 1));
-                }
+    /// Fills `plan` from nodes in order of start, component by component:
+    /// a kept one is stepped over by its size (when its hull, from its
+    /// first node's start, ends before the next node starts, as it does
+    /// unless some node came into it), a dirty one is swept for its end.
+    fn plan_by_start(&self, nodes: &[Node], plan: &mut Plan) {
+        let mut i = 0;
+        while let Some(first) = nodes.get(i) {
+            let kept = self.kept_of(first).filter(|k| {
+                let (end, hull) = (i + k.size as usize, first.start + k.span);
+                end <= nodes.len() && nodes.get(end).is_none_or(|n| n.start > hull)
+            });
+            if let Some(k) = kept {
+                let ids = i..i + k.size as usize;
+                debug_assert_eq!(component_end(nodes, i), ids.end, "a kept component is one");
+                self.reuse(nodes, ids.clone(), k, plan);
+                i = ids.end;
+            } else {
+                let end = component_end(nodes, i);
+                plan.add_dirty(i..end, first.start);
+                i = end;
             }
-        }
-        if let Some((d, ids)) = run {
-            self.plan_run(nodes, ids, d, plan);
         }
     }
 
-    /// Adds component `c`, nodes `ids`, to `plan`: dirty, or reused.
-    fn plan_run(&self, nodes: &[Node], ids: Range<usize>, c: u32, plan: &mut Plan) {
-        let prev = |n: &Node| self.comp.get(n.tensor.index()).copied().unwrap_or(NONE);
-        let key = prev(&nodes[ids.start]);
-        let kept = (self.kept.get(key as usize)).filter(|k| k.size as usize == ids.len());
-        let Some(k) = kept else {
-            for i in ids {
-                plan.local[i] = plan.dirty.len() as u32;
-                plan.dirty.push(NodeId::new(i));
-                plan.comp.push(c);
+    /// Fills `plan` from the component of each node (`comp`, by id).
+    fn plan_runs(&self, nodes: &[Node], comp: Vec<u32>, plan: &mut Plan) {
+        let mut first = 0;
+        for run in comp.chunk_by(|a, b| a == b) {
+            let ids = first..first + run.len();
+            first = ids.end;
+            match self.kept_of(&nodes[ids.start]) {
+                Some(k) if k.size as usize == ids.len() => self.reuse(nodes, ids, k, plan),
+                _ => plan.add_dirty(ids, run[0]),
             }
-            return;
-        };
+        }
+    }
+
+    /// The kept component node `n`'s tensor was in, if any.
+    fn kept_of(&self, n: &Node) -> Option<&Kept> {
+        let key = self.comp.get(n.tensor.index()).copied().unwrap_or(NONE);
+        self.kept.get(key as usize).filter(|k| k.size > 0)
+    }
+
+    /// Adds kept component `k`, back as nodes `ids`, to `plan`.
+    fn reuse(&self, nodes: &[Node], ids: Range<usize>, k: &Kept, plan: &mut Plan) {
         debug_assert!(
-            nodes[ids.clone()].iter().all(|n| prev(n) == key),
+            (nodes[ids.clone()].iter())
+                .all(|n| self.kept_of(n).is_some_and(|x| std::ptr::eq(x, k))),
             "a kept component comes back whole"
         );
         for &(offset, h) in &self.spills[k.spills.start as usize..k.spills.end as usize] {
@@ -250,12 +282,12 @@ impl Reuse {
             }
         }
         for v in spilled {
-            match plan.local[v.index()] {
-                NONE => {
+            match plan.dirty.binary_search(v) {
+                Ok(l) => dropped[l] = true,
+                Err(_) => {
                     let k = self.comp[nodes[v.index()].tensor.index()];
                     self.kept[k as usize].size = 0;
                 }
-                l => dropped[l as usize] = true,
             }
         }
         let mut first = 0;
@@ -270,7 +302,9 @@ impl Reuse {
             }
             let k = self.kept.len() as u32;
             let start = self.spills.len() as u32;
+            let mut last = 0;
             for l in run.clone() {
+                last = last.max(nodes[plan.dirty[l].index()].end);
                 let t = tensor(l);
                 self.comp[t] = k;
                 self.cost[t] = costs[l].finite().unwrap_or(0);
@@ -284,6 +318,7 @@ impl Reuse {
             }
             self.kept.push(Kept {
                 size: run.len() as u32,
+                span: last - nodes[plan.dirty[run.start].index()].start,
                 spills: start..self.spills.len() as u32,
             });
         }
@@ -357,7 +392,7 @@ mod tests {
         let all = sel(&[Some(0), Some(1), Some(0), Some(1)], &costs);
         let h1 = sel(&[Some(1), Some(0), Some(0), b_h1], &costs);
         let mut reuse = Reuse::default();
-        let plan = reuse.plan(&nodes, 7);
+        let plan = reuse.plan(&nodes, 7, false);
         assert_eq!(plan.dirty.len(), 4);
         reuse.record(&nodes, &plan, [&all, &h1, &all, &all], &costs, spilled);
         (reuse, nodes)
@@ -366,7 +401,7 @@ mod tests {
     #[test]
     fn kept_components_are_reused_with_their_banks() {
         let (reuse, nodes) = recorded(Some(1), Cost::Finite(6), &[]);
-        let plan = reuse.plan(&nodes, 7);
+        let plan = reuse.plan(&nodes, 7, false);
         assert!(plan.dirty.is_empty());
         assert_eq!(plan.score, [0; 4]);
         assert_eq!(reuse.bank(TensorId::new(0), 1), Some(1));
@@ -376,7 +411,7 @@ mod tests {
     #[test]
     fn a_reused_spill_set_carries_its_costs() {
         let (reuse, nodes) = recorded(None, Cost::Finite(6), &[]);
-        let plan = reuse.plan(&nodes, 7);
+        let plan = reuse.plan(&nodes, 7, false);
         assert!(plan.dirty.is_empty());
         assert_eq!(plan.unplaced[1], [NodeId::new(3)]);
         assert_eq!(plan.score, [0, 6, 0, 0]);
@@ -386,15 +421,14 @@ mod tests {
     #[test]
     fn an_unspillable_spill_set_is_not_kept() {
         let (reuse, nodes) = recorded(None, Cost::Inf, &[]);
-        let plan = reuse.plan(&nodes, 7);
+        let plan = reuse.plan(&nodes, 7, false);
         assert_eq!(plan.dirty, [NodeId::new(2), NodeId::new(3)]);
-        assert_eq!(plan.local, [NONE, NONE, 0, 1]);
     }
 
     #[test]
     fn a_spilled_component_is_not_kept() {
         let (reuse, nodes) = recorded(Some(1), Cost::Finite(6), &[NodeId::new(1)]);
-        let plan = reuse.plan(&nodes, 7);
+        let plan = reuse.plan(&nodes, 7, false);
         assert_eq!(plan.dirty, [NodeId::new(0), NodeId::new(1)]);
     }
 
@@ -403,9 +437,8 @@ mod tests {
         let (reuse, nodes) = recorded(Some(1), Cost::Finite(6), &[]);
         let mut grown = nodes.to_vec();
         grown.push(node(9, 6, 6));
-        let plan = reuse.plan(&grown, 8);
+        let plan = reuse.plan(&grown, 8, false);
         assert_eq!(plan.dirty, [NodeId::new(2), NodeId::new(3), NodeId::new(4)]);
-        assert_eq!(plan.local, [NONE, NONE, 0, 1, 2]);
     }
 
     /// A reused component one of whose nodes is spilled is dropped whole,
@@ -413,11 +446,11 @@ mod tests {
     #[test]
     fn a_reused_component_spilled_from_is_dropped() {
         let (mut reuse, nodes) = recorded(None, Cost::Finite(6), &[]);
-        let plan = reuse.plan(&nodes, 7);
+        let plan = reuse.plan(&nodes, 7, false);
         assert!(plan.dirty.is_empty());
         let none = Selection::new(0);
         reuse.record(&nodes, &plan, [&none; 4], &[], &[NodeId::new(1)]);
-        let plan = reuse.plan(&nodes, 7);
+        let plan = reuse.plan(&nodes, 7, false);
         assert_eq!(plan.dirty, [NodeId::new(0), NodeId::new(1)]);
         assert_eq!(plan.unplaced[1], [NodeId::new(3)]);
         assert_eq!(plan.score, [0, 6, 0, 0]);
@@ -431,6 +464,6 @@ mod tests {
     fn a_component_that_lost_a_node_is_caught() {
         let (reuse, mut nodes) = recorded(Some(1), Cost::Finite(6), &[]);
         nodes[3].tensor = TensorId::new(9);
-        reuse.plan(&nodes, 7);
+        reuse.plan(&nodes, 7, false);
     }
 }
