@@ -13,7 +13,7 @@
 //! describes them ([`live_ranges_after`], [`Events::update`]); reference
 //! mode recomputes everything from the instructions.
 
-use super::linear::{refill, Linear, PointKind};
+use super::linear::{Linear, PointKind};
 use super::{AllocError, NodeId};
 use crate::arch::Arch;
 use crate::ir::{InstId, InstKind, Mem, Module, TensorId};
@@ -272,17 +272,11 @@ impl Node {
     }
 }
 
-/// The entry of [`Liveness::node_of`] for a tensor that is no candidate.
-const NO_NODE: u32 = u32::MAX;
-
 /// The candidates of one iteration.
 #[derive(Clone, Debug, Default)]
 pub struct Liveness {
     /// Nodes, numbered in order of first definition.
     pub nodes: Vec<Node>,
-    /// The node of each tensor (by [`TensorId`]), [`NO_NODE`] when it is
-    /// not a candidate; read through [`Liveness::node_of`].
-    node_of: Vec<u32>,
     /// PSUM tensors with no access at all, in declaration order.
     pub unused: Vec<TensorId>,
     /// The PSUM accesses, per tensor.
@@ -298,40 +292,12 @@ impl Liveness {
         }
     }
 
-    /// The result for `m` of `nodes` in def order, with `node_of` rebuilt
-    /// in its buffer.
-    fn assemble(
-        m: &Module,
-        nodes: Vec<Node>,
-        mut node_of: Vec<u32>,
-        unused: Vec<TensorId>,
-        events: Events,
-    ) -> Liveness {
-        refill(&mut node_of, m.tensors.len(), NO_NODE);
-        for (i, n) in nodes.iter().enumerate() {
-            node_of[n.tensor.index()] = NodeId::new(i).0;
-        }
-        Liveness {
-            nodes,
-            node_of,
-            unused,
-            events,
-        }
-    }
-
     /// The same ranges without their events (which are the bulk of it).
     pub fn without_events(self) -> Liveness {
         Liveness {
             events: Events::default(),
             ..self
         }
-    }
-
-    /// The node of tensor `t`, if it is a candidate.
-    pub fn node_of(&self, t: TensorId) -> Option<NodeId> {
-        (self.node_of.get(t.index()).copied())
-            .filter(|&v| v != NO_NODE)
-            .map(NodeId)
     }
 
     /// The accesses of node `v`, in point order, with their points in `lin`.
@@ -387,7 +353,6 @@ pub fn live_ranges_with(
 ) -> Result<Liveness, AllocError> {
     let Liveness {
         nodes,
-        node_of,
         mut unused,
         mut events,
     } = spent;
@@ -402,7 +367,11 @@ pub fn live_ranges_with(
         num_banks,
     };
     let nodes = ctx.all_nodes(nodes, &mut unused)?;
-    Ok(Liveness::assemble(m, nodes, node_of, unused, events))
+    Ok(Liveness {
+        nodes,
+        unused,
+        events,
+    })
 }
 
 /// The live ranges of `m` after the spill code `shift` describes, from
@@ -426,7 +395,6 @@ pub fn live_ranges_after(
 ) -> Result<Liveness, AllocError> {
     let Liveness {
         mut nodes,
-        node_of,
         unused,
         mut events,
     } = spent;
@@ -455,7 +423,11 @@ pub fn live_ranges_after(
         nodes[i] = n;
     }
     merge_by_def(&mut nodes, &fresh);
-    Ok(Liveness::assemble(m, nodes, node_of, unused, events))
+    Ok(Liveness {
+        nodes,
+        unused,
+        events,
+    })
 }
 
 /// What computing one tensor's node reads.
@@ -943,7 +915,6 @@ mod tests {
                 assert_eq!(lin, Linear::new(&m), "seed {seed}, round {round}");
                 let fresh = live_ranges(&m, &lin, &arch, banks).unwrap();
                 assert_eq!(live.nodes, fresh.nodes, "seed {seed}, round {round}");
-                assert_eq!(live.node_of, fresh.node_of);
                 for t in (0..m.tensors.len()).map(TensorId::new) {
                     let (a, b) = (live.events.of(t, &lin), fresh.events.of(t, &lin));
                     assert!(a.eq(b), "seed {seed}, round {round}: events of {t}");

@@ -793,8 +793,10 @@ fn finish(
     warnings: Vec<String>,
     parallel: bool,
 ) -> AllocOutcome {
+    let mut interval = vec![None; work.tensors.len()];
     for (n, b) in live.nodes.iter().zip(banks) {
         work.tensors[n.tensor.index()].bank = *b;
+        interval[n.tensor.index()] = Some([n.start, n.end]);
     }
     let mut was_spilled = vec![false; work.tensors.len()];
     for t in spilled {
@@ -804,14 +806,11 @@ fn finish(
         (range.filter(|&i| work.tensors[i].mem == Mem::Psum))
             .map(|i| {
                 let t = &work.tensors[i];
-                let node = live
-                    .node_of(TensorId::new(i))
-                    .map(|v| &live.nodes[v.index()]);
                 TensorReport {
                     name: t.name.clone(),
                     bank: t.bank,
                     banks: arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes))),
-                    interval: node.map(|n| [n.start, n.end]),
+                    interval: interval[i],
                     spilled: was_spilled[i],
                 }
             })
