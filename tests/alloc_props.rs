@@ -65,9 +65,10 @@ fn check(input: &Module, out: &AllocOutcome) {
     let a = arch::lookup(&m.arch).unwrap();
     let lin = Linear::new(m);
     let live = live_ranges(m, &lin, &a, nb).unwrap();
+    let node_of = live.node_index(m.tensors.len());
     for t in &r.tensors {
         let id = m.tensor_by_name(&t.name).unwrap();
-        let iv = live.node_of(id).map(|v| {
+        let iv = node_of[id.index()].map(|v| {
             let n = &live.nodes[v.index()];
             [n.start, n.end]
         });
@@ -142,9 +143,10 @@ proptest! {
             PointKind::Header(l) => Some(lin.header[l.index()]),
             PointKind::End(l) => Some(lin.end[l.index()]),
         };
+        let node_of = live2.node_index(after.tensors.len());
         for v in chosen {
             let old = live.nodes[v.index()];
-            let new = live2.nodes[live2.node_of(old.tensor).unwrap().index()];
+            let new = live2.nodes[node_of[old.tensor.index()].unwrap().index()];
             let covered: Vec<u32> = (new.start..=new.end).filter_map(old_point).collect();
             prop_assert!(covered.iter().all(|&p| old.start <= p && p <= old.end));
             prop_assert!((covered.len() as u64) < old.interval_len(), "{} not shortened", m.tensor(old.tensor).name);

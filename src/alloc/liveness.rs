@@ -300,6 +300,17 @@ impl Liveness {
         }
     }
 
+    /// The node of each of the first `tensors` tensors (by [`TensorId`]),
+    /// `None` for one that is no candidate: an index built on demand (the
+    /// allocator itself never looks nodes up by tensor).
+    pub fn node_index(&self, tensors: usize) -> Vec<Option<NodeId>> {
+        let mut index = vec![None; tensors];
+        for (v, n) in self.nodes.iter().enumerate() {
+            index[n.tensor.index()] = Some(NodeId::new(v));
+        }
+        index
+    }
+
     /// The accesses of node `v`, in point order, with their points in `lin`.
     pub fn events_of<'a>(
         &'a self,

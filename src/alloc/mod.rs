@@ -793,11 +793,10 @@ fn finish(
     warnings: Vec<String>,
     parallel: bool,
 ) -> AllocOutcome {
-    let mut interval = vec![None; work.tensors.len()];
     for (n, b) in live.nodes.iter().zip(banks) {
         work.tensors[n.tensor.index()].bank = *b;
-        interval[n.tensor.index()] = Some([n.start, n.end]);
     }
+    let node_of = live.node_index(work.tensors.len());
     let mut was_spilled = vec![false; work.tensors.len()];
     for t in spilled {
         was_spilled[t.index()] = true;
@@ -810,7 +809,10 @@ fn finish(
                     name: t.name.clone(),
                     bank: t.bank,
                     banks: arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes))),
-                    interval: interval[i],
+                    interval: node_of[i].map(|v| {
+                        let n = &live.nodes[v.index()];
+                        [n.start, n.end]
+                    }),
                     spilled: was_spilled[i],
                 }
             })
