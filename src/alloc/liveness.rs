@@ -527,7 +527,7 @@ impl NodeCtx<'_> {
                 fresh.extend(n);
             }
         }
-        fresh.sort_unstable_by_key(|n| n.def);
+        super::sort_by_u64(&mut fresh, |n| u64::from(n.def));
         Ok(fresh)
     }
 

@@ -801,28 +801,32 @@ fn finish(
     for t in spilled {
         was_spilled[t.index()] = true;
     }
-    let rows = |range: Range<usize>| {
-        (range.filter(|&i| work.tensors[i].mem == Mem::Psum))
-            .map(|i| {
-                let t = &work.tensors[i];
-                TensorReport {
-                    name: t.name.clone(),
-                    bank: t.bank,
-                    banks: arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes))),
-                    interval: node_of[i].map(|v| {
-                        let n = &live.nodes[v.index()];
-                        [n.start, n.end]
-                    }),
-                    spilled: was_spilled[i],
-                }
-            })
-            .collect::<Vec<_>>()
+    // Room for a row per tensor of `range` and `more`: no copy as the rows
+    // grow, nor as a second half is appended.
+    let rows = |range: Range<usize>, more: usize| {
+        let mut rows = Vec::with_capacity(range.len() + more);
+        let psum = range.filter(|&i| work.tensors[i].mem == Mem::Psum);
+        rows.extend(psum.map(|i| {
+            let t = &work.tensors[i];
+            TensorReport {
+                name: t.name.clone(),
+                bank: t.bank,
+                banks: arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes))),
+                interval: node_of[i].map(|v| {
+                    let n = &live.nodes[v.index()];
+                    [n.start, n.end]
+                }),
+                spilled: was_spilled[i],
+            }
+        }));
+        rows
     };
     // A large program's rows (a name each) are built in two halves at once.
     let n = work.tensors.len();
     let half = if parallel { n / 2 } else { n };
-    let (rest, mut tensors) = join(parallel, || rows(half..n), || rows(0..half));
+    let (rest, mut tensors) = join(parallel, || rows(half..n, 0), || rows(0..half, n - half));
     tensors.extend(rest);
+    tensors.shrink_to_fit();
     report.tensors = tensors;
     AllocOutcome {
         module: work,
