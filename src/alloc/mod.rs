@@ -474,7 +474,7 @@ fn best_of_n(
         || Interference::build(&nodes, opts.mode),
         || costs::find_costs_of(&lin, &live, &plan.dirty, pinned, opts.spill_latency),
     );
-    let mut init = Budgets::new(&graph, &nodes, &costs, num_banks);
+    let mut init = Budgets::new(&graph, &nodes, &costs, num_banks, parallel);
     // A reusing plan knows the components, so the runs after H0 can leave
     // out those that would only repeat it.
     let agreeing =
@@ -1063,7 +1063,7 @@ mod tests {
             assert_eq!(parts(&plan, n + 1), all);
             for mode in [Mode::Fast, Mode::Reference] {
                 let g = Interference::build(&nodes, mode);
-                let init = Budgets::new(&g, &nodes, &costs, 8);
+                let init = Budgets::new(&g, &nodes, &costs, 8, false);
                 if components > 1 && mode == Mode::Fast {
                     split += 1;
                     split_with_hi += usize::from(init.hi > 0);
@@ -1095,7 +1095,8 @@ mod tests {
 
     /// Two threads taking half the parts each, all heuristics per part,
     /// make the selections one thread makes heuristic by heuristic, spill
-    /// sets in the same order; a zero under H0 ends the run after it.
+    /// sets in the same order; a zero under H0 ends the run after it. The
+    /// budgets come out the same on two threads too.
     #[test]
     fn halves_select_as_one_thread_does() {
         let mut rng = crate::gen::random::Rng::new(9);
@@ -1108,7 +1109,8 @@ mod tests {
                 continue;
             }
             let g = Interference::build(&nodes, Mode::Fast);
-            let init = Budgets::new(&g, &nodes, &costs, 8);
+            let init = Budgets::new(&g, &nodes, &costs, 8, false);
+            assert_eq!(Budgets::new(&g, &nodes, &costs, 8, true), init);
             let graph = on_8_banks(&g, &nodes, &init, Mode::Fast);
             let all = Heuristic::ALL;
             let none = graph.select_parts(&[], &parts, None, &mut Default::default());
@@ -1142,7 +1144,7 @@ mod tests {
             }
             let plan = plan_of_components(&nodes);
             let g = Interference::build(&nodes, Mode::Fast);
-            let mut init = Budgets::new(&g, &nodes, &costs, 8);
+            let mut init = Budgets::new(&g, &nodes, &costs, 8, false);
             let agreeing = init.mark_agreement(&plan.comp);
             let graph = on_8_banks(&g, &nodes, &init, Mode::Fast);
             let n = nodes.len();

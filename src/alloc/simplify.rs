@@ -133,7 +133,7 @@ enum List {
 /// A node's simplify state, kept together so a removal touches one place
 /// per neighbor. Each run copies every slot, so the spill cost, which no
 /// run changes, is read from the shared costs instead (16 bytes, not 24).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Slot {
     budget: i64,
     deg: u32,
@@ -149,7 +149,7 @@ const _: () = assert!(std::mem::size_of::<Slot>() == 16);
 
 /// The initial budgets and worklists, shared by the four heuristics of one
 /// iteration, with the spill costs they were sorted by.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Budgets<'a> {
     slots: Vec<Slot>,
     costs: &'a [Cost],
@@ -176,16 +176,38 @@ pub struct Scratch {
 }
 
 impl<'a> Budgets<'a> {
-    /// Computes every node's budget and degree and sorts it into a worklist.
-    pub fn new(g: &Interference, nodes: &[Node], costs: &'a [Cost], num_banks: u32) -> Self {
-        let mut b = Budgets {
-            slots: Vec::with_capacity(nodes.len()),
-            costs,
-            lo: 0,
-            hi: 0,
-            inf: 0,
+    /// Computes every node's budget and degree and sorts it into a
+    /// worklist; on `parallel`, half the nodes on a helper thread.
+    pub fn new(
+        g: &Interference,
+        nodes: &[Node],
+        costs: &'a [Cost],
+        num_banks: u32,
+        parallel: bool,
+    ) -> Self {
+        let n = nodes.len();
+        let mid = if parallel { n / 2 } else { n };
+        let of = |ids: Range<usize>, room: usize| {
+            let mut b = Budgets {
+                slots: Vec::with_capacity(room),
+                costs,
+                lo: 0,
+                hi: 0,
+                inf: 0,
+            };
+            b.push_slots(g, nodes, ids, num_banks);
+            b
         };
-        for (i, n) in nodes.iter().enumerate() {
+        let (rest, mut b) = super::join(parallel, || of(mid..n, n - mid), || of(0..mid, n));
+        b.slots.extend_from_slice(&rest.slots);
+        (b.lo, b.hi, b.inf) = (b.lo + rest.lo, b.hi + rest.hi, b.inf + rest.inf);
+        b
+    }
+
+    /// Appends the slots of nodes `ids`, counting them into their worklists.
+    fn push_slots(&mut self, g: &Interference, nodes: &[Node], ids: Range<usize>, num_banks: u32) {
+        for i in ids {
+            let n = &nodes[i];
             let mut budget = i64::from(num_banks) - i64::from(n.banks);
             let mut deg = 0;
             g.for_each_neighbor(NodeId::new(i), |u| {
@@ -193,16 +215,16 @@ impl<'a> Budgets<'a> {
                 deg += 1;
             });
             let list = if budget >= 0 {
-                b.lo += 1;
+                self.lo += 1;
                 List::Lo
-            } else if costs[i] == Cost::Inf {
-                b.inf += 1;
+            } else if self.costs[i] == Cost::Inf {
+                self.inf += 1;
                 List::Inf
             } else {
-                b.hi += 1;
+                self.hi += 1;
                 List::Hi
             };
-            b.slots.push(Slot {
+            self.slots.push(Slot {
                 budget,
                 deg,
                 banks: u8::try_from(n.banks).expect("a node's banks fit the 64-bit bank mask"),
@@ -210,7 +232,6 @@ impl<'a> Budgets<'a> {
                 agree: 0,
             });
         }
-        b
     }
 
     /// The spill costs, by node.
