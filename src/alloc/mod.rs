@@ -314,7 +314,7 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     let two_threads =
         opts.parallel && opts.mode == Mode::Fast && m.insts.len() >= PARALLEL_MIN_NODES;
     let (first_table, mut lin) = join(two_threads, || AccessTable::new(&m), || Linear::new(&m));
-    let (mut work, first) = split::memloc_split_analyzed(m, &lin, first_table);
+    let (mut work, first) = split::memloc_split_analyzed(m, &lin, first_table, two_threads);
     // Fast mode's iteration 1 reads the split's events when it hands them
     // over; reference mode, the independent check, reads every access.
     let (mut table, mut spent, mut current) = match first {
@@ -801,12 +801,9 @@ fn finish(
     for t in spilled {
         was_spilled[t.index()] = true;
     }
-    // Room for a row per tensor of `range` and `more`: no copy as the rows
-    // grow, nor as a second half is appended.
-    let rows = |range: Range<usize>, more: usize| {
-        let mut rows = Vec::with_capacity(range.len() + more);
+    let rows = |range: Range<usize>| {
         let psum = range.filter(|&i| work.tensors[i].mem == Mem::Psum);
-        rows.extend(psum.map(|i| {
+        psum.map(|i| {
             let t = &work.tensors[i];
             TensorReport {
                 name: t.name.clone(),
@@ -818,15 +815,14 @@ fn finish(
                 }),
                 spilled: was_spilled[i],
             }
-        }));
-        rows
+        })
+        .collect::<Vec<_>>()
     };
     // A large program's rows (a name each) are built in two halves at once.
     let n = work.tensors.len();
     let half = if parallel { n / 2 } else { n };
-    let (rest, mut tensors) = join(parallel, || rows(half..n, 0), || rows(0..half, n - half));
+    let (rest, mut tensors) = join(parallel, || rows(half..n), || rows(0..half));
     tensors.extend(rest);
-    tensors.shrink_to_fit();
     report.tensors = tensors;
     AllocOutcome {
         module: work,

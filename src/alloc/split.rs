@@ -11,6 +11,7 @@
 use super::linear::Linear;
 use super::liveness::{AccessTable, Event, Events};
 use crate::ir::{Access, InstId, InstKind, Mem, Module, Region, Tensor, TensorId};
+use std::ops::Range;
 
 /// Splits every PSUM tensor of `m` at its overwrite points, into a copy
 /// (see [`memloc_split_owned`]).
@@ -23,7 +24,7 @@ pub fn memloc_split(m: &Module) -> Module {
 pub fn memloc_split_owned(m: Module) -> Module {
     let lin = Linear::new(&m);
     let table = AccessTable::new(&m);
-    memloc_split_analyzed(m, &lin, table).0
+    memloc_split_analyzed(m, &lin, table, false).0
 }
 
 /// The PSUM accesses of a split program, as the split leaves them.
@@ -37,31 +38,40 @@ pub enum Accesses {
 
 /// [`memloc_split_owned`] on a module already analyzed: `lin` and `table`
 /// describe `m`. A split renames tensors but keeps every statement, so `lin`
-/// describes the result too; the result comes with its accesses.
+/// describes the result too; the result comes with its accesses. On
+/// `parallel`, two threads look for the cuts, half the tensors each.
 pub fn memloc_split_analyzed(
     mut m: Module,
     lin: &Linear,
     table: AccessTable,
+    parallel: bool,
 ) -> (Module, Accesses) {
     let events = Events::from_table(&table, m.tensors.len(), lin);
     let mut last_value = vec![0i64; m.vars.len()];
     for l in &m.loops {
         last_value[l.var.index()] = l.hi - 1;
     }
-    let cuts: Vec<Vec<u32>> = (0..m.tensors.len())
-        .map(|ti| {
-            let t = &m.tensors[ti];
-            if t.mem == Mem::Psum {
-                cut_points(&m, lin, events.of(TensorId::new(ti), lin), t, &last_value)
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
-    if cuts.iter().all(Vec::is_empty) {
+    // The tensors with cuts (few or none), with them.
+    let cut = |ids: Range<usize>| -> Vec<(usize, Vec<u32>)> {
+        (ids.filter(|&ti| m.tensors[ti].mem == Mem::Psum))
+            .map(|ti| {
+                let ev = events.of(TensorId::new(ti), lin);
+                (ti, cut_points(&m, lin, ev, &m.tensors[ti], &last_value))
+            })
+            .filter(|(_, c)| !c.is_empty())
+            .collect()
+    };
+    let n = m.tensors.len();
+    let mid = if parallel { n / 2 } else { n };
+    let (late, early) = super::join(parallel, || cut(mid..n), || cut(0..mid));
+    if early.is_empty() && late.is_empty() {
         return (m, Accesses::Events(events));
     }
     drop((events, table));
+    let mut cuts = vec![Vec::new(); n];
+    for (ti, c) in early.into_iter().chain(late) {
+        cuts[ti] = c;
+    }
     let old = std::mem::take(&mut m.tensors);
     let mut base = Vec::with_capacity(old.len());
     for (t, c) in old.into_iter().zip(&cuts) {
@@ -147,5 +157,45 @@ fn overwrites(
         region != whole
     } else {
         !region.contains(&whole)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two threads, half the tensors each, cut what one thread cuts: `t`
+    /// in the first half and `u` in the second are each cut once.
+    #[test]
+    fn halves_cut_as_one_thread_does() {
+        let src = "arch trn1
+
+psum t [128, 2048]
+sbuf w [128, 256] bf16
+sbuf x [128, 4096] bf16
+psum u [128, 2048]
+sbuf y [128, 2048]
+
+block main {
+  matmul t <- w, x[0:128, 0:1024]
+  matmul u <- w, x[0:128, 1024:2048]
+  act y <- t, u
+  matmul t <- w, x[0:128, 2048:3072]
+  memset u = 0
+  act y <- t, u
+}
+";
+        let m = crate::text::parse(src).expect("the program parses").module;
+        let lin = Linear::new(&m);
+        let split = |parallel| {
+            let (m, accesses) =
+                memloc_split_analyzed(m.clone(), &lin, AccessTable::new(&m), parallel);
+            assert!(matches!(accesses, Accesses::Table(_)));
+            m
+        };
+        let one = split(false);
+        let names: Vec<&str> = one.tensors.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["t.0", "t.1", "w", "x", "u.0", "u.1", "y"]);
+        assert_eq!(split(true), one);
     }
 }
