@@ -602,7 +602,7 @@ impl NodeCtx<'_> {
         let (mut fresh, mut unused) = (Vec::new(), Vec::new());
         self.nodes_of(first..self.m.tensors.len(), &mut fresh, &mut unused)?;
         debug_assert!(unused.is_empty(), "every new tensor is accessed");
-        super::sort_by_u64(&mut fresh, |n| u64::from(n.def));
+        fresh.sort_unstable_by_key(|n| n.def);
         Ok(fresh)
     }
 
