@@ -16,7 +16,7 @@
 use super::linear::{Linear, PointKind};
 use super::{AllocError, NodeId};
 use crate::arch::Arch;
-use crate::ir::{Inst, InstId, InstKind, Mem, Module, TensorId};
+use crate::ir::{InstId, InstKind, Mem, Module, TensorId};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::Range;
@@ -45,7 +45,7 @@ struct PsumAccess {
 /// The PSUM tensors each instruction reads and writes (by [`InstId`]), one
 /// entry per tensor: the instructions boiled down to what liveness needs
 /// when the events are collected afresh.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct AccessTable {
     offsets: Vec<u32>,
     entries: Vec<PsumAccess>,
@@ -54,30 +54,15 @@ pub struct AccessTable {
 impl AccessTable {
     /// The table of every instruction of `m`, row `i` for [`InstId`] `i`.
     pub fn new(m: &Module) -> AccessTable {
-        AccessTable::build(m, false)
-    }
-
-    /// [`AccessTable::new`]; on `parallel`, a helper thread reads the later
-    /// half of the instructions.
-    pub fn build(m: &Module, parallel: bool) -> AccessTable {
         let is_psum: Vec<bool> = m.tensors.iter().map(|t| t.mem == Mem::Psum).collect();
-        let rows = |insts: &[Inst]| {
-            let mut table = AccessTable {
-                offsets: Vec::with_capacity(insts.len() + 1),
-                entries: Vec::with_capacity(insts.len() * 2),
-            };
-            table.offsets.push(0);
-            for inst in insts {
-                table.push(&inst.kind, &is_psum);
-            }
-            table
+        let mut table = AccessTable {
+            offsets: Vec::with_capacity(m.insts.len() + 1),
+            entries: Vec::with_capacity(m.insts.len() * 2),
         };
-        let n = m.insts.len();
-        let (early, late) = m.insts.split_at(if parallel { n / 2 } else { n });
-        let (rest, mut table) = super::join(parallel, || rows(late), || rows(early));
-        let base = table.entries.len() as u32;
-        table.entries.extend_from_slice(&rest.entries);
-        (table.offsets).extend(rest.offsets[1..].iter().map(|&o| base + o));
+        table.offsets.push(0);
+        for inst in &m.insts {
+            table.push(&inst.kind, &is_psum);
+        }
         table
     }
 
@@ -152,7 +137,7 @@ impl Touch {
 /// per-instruction records, a span of it per tensor. Points are looked up
 /// in the current [`Linear`] when read ([`Events::of`]), so after spill
 /// code only the tensors it touched need new spans ([`Events::update`]).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Events {
     spans: Vec<(u32, u32)>,
     touches: Vec<Touch>,
@@ -161,37 +146,35 @@ pub struct Events {
 impl Events {
     /// Collects the PSUM accesses of the reachable instructions of `m`.
     pub fn new(m: &Module, lin: &Linear) -> Events {
-        Events::from_table(&AccessTable::new(m), m.tensors.len(), lin, false)
+        Events::from_table(&AccessTable::new(m), m.tensors.len(), lin)
     }
 
     /// Collects the accesses of `table`'s reachable instructions (`tensors`
     /// tensors) in point order: one pass over the points to count per
-    /// tensor, one to place (a counting sort, so each span comes out
-    /// sorted). On `parallel`, a helper thread takes the later half of the
-    /// tensors (each thread reads every row, and keeps its own tensors').
-    pub fn from_table(table: &AccessTable, tensors: usize, lin: &Linear, parallel: bool) -> Events {
+    /// tensor, one to place (a counting sort, so each span comes out sorted).
+    pub fn from_table(table: &AccessTable, tensors: usize, lin: &Linear) -> Events {
         let mut events = Events::default();
-        events.refill(table, tensors, lin, parallel);
+        events.refill(table, tensors, lin);
         events
     }
 
     /// [`Events::from_table`] into this value's buffers (reference mode
     /// recomputes its growing program's events every iteration, and fresh
     /// buffers of that size would cost a page fault per 4 KiB).
-    pub fn refill(&mut self, table: &AccessTable, tensors: usize, lin: &Linear, parallel: bool) {
-        let half = if parallel { tensors / 2 } else { tensors };
+    pub fn refill(&mut self, table: &AccessTable, tensors: usize, lin: &Linear) {
+        let rows = lin.points.iter().filter_map(|p| match p.kind() {
+            PointKind::Inst(i) => Some((i, table.row(i.index()))),
+            _ => None,
+        });
         self.spans.clear();
         self.spans.resize(tensors, (0, 0));
-        let (early, late) = self.spans.split_at_mut(half);
-        let count = |spans: &mut [(u32, u32)], first: usize| {
-            let mut n = 0;
-            visit_accesses(table, lin, spans, first, |span, _| {
-                span.1 += 1;
-                n += 1;
-            });
-            n
-        };
-        let (late_n, early_n) = super::join(parallel, || count(late, half), || count(early, 0));
+        let mut counted = 0;
+        for (_, row) in rows.clone() {
+            for e in row {
+                self.spans[e.tensor.index()].1 += 1;
+                counted += 1;
+            }
+        }
         let mut at = 0;
         for span in &mut self.spans {
             let n = span.1;
@@ -199,21 +182,14 @@ impl Events {
             at += n;
         }
         self.touches.clear();
-        self.touches.resize(early_n + late_n, Touch(0));
-        let (early, late) = self.spans.split_at_mut(half);
-        let (early_t, late_t) = self.touches.split_at_mut(early_n);
-        // Spans are absolute; `touches` starts at `base`.
-        let place = |spans: &mut [(u32, u32)], first: usize, touches: &mut [Touch], base: u32| {
-            visit_accesses(table, lin, spans, first, |span, touch| {
-                touches[(span.1 - base) as usize] = touch;
-                span.1 += 1;
-            });
-        };
-        super::join(
-            parallel,
-            || place(late, half, late_t, early_n as u32),
-            || place(early, 0, early_t, 0),
-        );
+        self.touches.resize(counted, Touch(0));
+        for (i, row) in rows {
+            for e in row {
+                let end = &mut self.spans[e.tensor.index()].1;
+                self.touches[*end as usize] = Touch::new(i, e.read, e.write);
+                *end += 1;
+            }
+        }
     }
 
     /// The events after the spill code `shift` describes, from those
@@ -258,31 +234,6 @@ impl Events {
             read: x.read(),
             write: x.write(),
         })
-    }
-}
-
-/// Gives `each` every access, in point order, of the tensors from `first`
-/// on that `spans` covers (one span each): the tensor's span and the
-/// access as [`Events`] keeps it.
-fn visit_accesses(
-    table: &AccessTable,
-    lin: &Linear,
-    spans: &mut [(u32, u32)],
-    first: usize,
-    mut each: impl FnMut(&mut (u32, u32), Touch),
-) {
-    if spans.is_empty() {
-        return;
-    }
-    for p in &lin.points {
-        if let PointKind::Inst(i) = p.kind() {
-            for e in table.row(i.index()) {
-                let own = e.tensor.index().checked_sub(first);
-                if let Some(span) = own.and_then(|k| spans.get_mut(k)) {
-                    each(span, Touch::new(i, e.read, e.write));
-                }
-            }
-        }
     }
 }
 
@@ -423,7 +374,7 @@ pub fn live_ranges_with(
         mut events,
     } = spent;
     if let Source::Table(table) = source {
-        events.refill(table, m.tensors.len(), lin, parallel);
+        events.refill(table, m.tensors.len(), lin);
     }
     let ctx = NodeCtx {
         m,
@@ -1014,27 +965,6 @@ mod tests {
             split[usize::from(count(n.start) != count(n.def))] += 1;
         }
         assert!(split[1] > 100, "{split:?}: insertions after a start");
-    }
-
-    /// A table built in two halves is the table built in one, rows and
-    /// all, and so are the events collected from it, with and without
-    /// loops.
-    #[test]
-    fn tables_and_events_in_halves_are_as_in_one() {
-        for seed in 0..4 {
-            let (m, _, lin, _) = random_analyzed(200, seed);
-            let one = AccessTable::new(&m);
-            assert_eq!(one.offsets.len(), m.insts.len() + 1);
-            assert_eq!(AccessTable::build(&m, true), one, "seed {seed}");
-            let n = m.tensors.len();
-            let events = Events::from_table(&one, n, &lin, false);
-            assert!(events.touches.len() > m.insts.len(), "seed {seed}");
-            assert_eq!(
-                Events::from_table(&one, n, &lin, true),
-                events,
-                "seed {seed}"
-            );
-        }
     }
 
     /// The sweep by start finds the peak, and its first point, that the

@@ -313,8 +313,7 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
     // The points and the access table of a large program, side by side.
     let two_threads =
         opts.parallel && opts.mode == Mode::Fast && m.insts.len() >= PARALLEL_MIN_NODES;
-    let table = || AccessTable::build(&m, two_threads);
-    let (first_table, mut lin) = join(two_threads, table, || Linear::new(&m));
+    let (first_table, mut lin) = join(two_threads, || AccessTable::new(&m), || Linear::new(&m));
     let (mut work, first) = split::memloc_split_analyzed(m, &lin, first_table, two_threads);
     // Fast mode's iteration 1 reads the split's events when it hands them
     // over; reference mode, the independent check, reads every access.

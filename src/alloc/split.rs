@@ -46,7 +46,7 @@ pub fn memloc_split_analyzed(
     table: AccessTable,
     parallel: bool,
 ) -> (Module, Accesses) {
-    let events = Events::from_table(&table, m.tensors.len(), lin, parallel);
+    let events = Events::from_table(&table, m.tensors.len(), lin);
     let mut last_value = vec![0i64; m.vars.len()];
     for l in &m.loops {
         last_value[l.var.index()] = l.hi - 1;
