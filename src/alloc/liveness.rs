@@ -19,7 +19,6 @@ use crate::arch::Arch;
 use crate::ir::{InstId, InstKind, Mem, Module, TensorId};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::ops::Range;
 
 /// One instruction's access to a PSUM tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -340,7 +339,6 @@ pub fn live_ranges(
         arch,
         num_banks,
         Liveness::default(),
-        false,
     )
 }
 
@@ -357,8 +355,7 @@ pub enum Source<'a> {
 /// [`live_ranges`] with the instructions' PSUM accesses from `source`,
 /// computed in the buffers of `spent` (a previous result, or
 /// `Liveness::default()`): the allocator recomputes the live ranges of its
-/// growing program every iteration. On `parallel`, a helper thread takes
-/// the later half of the tensors.
+/// growing program every iteration.
 pub fn live_ranges_with(
     m: &Module,
     source: Source,
@@ -366,7 +363,6 @@ pub fn live_ranges_with(
     arch: &Arch,
     num_banks: u32,
     spent: Liveness,
-    parallel: bool,
 ) -> Result<Liveness, AllocError> {
     let Liveness {
         nodes,
@@ -383,7 +379,7 @@ pub fn live_ranges_with(
         arch,
         num_banks,
     };
-    let nodes = ctx.all_nodes(nodes, &mut unused, parallel)?;
+    let nodes = ctx.all_nodes(nodes, &mut unused)?;
     Ok(Liveness {
         nodes,
         unused,
@@ -489,53 +485,28 @@ impl NodeCtx<'_> {
         }))
     }
 
-    /// The nodes of the PSUM tensors `ids`, in declaration order, onto
-    /// `nodes`; the tensors with no access go to `unused`. Errors, checked
-    /// per tensor in declaration order: no write, no read, too many banks.
-    fn nodes_of(
+    /// Every PSUM tensor's node, in order of first definition, in the
+    /// buffer `nodes`; the tensors with no access go to `unused`. Errors,
+    /// checked per tensor in declaration order: no write, no read, too
+    /// many banks.
+    fn all_nodes(
         &self,
-        ids: Range<usize>,
-        nodes: &mut Vec<Node>,
+        mut nodes: Vec<Node>,
         unused: &mut Vec<TensorId>,
-    ) -> Result<(), AllocError> {
+    ) -> Result<Vec<Node>, AllocError> {
+        unused.clear();
+        nodes.clear();
         let mut carried = Carried::new(self.m.loops.len());
-        for ti in ids.filter(|&ti| self.m.tensors[ti].mem == Mem::Psum) {
+        for (ti, t) in self.m.tensors.iter().enumerate() {
+            if t.mem != Mem::Psum {
+                continue;
+            }
             let id = TensorId::new(ti);
             match self.node(id, &mut carried)? {
                 Some(n) => nodes.push(n),
                 None => unused.push(id),
             }
         }
-        Ok(())
-    }
-
-    /// Every PSUM tensor's node, in order of first definition, in the
-    /// buffer `nodes`; the tensors with no access go to `unused`. Errors
-    /// as [`Self::nodes_of`]'s, the first in declaration order. On
-    /// `parallel`, a helper thread takes the later half of the tensors.
-    fn all_nodes(
-        &self,
-        mut nodes: Vec<Node>,
-        unused: &mut Vec<TensorId>,
-        parallel: bool,
-    ) -> Result<Vec<Node>, AllocError> {
-        unused.clear();
-        nodes.clear();
-        let n = self.m.tensors.len();
-        let mid = if parallel { n / 2 } else { n };
-        let (late, early) = super::join(
-            parallel,
-            || {
-                let (mut nodes, mut unused) = (Vec::new(), Vec::new());
-                self.nodes_of(mid..n, &mut nodes, &mut unused)
-                    .map(|()| (nodes, unused))
-            },
-            || self.nodes_of(0..mid, &mut nodes, unused),
-        );
-        early?;
-        let (more, more_unused) = late?;
-        nodes.extend(more);
-        unused.extend(more_unused);
         // In order of first definition (every instruction writes one
         // tensor, so the defs are distinct points), often the declaration
         // order already.
@@ -550,9 +521,14 @@ impl NodeCtx<'_> {
     /// The nodes of the PSUM tensors declared from `first` on (the spill
     /// code's temporaries, every one accessed), in order of def.
     fn fresh_nodes(&self, first: usize) -> Result<Vec<Node>, AllocError> {
-        let (mut fresh, mut unused) = (Vec::new(), Vec::new());
-        self.nodes_of(first..self.m.tensors.len(), &mut fresh, &mut unused)?;
-        debug_assert!(unused.is_empty(), "every new tensor is accessed");
+        let mut carried = Carried::new(self.m.loops.len());
+        let mut fresh = Vec::new();
+        for (ti, t) in self.m.tensors.iter().enumerate().skip(first) {
+            if t.mem == Mem::Psum {
+                let n = self.node(TensorId::new(ti), &mut carried)?;
+                fresh.extend(n);
+            }
+        }
         fresh.sort_unstable_by_key(|n| n.def);
         Ok(fresh)
     }
@@ -624,7 +600,7 @@ pub struct ReloadEvents {
     /// The reload copy that writes it.
     pub copy: InstId,
     /// Where its read group's instructions are in [`SpillShift::reads`].
-    pub reads: Range<u32>,
+    pub reads: std::ops::Range<u32>,
 }
 
 impl SpillShift {
@@ -1020,10 +996,6 @@ mod tests {
                     live_ranges_after(&m, &shift, &mut lin, &arch, banks, live, parallel).unwrap();
                 assert_eq!(lin, Linear::new(&m), "seed {seed}, round {round}");
                 let fresh = live_ranges(&m, &lin, &arch, banks).unwrap();
-                let table = AccessTable::new(&m);
-                let halves = Source::Table(&table);
-                let halves = live_ranges_with(&m, halves, &lin, &arch, banks, live.clone(), true);
-                assert_eq!(halves.unwrap().nodes, fresh.nodes, "on two threads");
                 assert_eq!(live.nodes, fresh.nodes, "seed {seed}, round {round}");
                 for t in (0..m.tensors.len()).map(TensorId::new) {
                     let (a, b) = (live.events.of(t, &lin), fresh.events.of(t, &lin));

@@ -352,8 +352,7 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
                     read = table.take().unwrap_or_else(|| AccessTable::new(&work));
                     Source::Table(&read)
                 };
-                let (m, banks) = (&work, num_banks);
-                liveness::live_ranges_with(m, source, &lin, &arch, banks, last, two_threads)?
+                liveness::live_ranges_with(&work, source, &lin, &arch, num_banks, last)?
             }
         };
         if iteration == 1 {
@@ -394,7 +393,10 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
                 arch: work.arch.clone(),
                 num_banks,
                 tensors: Vec::new(),
-                spilled: Vec::new(),
+                spilled: spilled
+                    .iter()
+                    .map(|&t| work.tensor(t).name.clone())
+                    .collect(),
                 spill_cost_cycles: spill_cost,
                 iterations: iteration,
                 best_heuristic: it.best.index(),
@@ -777,9 +779,8 @@ fn spill_set(
     Ok((all, cycles))
 }
 
-/// Writes the banks into the module and completes the report with its
-/// rows and the spilled tensors' names (in `parallel`, half the rows and
-/// the names on a helper thread).
+/// Writes the banks into the module and completes the report (in
+/// `parallel`, half its rows on a helper thread).
 #[allow(clippy::too_many_arguments)]
 fn finish(
     mut work: Module,
@@ -820,12 +821,9 @@ fn finish(
     // A large program's rows (a name each) are built in two halves at once.
     let n = work.tensors.len();
     let half = if parallel { n / 2 } else { n };
-    let names = || (spilled.iter().map(|&t| work.tensor(t).name.clone())).collect();
-    let ((rest, names), mut tensors) =
-        join(parallel, || (rows(half..n), names()), || rows(0..half));
+    let (rest, mut tensors) = join(parallel, || rows(half..n), || rows(0..half));
     tensors.extend(rest);
     report.tensors = tensors;
-    report.spilled = names;
     AllocOutcome {
         module: work,
         report,
