@@ -17,8 +17,6 @@ use super::linear::{Linear, PointKind};
 use super::{AllocError, NodeId};
 use crate::arch::Arch;
 use crate::ir::{InstId, InstKind, Mem, Module, TensorId};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// One instruction's access to a PSUM tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -780,48 +778,8 @@ pub fn peak_demand(nodes: &[Node], num_points: usize) -> (u64, u32) {
     peak_in(nodes, num_points, 0, num_points.saturating_sub(1) as u32)
 }
 
-/// The largest demand at one point of `[lo, hi]`, and the first point
-/// reaching it. Nodes in order of start (always so without loops) are
-/// swept with a heap of the live ends; others go through a table of the
-/// demand's changes per point.
+/// The largest demand at one point of `[lo, hi]`, and the first point reaching it.
 pub fn peak_in(nodes: &[Node], num_points: usize, lo: u32, hi: u32) -> (u64, u32) {
-    if nodes.is_sorted_by_key(|n| n.start) {
-        peak_by_start(nodes, lo, hi)
-    } else {
-        peak_by_points(nodes, num_points, lo, hi)
-    }
-}
-
-/// [`peak_in`] of nodes in order of start. The demand only rises at a
-/// start, so the peak is at `lo` or at a start inside the window, the
-/// first such point reaching it being the first such candidate.
-fn peak_by_start(nodes: &[Node], lo: u32, hi: u32) -> (u64, u32) {
-    let mut live: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::new();
-    let (mut cur, mut best) = (0u64, (0u64, lo));
-    let (mut next, mut p) = (0, lo);
-    loop {
-        while let Some(n) = nodes.get(next).filter(|n| n.start <= p) {
-            live.push(Reverse((n.end, n.banks)));
-            cur += u64::from(n.banks);
-            next += 1;
-        }
-        while let Some(&Reverse((_, banks))) = live.peek().filter(|Reverse((end, _))| *end < p) {
-            live.pop();
-            cur -= u64::from(banks);
-        }
-        if cur > best.0 {
-            best = (cur, p);
-        }
-        match nodes.get(next) {
-            Some(n) if n.start <= hi => p = n.start,
-            _ => return best,
-        }
-    }
-}
-
-/// [`peak_in`] of nodes in any order, by the demand's change at each of
-/// the `num_points` points.
-fn peak_by_points(nodes: &[Node], num_points: usize, lo: u32, hi: u32) -> (u64, u32) {
     let mut delta = vec![0i64; num_points + 1];
     for n in nodes {
         delta[n.start as usize] += i64::from(n.banks);
@@ -941,35 +899,6 @@ mod tests {
             split[usize::from(count(n.start) != count(n.def))] += 1;
         }
         assert!(split[1] > 100, "{split:?}: insertions after a start");
-    }
-
-    /// The sweep by start finds the peak, and its first point, that the
-    /// table of changes per point finds, over the whole program and over
-    /// windows, with intervals sharing starts and ends (loops do that).
-    #[test]
-    fn peaks_by_start_are_peaks_by_points() {
-        let mut rng = crate::gen::random::Rng::new(21);
-        for _ in 0..500 {
-            let points = 1 + rng.below(40) as u32;
-            let mut nodes: Vec<Node> = (0..rng.below(30) as usize)
-                .map(|t| {
-                    let start = rng.below(u64::from(points)) as u32;
-                    let end = (start + rng.below(8) as u32).min(points - 1);
-                    Node::spanning(t, start, end, 1 << rng.below(3))
-                })
-                .collect();
-            nodes.sort_by_key(|n| n.start);
-            let lo = rng.below(u64::from(points)) as u32;
-            let hi = (lo + rng.below(u64::from(points)) as u32).min(points - 1);
-            for (lo, hi) in [(0, points - 1), (lo, hi)] {
-                let want = peak_by_points(&nodes, points as usize, lo, hi);
-                assert_eq!(
-                    peak_by_start(&nodes, lo, hi),
-                    want,
-                    "{nodes:?} in [{lo}, {hi}]"
-                );
-            }
-        }
     }
 
     /// After two rounds of spill code (a third of the nodes, then two), the
