@@ -668,6 +668,15 @@ impl Graph<'_> {
     }
 }
 
+/// Runs `f` on the two halves of `0..n`, the later on a scoped helper
+/// thread when `parallel`; on one thread, on `0..n` and then on the empty
+/// `n..n`. Returns the results for the earlier half and the later one.
+fn in_halves<T: Send>(parallel: bool, n: usize, f: impl Fn(Range<usize>) -> T + Sync) -> (T, T) {
+    let mid = if parallel { n / 2 } else { n };
+    let (late, early) = join(parallel, || f(mid..n), || f(0..mid));
+    (early, late)
+}
+
 /// Runs `a` and `b`, `a` on a scoped helper thread when `parallel`, and
 /// returns both results.
 fn join<A: Send, B>(parallel: bool, a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
@@ -819,9 +828,7 @@ fn finish(
         .collect::<Vec<_>>()
     };
     // A large program's rows (a name each) are built in two halves at once.
-    let n = work.tensors.len();
-    let half = if parallel { n / 2 } else { n };
-    let (rest, mut tensors) = join(parallel, || rows(half..n), || rows(0..half));
+    let (mut tensors, rest) = in_halves(parallel, work.tensors.len(), rows);
     tensors.extend(rest);
     report.tensors = tensors;
     AllocOutcome {

@@ -186,10 +186,10 @@ impl<'a> Budgets<'a> {
         parallel: bool,
     ) -> Self {
         let n = nodes.len();
-        let mid = if parallel { n / 2 } else { n };
-        let of = |ids: Range<usize>, room: usize| {
+        // The earlier half has room for the later one's slots.
+        let of = |ids: Range<usize>| {
             let mut b = Budgets {
-                slots: Vec::with_capacity(room),
+                slots: Vec::with_capacity(n - ids.start),
                 costs,
                 lo: 0,
                 hi: 0,
@@ -198,7 +198,7 @@ impl<'a> Budgets<'a> {
             b.push_slots(g, nodes, ids, num_banks);
             b
         };
-        let (rest, mut b) = super::join(parallel, || of(mid..n, n - mid), || of(0..mid, n));
+        let (mut b, rest) = super::in_halves(parallel, n, of);
         b.slots.extend_from_slice(&rest.slots);
         (b.lo, b.hi, b.inf) = (b.lo + rest.lo, b.hi + rest.hi, b.inf + rest.inf);
         b

@@ -12,9 +12,10 @@
 use super::costs::{spill_plan, SpillPlan};
 use super::linear::{BodyRef, Linear, PointKind};
 use super::liveness::{Liveness, ReloadEvents, SpillShift};
-use super::{join, sort_by_u64, NodeId};
+use super::{in_halves, join, sort_by_u64, NodeId};
 use crate::ir::{Access, Inst, InstId, InstKind, Mem, Module, Stmt, Tensor, TensorId};
 use std::collections::HashSet;
+use std::ops::Range;
 
 /// One copy to insert: into `body` before statement `pos`; `rank` 0 for a
 /// save, 1 for a reload; ties go in creation order, which is `inst` order.
@@ -251,14 +252,8 @@ pub fn insert_spill_code(
     namer: &mut Namer,
     parallel: bool,
 ) -> SpillShift {
-    let mid = if parallel {
-        spill.len() / 2
-    } else {
-        spill.len()
-    };
-    let (early, late) = spill.split_at(mid);
-    let plan = |nodes| Plans::of(lin, live, nodes);
-    let (late, early) = join(parallel, || plan(late), || plan(early));
+    let plan = |ids: Range<usize>| Plans::of(lin, live, &spill[ids]);
+    let (early, late) = in_halves(parallel, spill.len(), plan);
     let plans = [&early, &late];
     let Module {
         tensors,

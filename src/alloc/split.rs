@@ -62,8 +62,7 @@ pub fn memloc_split_analyzed(
             .collect()
     };
     let n = m.tensors.len();
-    let mid = if parallel { n / 2 } else { n };
-    let (late, early) = super::join(parallel, || cut(mid..n), || cut(0..mid));
+    let (early, late) = super::in_halves(parallel, n, cut);
     if early.is_empty() && late.is_empty() {
         return (m, Accesses::Events(events));
     }
