@@ -60,10 +60,56 @@ struct Sample {
     /// Peak resident memory of the child through all its runs, KiB: the
     /// later programs are built in a heap the earlier runs left fragmented.
     peak_all_kib: u64,
+    /// CPU time and page faults of the median run.
+    cost: Option<Cost>,
     /// Digest of the result (program text, report, log).
     digest: u64,
     iterations: u32,
     spilled: usize,
+}
+
+/// What one allocation cost the process beyond its time: CPU time of all
+/// its threads, in user and kernel mode, and minor page faults (each a
+/// fresh page of memory; on this machine's VM the kernel time is mostly
+/// those). Read from `/proc/self/stat`, so Linux only.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Cost {
+    user_secs: f64,
+    sys_secs: f64,
+    faults: u64,
+}
+
+impl Cost {
+    /// The process's counters so far, or `None` without `/proc`.
+    fn now() -> Option<Cost> {
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        Cost::parse(&stat)
+    }
+
+    /// The counters of a `/proc/PID/stat` line: `minflt`, `utime` and
+    /// `stime`, the 10th, 14th and 15th fields (counting from `pid`; the
+    /// command name in parentheses may hold spaces, so fields are counted
+    /// after its closing parenthesis). Times are in ticks of 1/100 s, the
+    /// `USER_HZ` of Linux.
+    fn parse(stat: &str) -> Option<Cost> {
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        let num = |i: usize| fields.get(i)?.parse::<u64>().ok();
+        let secs = |i: usize| num(i).map(|ticks| ticks as f64 / 100.0);
+        Some(Cost {
+            faults: num(7)?,
+            user_secs: secs(11)?,
+            sys_secs: secs(12)?,
+        })
+    }
+
+    /// The counters spent since `before`.
+    fn since(self, before: Cost) -> Cost {
+        Cost {
+            user_secs: self.user_secs - before.user_secs,
+            sys_secs: self.sys_secs - before.sys_secs,
+            faults: self.faults - before.faults,
+        }
+    }
 }
 
 /// Runs `psum bench`.
@@ -89,13 +135,25 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
         out,
         "allocator: `random` programs ({}, pressure 1.5 × the bank count, 1–4-bank tensors, seed {}); \
          time = allocate_owned only (median of {} runs; reference from 20k: 1 run); \
-         peak = child VmHWM after its first run (one program and its allocation), and after all runs\n",
+         peak = child VmHWM after its first run (one program and its allocation), and after all runs; \
+         CPU = user + kernel time of the median run's threads (from /proc/self/stat, 10 ms ticks), \
+         faults = its minor page faults (fresh 4 KiB pages)\n",
         p.arch, p.seed, a.runs
     );
     let _ = writeln!(
         out,
-        "{:>9}  {:<9}  {:>10}  {:>9}  {:>9}  {:>16}  {:>5}  {:>8}  {:>8}  output",
-        "tensors", "mode", "time", "peak MiB", "all runs", "growth", "iters", "spilled", "ref/fast"
+        "{:>9}  {:<9}  {:>10}  {:>13}  {:>8}  {:>9}  {:>9}  {:>16}  {:>5}  {:>8}  {:>8}  output",
+        "tensors",
+        "mode",
+        "time",
+        "CPU user+sys",
+        "faults",
+        "peak MiB",
+        "all runs",
+        "growth",
+        "iters",
+        "spilled",
+        "ref/fast"
     );
     print!("{out}");
     let mut prev: [Option<(u32, f64)>; 2] = [None, None];
@@ -120,11 +178,17 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
             ),
             None => (String::new(), ""),
         };
+        let (cpu, faults) = s.cost.map_or((String::new(), String::new()), |c| {
+            let cpu = format!("{:.2}+{:.2} s", c.user_secs, c.sys_secs);
+            (cpu, c.faults.to_string())
+        });
         println!(
-            "{:>9}  {:<9}  {:>10}  {:>9.1}  {:>9.1}  {:>16}  {:>5}  {:>8}  {:>8}  {}",
+            "{:>9}  {:<9}  {:>10}  {:>13}  {:>8}  {:>9.1}  {:>9.1}  {:>16}  {:>5}  {:>8}  {:>8}  {}",
             s.tensors,
             mode_name(s.mode),
             format_secs(s.secs),
+            cpu,
+            faults,
             s.peak_kib as f64 / 1024.0,
             s.peak_all_kib as f64 / 1024.0,
             growth,
@@ -201,10 +265,19 @@ fn spawn(tensors: u32, mode: Mode, runs: u32) -> Result<Sample, Failure> {
             .parse()
             .map_err(|_| Failure(format!("error: bench child printed a bad {key}: {line}")))
     };
+    let secs = |key: &str| field(key).ok()?.parse::<f64>().ok();
+    let cost = (|| {
+        Some(Cost {
+            user_secs: secs("user_secs")?,
+            sys_secs: secs("sys_secs")?,
+            faults: field("faults").ok()?.parse().ok()?,
+        })
+    })();
     Ok(Sample {
         tensors,
         mode,
         secs: num("nanos")? as f64 / 1e9,
+        cost,
         peak_kib: num("peak_kib")?,
         peak_all_kib: num("peak_all_kib")?,
         digest: u64::from_str_radix(field("digest")?, 16)
@@ -238,9 +311,14 @@ fn run_child(size: &str, mode: &str, runs: u32) -> Result<(), Failure> {
     for _ in 0..runs.max(1) {
         drop(last.take());
         let m = random(&scaling::params(tensors))?;
+        let before = Cost::now();
         let t0 = Instant::now();
         let outcome = allocate_owned(m, &opts)?;
-        times.push(t0.elapsed().as_nanos());
+        let nanos = t0.elapsed().as_nanos();
+        let cost = Cost::now()
+            .zip(before)
+            .map(|(after, before)| after.since(before));
+        times.push((nanos, cost));
         last = Some(outcome);
         if first_peak.is_none() {
             first_peak = Some(peak_kib()?);
@@ -249,10 +327,16 @@ fn run_child(size: &str, mode: &str, runs: u32) -> Result<(), Failure> {
     let outcome = last.expect("at least one run");
     let peak = first_peak.expect("at least one run");
     let peak_all = peak_kib()?;
-    times.sort_unstable();
+    times.sort_unstable_by_key(|t| t.0);
+    let (nanos, cost) = times[times.len() / 2];
+    let cost = cost.map_or(String::new(), |c| {
+        format!(
+            " user_secs={:.2} sys_secs={:.2} faults={}",
+            c.user_secs, c.sys_secs, c.faults
+        )
+    });
     println!(
-        "nanos={} peak_kib={peak} peak_all_kib={peak_all} digest={:016x} iterations={} spilled={}",
-        times[times.len() / 2],
+        "nanos={nanos} peak_kib={peak} peak_all_kib={peak_all} digest={:016x} iterations={} spilled={}{cost}",
         digest(&outcome),
         outcome.report.iterations,
         outcome.report.spilled.len()
@@ -336,5 +420,32 @@ fn run_peers() -> Result<(), Failure> {
         Err(Failure(format!(
             "error: `cargo bench --bench peers` failed ({status})"
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counters come from the 10th, 14th and 15th fields, counted
+    /// past a command name with spaces and parentheses in it.
+    #[test]
+    fn cost_reads_faults_and_cpu_ticks() {
+        let stat = "12379 (a (b) c) R 12375 12375 1183 0 -1 4194304 125 7 3 0 250 31 0 0 20 0 1 0";
+        let want = Cost {
+            user_secs: 2.5,
+            sys_secs: 0.31,
+            faults: 125,
+        };
+        assert_eq!(Cost::parse(stat), Some(want));
+        assert_eq!(Cost::parse("12379 (cat) R 1 2"), None);
+        let later = Cost {
+            user_secs: 3.0,
+            sys_secs: 0.5,
+            faults: 200,
+        };
+        let spent = later.since(want);
+        assert_eq!(spent.faults, 75);
+        assert!((spent.user_secs - 0.5).abs() < 1e-9 && (spent.sys_secs - 0.19).abs() < 1e-9);
     }
 }
