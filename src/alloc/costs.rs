@@ -126,17 +126,19 @@ pub fn find_costs(lin: &Linear, live: &Liveness, pinned: &[bool], latency: u64) 
         .collect()
 }
 
-/// [`find_costs`] of the nodes `ids` only, in their order.
+/// [`find_costs`] of the nodes `ids` only, in their order, in the buffer
+/// `costs` (emptied first).
 pub fn find_costs_of(
     lin: &Linear,
     live: &Liveness,
     ids: &[NodeId],
     pinned: &[bool],
     latency: u64,
+    mut costs: Vec<Cost>,
 ) -> Vec<Cost> {
-    ids.iter()
-        .map(|&v| cost_of(lin, live, v, pinned, latency))
-        .collect()
+    costs.clear();
+    costs.extend(ids.iter().map(|&v| cost_of(lin, live, v, pinned, latency)));
+    costs
 }
 
 /// The cost of spilling node `v` (see [`find_costs`]).

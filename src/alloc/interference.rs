@@ -8,6 +8,7 @@
 //! (quadratic), fast mode keeps adjacency lists in one flat vector (linear in
 //! the edge count, which pressure bounds).
 
+use super::linear::refill;
 use super::liveness::Node;
 use super::{Mode, NodeId};
 
@@ -46,8 +47,9 @@ impl BitMatrix {
     }
 }
 
-/// Adjacency lists, sliced out of one vector.
-#[derive(Clone, Debug)]
+/// Adjacency lists, sliced out of one vector; empty by default, as the
+/// buffers [`Interference::build_in`] fills.
+#[derive(Clone, Debug, Default)]
 pub struct AdjLists {
     offsets: Vec<u32>,
     adj: Vec<NodeId>,
@@ -56,6 +58,14 @@ pub struct AdjLists {
 impl Interference {
     /// Builds the graph of `nodes`.
     pub fn build(nodes: &[Node], mode: Mode) -> Interference {
+        Self::build_in(nodes, mode, AdjLists::default())
+    }
+
+    /// [`Interference::build`], in fast mode in the buffers of `lists`
+    /// (from [`Interference::into_lists`]): an allocator iteration's graph
+    /// is as large as the program, and fresh buffers would cost a page
+    /// fault per 4 KiB every iteration.
+    pub fn build_in(nodes: &[Node], mode: Mode, lists: AdjLists) -> Interference {
         let n = nodes.len();
         match mode {
             Mode::Reference => {
@@ -68,7 +78,11 @@ impl Interference {
             }
             Mode::Fast => {
                 let sweep = Sweep::new(nodes);
-                let mut offsets = vec![0u32; n + 1];
+                let AdjLists {
+                    mut offsets,
+                    mut adj,
+                } = lists;
+                refill(&mut offsets, n + 1, 0);
                 sweep.run(|u, v| {
                     offsets[u.index() + 1] += 1;
                     offsets[v.index() + 1] += 1;
@@ -76,7 +90,7 @@ impl Interference {
                 for i in 0..n {
                     offsets[i + 1] += offsets[i];
                 }
-                let mut adj = vec![NodeId(0); offsets[n] as usize];
+                refill(&mut adj, offsets[n] as usize, NodeId(0));
                 // Each list's start is its fill cursor; once full, each
                 // holds the next list's start, so the starts shift back.
                 sweep.run(|u, v| {
@@ -89,6 +103,15 @@ impl Interference {
                 offsets[0] = 0;
                 Interference::Lists(AdjLists { offsets, adj })
             }
+        }
+    }
+
+    /// The buffers of the adjacency lists, for [`Interference::build_in`]
+    /// (none in reference mode).
+    pub fn into_lists(self) -> AdjLists {
+        match self {
+            Interference::Matrix(_) => AdjLists::default(),
+            Interference::Lists(l) => l,
         }
     }
 

@@ -147,6 +147,17 @@ struct Slot {
 
 const _: () = assert!(std::mem::size_of::<Slot>() == 16);
 
+impl Slot {
+    /// A placeholder that [`fill_slots`] overwrites.
+    const UNSET: Slot = Slot {
+        budget: 0,
+        deg: 0,
+        banks: 0,
+        list: List::Removed,
+        agree: 0,
+    };
+}
+
 /// The initial budgets and worklists, shared by the four heuristics of one
 /// iteration, with the spill costs they were sorted by.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -175,6 +186,11 @@ pub struct Scratch {
     prefix: (Vec<Slot>, Vec<NodeId>),
 }
 
+/// The buffer of a [`Budgets`], handed on from one iteration's budgets to
+/// the next's ([`Budgets::new_in`]); empty by default.
+#[derive(Default)]
+pub struct SlotBuffer(Vec<Slot>);
+
 impl<'a> Budgets<'a> {
     /// Computes every node's budget and degree and sorts it into a
     /// worklist; on `parallel`, half the nodes on a helper thread.
@@ -185,53 +201,38 @@ impl<'a> Budgets<'a> {
         num_banks: u32,
         parallel: bool,
     ) -> Self {
-        let n = nodes.len();
-        // The earlier half has room for the later one's slots.
-        let of = |ids: Range<usize>| {
-            let mut b = Budgets {
-                slots: Vec::with_capacity(n - ids.start),
-                costs,
-                lo: 0,
-                hi: 0,
-                inf: 0,
-            };
-            b.push_slots(g, nodes, ids, num_banks);
-            b
-        };
-        let (mut b, rest) = super::in_halves(parallel, n, of);
-        b.slots.extend_from_slice(&rest.slots);
-        (b.lo, b.hi, b.inf) = (b.lo + rest.lo, b.hi + rest.hi, b.inf + rest.inf);
-        b
+        Self::new_in(g, nodes, costs, num_banks, parallel, SlotBuffer::default())
     }
 
-    /// Appends the slots of nodes `ids`, counting them into their worklists.
-    fn push_slots(&mut self, g: &Interference, nodes: &[Node], ids: Range<usize>, num_banks: u32) {
-        for i in ids {
-            let n = &nodes[i];
-            let mut budget = i64::from(num_banks) - i64::from(n.banks);
-            let mut deg = 0;
-            g.for_each_neighbor(NodeId::new(i), |u| {
-                budget -= i64::from(nodes[u.index()].banks);
-                deg += 1;
-            });
-            let list = if budget >= 0 {
-                self.lo += 1;
-                List::Lo
-            } else if self.costs[i] == Cost::Inf {
-                self.inf += 1;
-                List::Inf
-            } else {
-                self.hi += 1;
-                List::Hi
-            };
-            self.slots.push(Slot {
-                budget,
-                deg,
-                banks: u8::try_from(n.banks).expect("a node's banks fit the 64-bit bank mask"),
-                list,
-                agree: 0,
-            });
+    /// [`Budgets::new`] in the buffer of earlier budgets: an allocator
+    /// iteration's budgets are as large as the program, and a fresh buffer
+    /// would cost a page fault per 4 KiB every iteration.
+    pub fn new_in(
+        g: &Interference,
+        nodes: &[Node],
+        costs: &'a [Cost],
+        num_banks: u32,
+        parallel: bool,
+        buffer: SlotBuffer,
+    ) -> Self {
+        let mut slots = buffer.0;
+        super::linear::refill(&mut slots, nodes.len(), Slot::UNSET);
+        let fill =
+            |base: usize, out: &mut [Slot]| fill_slots(g, nodes, costs, num_banks, base, out);
+        let (early, late) = super::in_halves_mut(parallel, &mut slots, fill);
+        let [lo, hi, inf] = [0, 1, 2].map(|i| early[i] + late[i]);
+        Budgets {
+            slots,
+            costs,
+            lo,
+            hi,
+            inf,
         }
+    }
+
+    /// The buffer, for [`Budgets::new_in`].
+    pub fn into_buffer(self) -> SlotBuffer {
+        SlotBuffer(self.slots)
     }
 
     /// The spill costs, by node.
@@ -275,6 +276,44 @@ impl<'a> Budgets<'a> {
     pub fn agrees(&self, u: usize, h: Heuristic) -> bool {
         h == Heuristic::H0 || self.slots[u].agree & 1 << h.index() != 0
     }
+}
+
+/// Sets the slots `out` of the nodes from `base` on, and returns how many
+/// of them start in `lo`, `hi` and `inf`.
+fn fill_slots(
+    g: &Interference,
+    nodes: &[Node],
+    costs: &[Cost],
+    num_banks: u32,
+    base: usize,
+    out: &mut [Slot],
+) -> [usize; 3] {
+    let mut counts = [0; 3];
+    for (i, slot) in (base..).zip(out) {
+        let n = &nodes[i];
+        let mut budget = i64::from(num_banks) - i64::from(n.banks);
+        let mut deg = 0;
+        g.for_each_neighbor(NodeId::new(i), |u| {
+            budget -= i64::from(nodes[u.index()].banks);
+            deg += 1;
+        });
+        let (list, count) = if budget >= 0 {
+            (List::Lo, 0)
+        } else if costs[i] == Cost::Inf {
+            (List::Inf, 2)
+        } else {
+            (List::Hi, 1)
+        };
+        counts[count] += 1;
+        *slot = Slot {
+            budget,
+            deg,
+            banks: u8::try_from(n.banks).expect("a node's banks fit the 64-bit bank mask"),
+            list,
+            agree: 0,
+        };
+    }
+    counts
 }
 
 /// Working state of one simplify run over the part from node `base`.
