@@ -8,7 +8,7 @@
 //! (quadratic), fast mode keeps adjacency lists in one flat vector (linear in
 //! the edge count, which pressure bounds).
 
-use super::linear::refill;
+use super::linear::{refill, resize_to_overwrite};
 use super::liveness::Node;
 use super::{Mode, NodeId};
 
@@ -90,7 +90,7 @@ impl Interference {
                 for i in 0..n {
                     offsets[i + 1] += offsets[i];
                 }
-                refill(&mut adj, offsets[n] as usize, NodeId(0));
+                resize_to_overwrite(&mut adj, offsets[n] as usize, NodeId(0));
                 // Each list's start is its fill cursor; once full, each
                 // holds the next list's start, so the starts shift back.
                 sweep.run(|u, v| {

@@ -158,6 +158,16 @@ pub(super) fn refill<T: Clone>(v: &mut Vec<T>, len: usize, x: T) {
     v.resize(len, x);
 }
 
+/// Makes `v` hold `len` items for a caller that overwrites every one of
+/// them: the items already there stay as they are, and only the growth
+/// (fitted exactly) is filled with `x`, so a reused buffer is not written
+/// twice.
+pub(super) fn resize_to_overwrite<T: Clone>(v: &mut Vec<T>, len: usize, x: T) {
+    v.truncate(len);
+    v.reserve_exact(len - v.len());
+    v.resize(len, x);
+}
+
 impl Linear {
     /// Numbers the points of `m`.
     pub fn new(m: &Module) -> Linear {

@@ -216,7 +216,7 @@ impl<'a> Budgets<'a> {
         buffer: SlotBuffer,
     ) -> Self {
         let mut slots = buffer.0;
-        super::linear::refill(&mut slots, nodes.len(), Slot::UNSET);
+        super::linear::resize_to_overwrite(&mut slots, nodes.len(), Slot::UNSET);
         let fill =
             |base: usize, out: &mut [Slot]| fill_slots(g, nodes, costs, num_banks, base, out);
         let (early, late) = super::in_halves_mut(parallel, &mut slots, fill);

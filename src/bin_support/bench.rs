@@ -61,29 +61,29 @@ struct Sample {
     /// later programs are built in a heap the earlier runs left fragmented.
     peak_all_kib: u64,
     /// CPU time and page faults of the median run.
-    cost: Option<Cost>,
+    usage: Option<Usage>,
     /// Digest of the result (program text, report, log).
     digest: u64,
     iterations: u32,
     spilled: usize,
 }
 
-/// What one allocation cost the process beyond its time: CPU time of all
+/// What one allocation used of the process beyond its time: CPU time of all
 /// its threads, in user and kernel mode, and minor page faults (each a
 /// fresh page of memory; on this machine's VM the kernel time is mostly
 /// those). Read from `/proc/self/stat`, so Linux only.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-struct Cost {
+struct Usage {
     user_secs: f64,
     sys_secs: f64,
     faults: u64,
 }
 
-impl Cost {
+impl Usage {
     /// The process's counters so far, or `None` without `/proc`.
-    fn now() -> Option<Cost> {
+    fn now() -> Option<Usage> {
         let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-        Cost::parse(&stat)
+        Usage::parse(&stat)
     }
 
     /// The counters of a `/proc/PID/stat` line: `minflt`, `utime` and
@@ -91,11 +91,11 @@ impl Cost {
     /// command name in parentheses may hold spaces, so fields are counted
     /// after its closing parenthesis). Times are in ticks of 1/100 s, the
     /// `USER_HZ` of Linux.
-    fn parse(stat: &str) -> Option<Cost> {
+    fn parse(stat: &str) -> Option<Usage> {
         let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
         let num = |i: usize| fields.get(i)?.parse::<u64>().ok();
         let secs = |i: usize| num(i).map(|ticks| ticks as f64 / 100.0);
-        Some(Cost {
+        Some(Usage {
             faults: num(7)?,
             user_secs: secs(11)?,
             sys_secs: secs(12)?,
@@ -103,8 +103,8 @@ impl Cost {
     }
 
     /// The counters spent since `before`.
-    fn since(self, before: Cost) -> Cost {
-        Cost {
+    fn since(self, before: Usage) -> Usage {
+        Usage {
             user_secs: self.user_secs - before.user_secs,
             sys_secs: self.sys_secs - before.sys_secs,
             faults: self.faults - before.faults,
@@ -178,7 +178,7 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
             ),
             None => (String::new(), ""),
         };
-        let (cpu, faults) = s.cost.map_or((String::new(), String::new()), |c| {
+        let (cpu, faults) = s.usage.map_or((String::new(), String::new()), |c| {
             let cpu = format!("{:.2}+{:.2} s", c.user_secs, c.sys_secs);
             (cpu, c.faults.to_string())
         });
@@ -266,8 +266,8 @@ fn spawn(tensors: u32, mode: Mode, runs: u32) -> Result<Sample, Failure> {
             .map_err(|_| Failure(format!("error: bench child printed a bad {key}: {line}")))
     };
     let secs = |key: &str| field(key).ok()?.parse::<f64>().ok();
-    let cost = (|| {
-        Some(Cost {
+    let usage = (|| {
+        Some(Usage {
             user_secs: secs("user_secs")?,
             sys_secs: secs("sys_secs")?,
             faults: field("faults").ok()?.parse().ok()?,
@@ -277,7 +277,7 @@ fn spawn(tensors: u32, mode: Mode, runs: u32) -> Result<Sample, Failure> {
         tensors,
         mode,
         secs: num("nanos")? as f64 / 1e9,
-        cost,
+        usage,
         peak_kib: num("peak_kib")?,
         peak_all_kib: num("peak_all_kib")?,
         digest: u64::from_str_radix(field("digest")?, 16)
@@ -311,14 +311,14 @@ fn run_child(size: &str, mode: &str, runs: u32) -> Result<(), Failure> {
     for _ in 0..runs.max(1) {
         drop(last.take());
         let m = random(&scaling::params(tensors))?;
-        let before = Cost::now();
+        let before = Usage::now();
         let t0 = Instant::now();
         let outcome = allocate_owned(m, &opts)?;
         let nanos = t0.elapsed().as_nanos();
-        let cost = Cost::now()
+        let usage = Usage::now()
             .zip(before)
             .map(|(after, before)| after.since(before));
-        times.push((nanos, cost));
+        times.push((nanos, usage));
         last = Some(outcome);
         if first_peak.is_none() {
             first_peak = Some(peak_kib()?);
@@ -328,15 +328,15 @@ fn run_child(size: &str, mode: &str, runs: u32) -> Result<(), Failure> {
     let peak = first_peak.expect("at least one run");
     let peak_all = peak_kib()?;
     times.sort_unstable_by_key(|t| t.0);
-    let (nanos, cost) = times[times.len() / 2];
-    let cost = cost.map_or(String::new(), |c| {
+    let (nanos, usage) = times[times.len() / 2];
+    let usage = usage.map_or(String::new(), |c| {
         format!(
             " user_secs={:.2} sys_secs={:.2} faults={}",
             c.user_secs, c.sys_secs, c.faults
         )
     });
     println!(
-        "nanos={nanos} peak_kib={peak} peak_all_kib={peak_all} digest={:016x} iterations={} spilled={}{cost}",
+        "nanos={nanos} peak_kib={peak} peak_all_kib={peak_all} digest={:016x} iterations={} spilled={}{usage}",
         digest(&outcome),
         outcome.report.iterations,
         outcome.report.spilled.len()
@@ -430,16 +430,16 @@ mod tests {
     /// The counters come from the 10th, 14th and 15th fields, counted
     /// past a command name with spaces and parentheses in it.
     #[test]
-    fn cost_reads_faults_and_cpu_ticks() {
+    fn usage_reads_faults_and_cpu_ticks() {
         let stat = "12379 (a (b) c) R 12375 12375 1183 0 -1 4194304 125 7 3 0 250 31 0 0 20 0 1 0";
-        let want = Cost {
+        let want = Usage {
             user_secs: 2.5,
             sys_secs: 0.31,
             faults: 125,
         };
-        assert_eq!(Cost::parse(stat), Some(want));
-        assert_eq!(Cost::parse("12379 (cat) R 1 2"), None);
-        let later = Cost {
+        assert_eq!(Usage::parse(stat), Some(want));
+        assert_eq!(Usage::parse("12379 (cat) R 1 2"), None);
+        let later = Usage {
             user_secs: 3.0,
             sys_secs: 0.5,
             faults: 200,
