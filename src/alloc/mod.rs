@@ -20,9 +20,12 @@
 //! gets two heuristics at once). The runs of one part share their start
 //! (simplify's drain of `lo`, which no heuristic decides), and the runs
 //! after H0 leave out the components whose selection must be H0's
-//! ([`simplify::Budgets::mark_agreement`]) and take H0's. None of this
-//! applies when the trace is asked for: its `cannot allocate` lines follow
-//! the global pop order, which only a run over the whole graph gives.
+//! ([`simplify::Budgets::mark_agreement`]) and take H0's. A large part,
+//! such as iteration 1's whole graph, falls apart as simplify removes its
+//! nodes, and its drain goes on range by range in the same way. None of
+//! this applies when the trace is asked for: its `cannot allocate` lines
+//! follow the global pop order, which only a run over the whole graph
+//! gives.
 //!
 //! The log is always collected: [`AllocOutcome::log`] holds the `-v` lines of
 //! SPEC §3.9 and, when [`AllocOptions::trace`] asks for it,
@@ -539,6 +542,12 @@ fn best_of_n(
         init: &init,
         num_banks,
         mode: opts.mode,
+        // The trace's `cannot allocate` lines follow the global pop order.
+        split_min: if opts.trace {
+            usize::MAX
+        } else {
+            SPLIT_MIN_NODES
+        },
     };
     // The whole graph's score: the dirty nodes' plus the reused spill sets'.
     let score_of = |h: Heuristic, sel: &Selection| {
@@ -607,6 +616,10 @@ const PARALLEL_MIN_NODES: usize = 1 << 14;
 /// The smallest part simplify and select run on, but for the last one.
 const PART_MIN_NODES: usize = 256;
 
+/// Simplify splits what remains of a part this large as nodes leave
+/// ([`simplify`]'s drain), into ranges of `PART_MIN_NODES` or more.
+const SPLIT_MIN_NODES: usize = 4096;
+
 /// The parts of `plan`'s dirty nodes (by their position in `plan.dirty`)
 /// that simplify and select run on one by one: runs of whole components,
 /// each of at least `min` nodes but the last; all of them at once when the
@@ -636,6 +649,10 @@ struct Graph<'a> {
     init: &'a Budgets<'a>,
     num_banks: u32,
     mode: Mode,
+    /// Fast mode's drain splits what remains of a part of this many nodes
+    /// or more into ranges it drains one by one (`usize::MAX`: never, so
+    /// the stack keeps the order of one drain).
+    split_min: usize,
 }
 
 impl Graph<'_> {
@@ -1118,6 +1135,7 @@ mod tests {
             init,
             num_banks: 8,
             mode,
+            split_min: usize::MAX,
         }
     }
 
@@ -1168,6 +1186,59 @@ mod tests {
         }
         assert!(split > 100, "{split} graphs of several components");
         assert!(split_with_hi > 50, "{split_with_hi} with hi nodes");
+    }
+
+    /// A drain that splits what remains of its part into ranges as nodes
+    /// leave moves no node past one it interferes with: its stack orders
+    /// every interfering pair as one drain does, so select gives the same
+    /// banks, score and spill set.
+    #[test]
+    fn split_drains_keep_every_interfering_pair_in_order() {
+        let mut rng = crate::gen::random::Rng::new(17);
+        let mut reordered = 0;
+        for _ in 0..200 {
+            let (nodes, costs) = random_graph(&mut rng);
+            let n = nodes.len();
+            let g = Interference::build(&nodes, Mode::Fast);
+            let init = Budgets::new(&g, &nodes, &costs, 8, false);
+            let whole = on_8_banks(&g, &nodes, &init, Mode::Fast);
+            let everything = 0..n;
+            let all = std::slice::from_ref(&everything);
+            let sorted = |s: &Selection| {
+                let mut v = s.unplaced.clone();
+                v.sort_unstable();
+                v
+            };
+            let position = |stack: &[NodeId]| {
+                let mut at = vec![usize::MAX; n];
+                for (i, v) in stack.iter().enumerate() {
+                    at[v.index()] = i;
+                }
+                at
+            };
+            let mut scratch = simplify::Scratch::default();
+            for h in Heuristic::ALL {
+                let one = whole.select_parts(&[h], all, None, &mut scratch).remove(0);
+                let want = position(scratch.stack());
+                for split_min in [1, 4, 16] {
+                    let graph = Graph { split_min, ..whole };
+                    let sel = graph.select_parts(&[h], all, None, &mut scratch).remove(0);
+                    assert_eq!(sel.bank, one.bank, "H{h}, split from {split_min}");
+                    assert_eq!(sel.score, one.score);
+                    assert_eq!(sorted(&sel), sorted(&one));
+                    let got = position(scratch.stack());
+                    assert!(got.iter().all(|&i| i < n), "every node once");
+                    for v in (0..n).map(NodeId::new) {
+                        g.for_each_neighbor(v, |u| {
+                            let (u, v) = (u.index(), v.index());
+                            assert_eq!(got[u] < got[v], want[u] < want[v], "{u} and {v}");
+                        });
+                    }
+                    reordered += usize::from(got != want);
+                }
+            }
+        }
+        assert!(reordered > 300, "{reordered} stacks reordered");
     }
 
     /// Two threads taking half the parts each, all heuristics per part,

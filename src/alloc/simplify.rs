@@ -18,7 +18,9 @@
 //! buffers of a [`Scratch`]. The runs of one part under several heuristics
 //! share their prefix up to the first pick from `hi` or `inf`, and may
 //! leave out the components that [`Budgets::mark_agreement`] finds would
-//! only repeat H0.
+//! only repeat H0. Removals cut a large part apart as they go, so a fast
+//! drain splits what remains of it into such ranges once a quarter of it
+//! is gone, and drains them one by one.
 
 use super::costs::Cost;
 use super::interference::Interference;
@@ -184,6 +186,14 @@ pub struct Scratch {
     /// The slots and stack where `lo` first ran dry, which every run of
     /// a part goes on from.
     prefix: (Vec<Slot>, Vec<NodeId>),
+}
+
+impl Scratch {
+    /// The stack of the last run, bottom first.
+    #[cfg(test)]
+    pub fn stack(&self) -> &[NodeId] {
+        &self.stack
+    }
 }
 
 /// The buffer of a [`Budgets`], handed on from one iteration's budgets to
@@ -465,15 +475,16 @@ pub(super) fn simplify_each(
         if any {
             stack.retain(|v| !only_here(init.slots[v.index()].agree));
         }
-        simplify_fast(
+        let remaining = part.len() - stack.len();
+        let mut st = State::new(graph, h, base, slots);
+        let mut run = Run {
             g,
-            State::new(graph, h, base, slots),
-            part.clone(),
             lo,
-            infs,
             hi,
             stack,
-        );
+            split_min: graph.split_min,
+        };
+        run.drain(&mut st, part.clone(), remaining, infs);
         each(i, stack);
     }
 }
@@ -530,55 +541,124 @@ fn simplify_reference(
     }
 }
 
-/// The drain after the prefix (`lo` empty, `infs` every node of the part
-/// that started in `inf`), with an [`IdSet`] for `lo`, a lazy [`HiQueue`]
-/// keyed by metric for `hi` and a cursor over `inf`. A removal only ever
-/// raises the metric of a remaining neighbor (its degree and neighbor
-/// banks shrink; the cost and length stay), so a `hi` entry's key is a
-/// lower bound of the node's current key: when an entry surfaces with an
-/// outdated key it is pushed again with the current one, and an entry
-/// that surfaces up to date is the true minimum.
-fn simplify_fast(
-    g: &Interference,
-    mut st: State,
-    part: Range<usize>,
-    lo: &mut IdSet,
-    infs: &[usize],
-    hi: &mut HiQueue,
-    stack: &mut Vec<NodeId>,
-) {
-    let base = part.start;
-    let mut inf_cursor = 0;
-    hi.refill(|entries| {
-        entries.extend(
-            (part.clone())
-                .filter(|&u| st.slot(u).list == List::Hi)
-                .map(|u| st.key(u)),
-        );
-    });
-    loop {
-        let v = if let Some(v) = lo.pop_min() {
-            v + base
-        } else if let Some(v) = pop_hi(hi, &st) {
-            for far in hi.ahead(16).into_iter().flatten() {
-                g.prefetch(far, true);
-                super::prefetch(st.slots, far.index() - base);
-            }
-            for near in hi.ahead(8).into_iter().flatten() {
-                g.prefetch(near, false);
-            }
-            v
-        } else {
-            while inf_cursor < infs.len() && st.slot(infs[inf_cursor]).list != List::Inf {
-                inf_cursor += 1;
-            }
-            match infs.get(inf_cursor) {
-                Some(&v) => v,
-                None => break,
-            }
-        };
-        remove(g, &mut st, v, lo, stack);
+/// The buffers and graph of one fast drain ([`Run::drain`]).
+struct Run<'r> {
+    g: &'r Interference,
+    lo: &'r mut IdSet,
+    hi: &'r mut HiQueue,
+    stack: &'r mut Vec<NodeId>,
+    /// See [`Graph::split_min`].
+    split_min: usize,
+}
+
+impl Run<'_> {
+    /// The drain of `part` after the prefix (`lo` empty, `infs` every node
+    /// of the part that started in `inf`, `remaining` the part's nodes not
+    /// yet removed), with an [`IdSet`] for `lo`, a lazy [`HiQueue`] keyed
+    /// by metric for `hi` and a cursor over `inf`. A removal only ever
+    /// raises the metric of a remaining neighbor (its degree and neighbor
+    /// banks shrink; the cost and length stay), so a `hi` entry's key is a
+    /// lower bound of the node's current key: when an entry surfaces with
+    /// an outdated key it is pushed again with the current one, and an
+    /// entry that surfaces up to date is the true minimum.
+    ///
+    /// Removals cut the remaining graph apart (a large graph has fallen
+    /// into thousands of components by the time a quarter of it is gone),
+    /// and each component leaves in the same order whatever else is
+    /// drained with it. So once a part of at least `split_min` nodes has
+    /// lost `1/SPLIT_SHARE` of them, with `lo` empty, its remaining nodes
+    /// are cut into id ranges closed under adjacency ([`closed_ranges`])
+    /// and each is drained alone, in cache: their stacks follow one
+    /// another, where one drain would interleave them by metric, and no
+    /// two nodes that interfere change places.
+    fn drain(&mut self, st: &mut State, part: Range<usize>, remaining: usize, infs: &[usize]) {
+        let mut inf_cursor = 0;
+        self.hi.refill(|entries| {
+            entries.extend(
+                (part.clone())
+                    .filter(|&u| st.slot(u).list == List::Hi)
+                    .map(|u| st.key(u)),
+            );
+        });
+        let mut split_at =
+            (remaining >= self.split_min).then(|| self.stack.len() + remaining / SPLIT_SHARE);
+        loop {
+            let v = if let Some(v) = self.lo.pop_min() {
+                v + st.base
+            } else if split_at.is_some_and(|at| self.stack.len() >= at) {
+                split_at = None;
+                let group = (self.split_min / SPLIT_SHARE.pow(2)).max(1);
+                let ranges = closed_ranges(self.g, st, part.clone(), group);
+                if ranges.len() > 1 {
+                    for (range, left) in ranges {
+                        let first = |end: usize| infs.partition_point(|&u| u < end);
+                        let infs = &infs[first(range.start)..first(range.end)];
+                        self.drain(st, range, left, infs);
+                    }
+                    return;
+                }
+                continue;
+            } else if let Some(v) = pop_hi(self.hi, st) {
+                for far in self.hi.ahead(16).into_iter().flatten() {
+                    self.g.prefetch(far, true);
+                    super::prefetch(st.slots, far.index() - st.base);
+                }
+                for near in self.hi.ahead(8).into_iter().flatten() {
+                    self.g.prefetch(near, false);
+                }
+                v
+            } else {
+                while inf_cursor < infs.len() && st.slot(infs[inf_cursor]).list != List::Inf {
+                    inf_cursor += 1;
+                }
+                match infs.get(inf_cursor) {
+                    Some(&v) => v,
+                    None => break,
+                }
+            };
+            remove(self.g, st, v, self.lo, self.stack);
+        }
     }
+}
+
+/// A drain splits its part once this fraction (1/N) of its remaining
+/// nodes is gone, and the ranges it splits into hold at least
+/// `split_min / N²` remaining nodes each (but the last).
+const SPLIT_SHARE: usize = 4;
+
+/// The remaining nodes of `part` (closed under adjacency), cut into id
+/// ranges closed under adjacency among them, each of at least `group`
+/// remaining nodes but the last, with their remaining counts. A range ends
+/// where no remaining node in it has a remaining neighbor beyond it.
+fn closed_ranges(
+    g: &Interference,
+    st: &State,
+    part: Range<usize>,
+    group: usize,
+) -> Vec<(Range<usize>, usize)> {
+    let mut ranges = Vec::new();
+    let (mut start, mut count, mut reach) = (part.start, 0, 0);
+    for u in part.clone() {
+        if st.slot(u).list == List::Removed {
+            continue;
+        }
+        count += 1;
+        reach = reach.max(u);
+        g.for_each_neighbor(NodeId::new(u), |w| {
+            if st.slot(w.index()).list != List::Removed {
+                reach = reach.max(w.index());
+            }
+        });
+        if reach == u && count >= group {
+            ranges.push((start..u + 1, count));
+            (start, count) = (u + 1, 0);
+        }
+    }
+    match ranges.last_mut() {
+        Some(last) if count == 0 => last.0.end = part.end,
+        _ => ranges.push((start..part.end, count)),
+    }
+    ranges
 }
 
 /// A set of node ids with O(log₆₄ n) insert and pop-smallest: a bitset
