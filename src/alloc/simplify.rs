@@ -475,7 +475,7 @@ pub(super) fn simplify_each(
         if any {
             stack.retain(|v| !only_here(init.slots[v.index()].agree));
         }
-        let remaining = part.len() - stack.len();
+        let remaining = slots.iter().filter(|s| s.list != List::Removed).count();
         let mut st = State::new(graph, h, base, slots);
         let mut run = Run {
             g,
