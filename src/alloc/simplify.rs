@@ -475,7 +475,6 @@ pub(super) fn simplify_each(
         if any {
             stack.retain(|v| !only_here(init.slots[v.index()].agree));
         }
-        let remaining = slots.iter().filter(|s| s.list != List::Removed).count();
         let mut st = State::new(graph, h, base, slots);
         let mut run = Run {
             g,
@@ -484,7 +483,7 @@ pub(super) fn simplify_each(
             stack,
             split_min: graph.split_min,
         };
-        run.drain(&mut st, part.clone(), remaining, infs);
+        run.drain(&mut st, part.clone(), infs);
         each(i, stack);
     }
 }
@@ -553,8 +552,7 @@ struct Run<'r> {
 
 impl Run<'_> {
     /// The drain of `part` after the prefix (`lo` empty, `infs` every node
-    /// of the part that started in `inf`, `remaining` the part's nodes not
-    /// yet removed), with an [`IdSet`] for `lo`, a lazy [`HiQueue`] keyed
+    /// of the part that started in `inf`), with an [`IdSet`] for `lo`, a lazy [`HiQueue`] keyed
     /// by metric for `hi` and a cursor over `inf`. A removal only ever
     /// raises the metric of a remaining neighbor (its degree and neighbor
     /// banks shrink; the cost and length stay), so a `hi` entry's key is a
@@ -571,7 +569,7 @@ impl Run<'_> {
     /// and each is drained alone, in cache: their stacks follow one
     /// another, where one drain would interleave them by metric, and no
     /// two nodes that interfere change places.
-    fn drain(&mut self, st: &mut State, part: Range<usize>, remaining: usize, infs: &[usize]) {
+    fn drain(&mut self, st: &mut State, part: Range<usize>, infs: &[usize]) {
         let mut inf_cursor = 0;
         self.hi.refill(|entries| {
             entries.extend(
@@ -580,8 +578,12 @@ impl Run<'_> {
                     .map(|u| st.key(u)),
             );
         });
-        let mut split_at =
-            (remaining >= self.split_min).then(|| self.stack.len() + remaining / SPLIT_SHARE);
+        // Only a part this large can have that many nodes left to count.
+        let mut split_at = (part.len() >= self.split_min)
+            .then(|| (part.clone()).filter(|&u| st.slot(u).list != List::Removed))
+            .map(Iterator::count)
+            .filter(|&left| left >= self.split_min)
+            .map(|left| self.stack.len() + left / SPLIT_SHARE);
         loop {
             let v = if let Some(v) = self.lo.pop_min() {
                 v + st.base
@@ -590,10 +592,10 @@ impl Run<'_> {
                 let group = (self.split_min / SPLIT_SHARE.pow(2)).max(1);
                 let ranges = closed_ranges(self.g, st, part.clone(), group);
                 if ranges.len() > 1 {
-                    for (range, left) in ranges {
+                    for range in ranges {
                         let first = |end: usize| infs.partition_point(|&u| u < end);
                         let infs = &infs[first(range.start)..first(range.end)];
-                        self.drain(st, range, left, infs);
+                        self.drain(st, range, infs);
                     }
                     return;
                 }
@@ -628,14 +630,14 @@ const SPLIT_SHARE: usize = 4;
 
 /// The remaining nodes of `part` (closed under adjacency), cut into id
 /// ranges closed under adjacency among them, each of at least `group`
-/// remaining nodes but the last, with their remaining counts. A range ends
+/// remaining nodes but the last. A range ends
 /// where no remaining node in it has a remaining neighbor beyond it.
 fn closed_ranges(
     g: &Interference,
     st: &State,
     part: Range<usize>,
     group: usize,
-) -> Vec<(Range<usize>, usize)> {
+) -> Vec<Range<usize>> {
     let mut ranges = Vec::new();
     let (mut start, mut count, mut reach) = (part.start, 0, 0);
     for u in part.clone() {
@@ -650,13 +652,13 @@ fn closed_ranges(
             }
         });
         if reach == u && count >= group {
-            ranges.push((start..u + 1, count));
+            ranges.push(start..u + 1);
             (start, count) = (u + 1, 0);
         }
     }
     match ranges.last_mut() {
-        Some(last) if count == 0 => last.0.end = part.end,
-        _ => ranges.push((start..part.end, count)),
+        Some(last) if count == 0 => last.end = part.end,
+        _ => ranges.push(start..part.end),
     }
     ranges
 }
