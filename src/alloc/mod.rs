@@ -1115,6 +1115,13 @@ mod tests {
         }
     }
 
+    /// A selection's spill set in id order (its order depends on the parts).
+    fn sorted_spill_set(s: &Selection) -> Vec<NodeId> {
+        let mut v = s.unplaced.clone();
+        v.sort_unstable();
+        v
+    }
+
     /// A plan of every node dirty, with its components.
     fn plan_of_components(nodes: &[Node]) -> Plan {
         let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
@@ -1170,8 +1177,6 @@ mod tests {
                 let mut scratch = simplify::Scratch::default();
                 for h in Heuristic::ALL {
                     let whole = graph.select_parts(&[h], all, None, &mut scratch).remove(0);
-                    let mut spill_set = whole.unplaced.clone();
-                    spill_set.sort_unstable();
                     for min in [1, 3, 40] {
                         let parts = parts(&plan, min);
                         let sel = graph
@@ -1179,9 +1184,7 @@ mod tests {
                             .remove(0);
                         assert_eq!(sel.bank, whole.bank);
                         assert_eq!(sel.score, whole.score);
-                        let mut unplaced = sel.unplaced.clone();
-                        unplaced.sort_unstable();
-                        assert_eq!(unplaced, spill_set);
+                        assert_eq!(sorted_spill_set(&sel), sorted_spill_set(&whole));
                     }
                 }
             }
@@ -1215,11 +1218,6 @@ mod tests {
             let whole = on_8_banks(&g, &nodes, &init, Mode::Fast);
             let everything = 0..n;
             let all = std::slice::from_ref(&everything);
-            let sorted = |s: &Selection| {
-                let mut v = s.unplaced.clone();
-                v.sort_unstable();
-                v
-            };
             let position = |stack: &[NodeId]| {
                 let mut at = vec![usize::MAX; n];
                 for (i, v) in stack.iter().enumerate() {
@@ -1236,7 +1234,7 @@ mod tests {
                     let sel = graph.select_parts(&[h], all, None, &mut scratch).remove(0);
                     assert_eq!(sel.bank, one.bank, "H{h}, split from {split_min}");
                     assert_eq!(sel.score, one.score);
-                    assert_eq!(sorted(&sel), sorted(&one));
+                    assert_eq!(sorted_spill_set(&sel), sorted_spill_set(&one));
                     let got = position(scratch.stack());
                     assert!(got.iter().all(|&i| i < n), "every node once");
                     for v in (0..n).map(NodeId::new) {
@@ -1351,12 +1349,7 @@ mod tests {
                     let run = runs[h].as_ref().expect("every heuristic runs");
                     assert_eq!(run.bank, sel.bank, "H{h}");
                     assert_eq!(run.score, sel.score, "H{h}");
-                    let sorted = |s: &Selection| {
-                        let mut v = s.unplaced.clone();
-                        v.sort_unstable();
-                        v
-                    };
-                    assert_eq!(sorted(run), sorted(sel), "H{h}");
+                    assert_eq!(sorted_spill_set(run), sorted_spill_set(sel), "H{h}");
                 }
             }
         }
