@@ -53,6 +53,9 @@ entity!(
     LoopId
 );
 
+/// The deepest loop nest accepted (keeps every recursive walk shallow).
+pub const MAX_LOOP_DEPTH: usize = 100;
+
 /// Memory a tensor lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -146,6 +146,9 @@ struct CompileArgs {
     /// Skip the verifier.
     #[arg(long)]
     no_verify: bool,
+    /// Verify after every pass and name the first whose output fails.
+    #[arg(long)]
+    verify_each: bool,
     /// `json`: write the JSON report to stdout (the program then goes to -o
     /// only); `html OUT.html`: write the bank timeline page to OUT.html.
     #[arg(long, num_args = 1..=2, value_names = ["KIND", "FILE"])]
@@ -485,6 +488,7 @@ fn cmd_compile(a: CompileArgs) -> Result<(), Failure> {
     let opts = CompileOptions {
         alloc: a.flags.options(),
         verify: !a.no_verify,
+        verify_each: a.verify_each,
     };
     let report = a.report();
     let c = pipeline::compile(&loaded.module, &opts).map_err(|e| compile_failure(&loaded, &e))?;
@@ -608,6 +612,7 @@ fn cmd_viz(a: VizArgs) -> Result<(), Failure> {
     let opts = CompileOptions {
         alloc: a.flags.options(),
         verify: false,
+        ..CompileOptions::default()
     };
     let t = match pipeline::compile(m, &opts) {
         Ok(c) => {

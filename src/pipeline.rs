@@ -1,24 +1,73 @@
-//! The compile pipeline (SPEC §6 `psum compile`): a list of named passes,
-//! each a plain function over a [`Module`]:
+//! The compile pipeline (SPEC §6 `psum compile`): one list of named passes,
+//! [`Pass::ALL`], each a plain function over a [`Module`]:
 //!
-//! validate → alloc (§3) → unroll (§4.3) → order + legalize (§4.2, §4.3) → verify (§5).
+//! validate → alloc (§3) → unroll (§4.3) → legalize (§4.2 order + §4.3) → verify (§5).
 //!
-//! [`compile`] runs them in order, timing each, and returns the result
-//! program with everything the passes reported. The verifier checks the
-//! final program against the input; [`verify_after`] runs it after any prefix
-//! of the pipeline, which is how the tests prove each pass on its own.
+//! [`compile`] runs the list in order, timing each pass, and returns the
+//! result program with everything the passes reported. The verifier (§5)
+//! checks the final program against the input; with
+//! [`CompileOptions::verify_each`] it runs after every pass that changes the
+//! program and names the first pass whose output fails. [`verify_after`]
+//! runs the same list up to a given pass and verifies there, which is how the
+//! tests prove each pass on its own.
 
 use crate::alloc::{self, AllocError, AllocOptions, AllocOutcome};
-use crate::arch::{self, ArchError};
+use crate::arch::{self, Arch, ArchError};
 use crate::ir::{InstId, Module};
 use crate::matmul::{self, MatmulError, MatmulReport};
 use crate::unroll::{self, UnrollError};
 use crate::validate::{self, ValidateError};
 use crate::verify::{self, VerifyReport};
+use std::fmt;
 use std::time::{Duration, Instant};
 
-/// The passes of [`compile`], in order (their names in timings and summaries).
-pub const PASSES: [&str; 5] = ["validate", "alloc", "unroll", "legalize", "verify"];
+/// A pass of the pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Pass {
+    /// Validation of the input (SPEC §2); changes nothing.
+    Validate,
+    /// PSUM allocation and spill code (SPEC §3).
+    Alloc,
+    /// Loop unrolling (SPEC §4.3).
+    Unroll,
+    /// Column-tile ordering and accumulation-group legalization (SPEC §4.2, §4.3).
+    Legalize,
+}
+
+impl Pass {
+    /// The pass list of [`compile`], in order.
+    pub const ALL: [Pass; 4] = [Pass::Validate, Pass::Alloc, Pass::Unroll, Pass::Legalize];
+
+    /// The pass's name in timings, summaries and diagnostics.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Pass::Validate => "validate",
+            Pass::Alloc => "alloc",
+            Pass::Unroll => "unroll",
+            Pass::Legalize => "legalize",
+        }
+    }
+}
+
+impl fmt::Display for Pass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The name of the verifier's entry in [`Compiled::timings`].
+pub const VERIFY: &str = "verify";
+
+/// The names in [`Compiled::timings`], in order: [`Pass::ALL`], then [`VERIFY`].
+pub const PASSES: [&str; Pass::ALL.len() + 1] = {
+    let mut names = [VERIFY; Pass::ALL.len() + 1];
+    let mut i = 0;
+    while i < Pass::ALL.len() {
+        names[i] = Pass::ALL[i].name();
+        i += 1;
+    }
+    names
+};
 
 /// Settings of [`compile`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +76,9 @@ pub struct CompileOptions {
     pub alloc: AllocOptions,
     /// Run the verifier on the result (`--no-verify` turns it off).
     pub verify: bool,
+    /// Verify after every pass that changes the program, and stop at the
+    /// first whose output fails (`--verify-each`).
+    pub verify_each: bool,
 }
 
 impl Default for CompileOptions {
@@ -34,6 +86,7 @@ impl Default for CompileOptions {
         CompileOptions {
             alloc: AllocOptions::default(),
             verify: true,
+            verify_each: false,
         }
     }
 }
@@ -56,6 +109,15 @@ pub enum CompileError {
     /// Ordering or legalization failed.
     #[error(transparent)]
     Matmul(#[from] MatmulError),
+    /// With [`CompileOptions::verify_each`]: the output of `pass` does not
+    /// compute what the input computes.
+    #[error("verification failed after pass {pass}: {}", report.first_error().unwrap_or_default())]
+    VerifyAfter {
+        /// The first pass whose output failed.
+        pass: Pass,
+        /// The verifier's verdict on that output.
+        report: Box<VerifyReport>,
+    },
 }
 
 /// What [`compile`] produced.
@@ -77,6 +139,92 @@ pub struct Compiled {
     pub timings: Vec<(&'static str, Duration)>,
 }
 
+/// The program as the passes leave it: the input until allocation, then
+/// each pass's output.
+struct Run<'a> {
+    input: &'a Module,
+    arch: Option<Arch>,
+    alloc: Option<AllocOutcome>,
+    unrolled: Option<(Module, Vec<InstId>)>,
+    matmul: Option<MatmulReport>,
+}
+
+impl<'a> Run<'a> {
+    fn new(input: &'a Module) -> Self {
+        Run {
+            input,
+            arch: None,
+            alloc: None,
+            unrolled: None,
+            matmul: None,
+        }
+    }
+
+    /// The program after the passes run so far.
+    fn current(&self) -> &Module {
+        match (&self.unrolled, &self.alloc) {
+            (Some((m, _)), _) => m,
+            (None, Some(a)) => &a.module,
+            (None, None) => self.input,
+        }
+    }
+
+    /// Runs one pass over the current program.
+    fn pass(&mut self, pass: Pass, opts: &AllocOptions) -> Result<(), CompileError> {
+        match pass {
+            Pass::Validate => {
+                validate::validate(self.input)?;
+                self.arch = Some(arch::lookup(&self.input.arch)?);
+            }
+            Pass::Alloc => self.alloc = Some(alloc::allocate(self.input, opts)?),
+            Pass::Unroll => {
+                let allocated = &self
+                    .alloc
+                    .as_ref()
+                    .expect("alloc runs before unroll")
+                    .module;
+                self.unrolled = Some(unroll::unroll_with_origins(allocated)?);
+            }
+            Pass::Legalize => {
+                let arch = self.arch.as_ref().expect("validate runs first");
+                let (m, _) = self.unrolled.as_mut().expect("unroll runs before legalize");
+                self.matmul = Some(matmul::legalize_program(m, arch)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs [`Pass::ALL`] up to and including `last`, timing each pass and,
+    /// when `verify_each`, verifying after each that changes the program.
+    fn passes_through(
+        &mut self,
+        last: Pass,
+        opts: &AllocOptions,
+        verify_each: bool,
+        timings: &mut Vec<(&'static str, Duration)>,
+    ) -> Result<(), CompileError> {
+        for pass in Pass::ALL.into_iter().take_while(|&p| p <= last) {
+            timed(timings, pass.name(), || self.pass(pass, opts))?;
+            if verify_each && pass != Pass::Validate && pass != last {
+                self.check_after(pass)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Verifies the current program, the output of `pass`, against the input.
+    fn check_after(&self, pass: Pass) -> Result<(), CompileError> {
+        let report = verify::verify(self.input, self.current());
+        match report.first_error() {
+            None => Ok(()),
+            Some(_) => {
+                let report = Box::new(report);
+                Err(CompileError::VerifyAfter { pass, report })
+            }
+        }
+    }
+}
+
 /// Runs `f`, recording its wall time under `name`.
 fn timed<T>(
     timings: &mut Vec<(&'static str, Duration)>,
@@ -89,60 +237,102 @@ fn timed<T>(
     out
 }
 
-/// Compiles `input`: validate → alloc → unroll → order → legalize → verify.
+/// Compiles `input`: runs [`Pass::ALL`], then the verifier.
 pub fn compile(input: &Module, opts: &CompileOptions) -> Result<Compiled, CompileError> {
     let mut timings = Vec::with_capacity(PASSES.len());
-    timed(&mut timings, "validate", || validate::validate(input))?;
-    let arch = arch::lookup(&input.arch)?;
-    let alloc = timed(&mut timings, "alloc", || {
-        alloc::allocate(input, &opts.alloc)
-    })?;
-    let (mut module, origins) = timed(&mut timings, "unroll", || {
-        unroll::unroll_with_origins(&alloc.module)
-    })?;
-    let matmul = timed(&mut timings, "legalize", || {
-        matmul::legalize_program(&mut module, &arch)
-    })?;
-    let verify = opts
-        .verify
-        .then(|| timed(&mut timings, "verify", || verify::verify(input, &module)));
+    let mut run = Run::new(input);
+    run.passes_through(Pass::Legalize, &opts.alloc, opts.verify_each, &mut timings)?;
+    let verify = (opts.verify || opts.verify_each).then(|| {
+        timed(&mut timings, VERIFY, || {
+            verify::verify(input, run.current())
+        })
+    });
+    let verify = match verify {
+        Some(report) if opts.verify_each && report.first_error().is_some() => {
+            let report = Box::new(report);
+            let pass = Pass::Legalize;
+            return Err(CompileError::VerifyAfter { pass, report });
+        }
+        verify => verify,
+    };
+    let (module, origins) = run.unrolled.expect("the pass list ends after unroll");
     Ok(Compiled {
         module,
-        alloc,
+        alloc: run.alloc.expect("the pass list allocates"),
         origins,
-        matmul,
+        matmul: run.matmul.expect("the pass list legalizes"),
         verify,
         timings,
     })
 }
 
-/// The pipeline stages after which [`verify_after`] can check the program.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stage {
-    /// After allocation (loops and `auto` flags still present).
-    Alloc,
-    /// After unrolling.
-    Unroll,
-    /// After ordering and legalization (the full pipeline).
-    Legalize,
-}
-
-/// Runs the pipeline up to and including `stage` and verifies the program
-/// at that point against `input`.
+/// Runs [`Pass::ALL`] up to and including `last` (at least [`Pass::Alloc`])
+/// and verifies the program at that point against `input`.
 pub fn verify_after(
     input: &Module,
-    stage: Stage,
+    last: Pass,
     opts: &AllocOptions,
 ) -> Result<(Module, VerifyReport), CompileError> {
-    validate::validate(input)?;
-    let arch = arch::lookup(&input.arch)?;
-    let mut m = alloc::allocate(input, opts)?.module;
-    if stage != Stage::Alloc {
-        m = unroll::unroll(&m)?;
+    let mut run = Run::new(input);
+    run.passes_through(last.max(Pass::Alloc), opts, false, &mut Vec::new())?;
+    let report = verify::verify(input, run.current());
+    let module = match run.unrolled {
+        Some((m, _)) => m,
+        None => run.alloc.expect("the list ran through alloc").module,
+    };
+    Ok((module, report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_TENSORS: &str = "arch trn1\n\npsum a [128, 2048]\npsum b [128, 2048]\n\
+        sbuf w [128, 256] bf16\nsbuf x [128, 2048] bf16\nsbuf y [128, 2048]\n\
+        dram out [128, 2048]\n\nblock main {\n  matmul a <- w, x[0:128, 0:1024]\n  \
+        matmul b <- w, x[0:128, 1024:2048]\n  act y <- a, b\n  dma out <- y\n}\n";
+
+    #[test]
+    fn the_pass_list_and_the_timing_names_agree() {
+        assert_eq!(
+            PASSES,
+            ["validate", "alloc", "unroll", "legalize", "verify"]
+        );
+        let m = crate::text::parse(TWO_TENSORS).unwrap().module;
+        let opts = CompileOptions {
+            verify_each: true,
+            ..CompileOptions::default()
+        };
+        let c = compile(&m, &opts).unwrap();
+        let names: Vec<_> = c.timings.iter().map(|t| t.0).collect();
+        assert_eq!(names, PASSES);
+        assert_eq!(c.verify.unwrap().first_error(), None);
     }
-    if stage == Stage::Legalize {
-        matmul::legalize_program(&mut m, &arch)?;
+
+    #[test]
+    fn a_pass_whose_output_fails_is_named() {
+        let m = crate::text::parse(TWO_TENSORS).unwrap().module;
+        let mut run = Run::new(&m);
+        run.passes_through(Pass::Alloc, &AllocOptions::default(), true, &mut Vec::new())
+            .unwrap();
+        let out = &mut run.alloc.as_mut().unwrap().module;
+        let (a, b) = (
+            out.tensor_by_name("a").unwrap(),
+            out.tensor_by_name("b").unwrap(),
+        );
+        out.tensors[b.index()].bank = out.tensor(a).bank;
+        let err = run.check_after(Pass::Alloc).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("verification failed after pass alloc: checker: "),
+            "{text}"
+        );
+        assert!(matches!(
+            err,
+            CompileError::VerifyAfter {
+                pass: Pass::Alloc,
+                ..
+            }
+        ));
     }
-    let report = verify::verify(input, &m);
-    Ok((m, report))
 }

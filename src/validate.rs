@@ -12,6 +12,7 @@
 //! names a concrete iteration that attains the bad value.
 
 use crate::arch::{self, Arch, PSUM_BANK_SIZE};
+use crate::ir::MAX_LOOP_DEPTH;
 use crate::ir::{
     Access, Affine, Attr, Bound, DType, InstId, InstKind, Loc, LoopId, Matmul, Mem, Module, Stmt,
     VarId,
@@ -19,9 +20,6 @@ use crate::ir::{
 use crate::text::lexer::{is_label, is_name};
 use crate::text::{access_to_string, SourceMap};
 use std::collections::HashMap;
-
-/// The deepest loop nest accepted (keeps every recursive walk shallow).
-pub const MAX_LOOP_DEPTH: usize = 100;
 
 /// Largest magnitude of an affine coefficient or constant, so that every
 /// evaluation over valid loop ranges fits in `i64`.

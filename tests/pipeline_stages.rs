@@ -2,7 +2,7 @@
 //! each pass's output alone computes what the input computes.
 
 use psum::alloc::AllocOptions;
-use psum::pipeline::{verify_after, Stage};
+use psum::pipeline::{verify_after, Pass};
 use psum::text;
 
 const EXAMPLES: [&str; 4] = [
@@ -16,12 +16,12 @@ const EXAMPLES: [&str; 4] = [
 fn every_stage_of_every_shared_example_verifies() {
     for (i, src) in EXAMPLES.iter().enumerate() {
         let m = text::parse(src).unwrap().module;
-        for stage in [Stage::Alloc, Stage::Unroll, Stage::Legalize] {
+        for stage in [Pass::Alloc, Pass::Unroll, Pass::Legalize] {
             let (out, report) = verify_after(&m, stage, &AllocOptions::default()).unwrap();
             assert_eq!(report.first_error(), None, "example {i} after {stage:?}");
             assert_eq!(
                 out.has_loops(),
-                stage == Stage::Alloc && m.has_loops(),
+                stage == Pass::Alloc && m.has_loops(),
                 "example {i} after {stage:?}"
             );
         }
@@ -33,7 +33,7 @@ fn a_corrupted_allocation_fails_at_the_alloc_stage() {
     // Example 01 after allocation, with b moved onto a's bank: the checker
     // must see a clobbered while it is still to be read.
     let m = text::parse(EXAMPLES[0]).unwrap().module;
-    let (mut out, _) = verify_after(&m, Stage::Alloc, &AllocOptions::default()).unwrap();
+    let (mut out, _) = verify_after(&m, Pass::Alloc, &AllocOptions::default()).unwrap();
     let a = out.tensor_by_name("a").unwrap();
     let b = out.tensor_by_name("b").unwrap();
     out.tensors[b.index()].bank = out.tensor(a).bank;

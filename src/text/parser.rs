@@ -15,11 +15,11 @@
 
 use super::lexer::{Lexer, Tok};
 use super::{AccessSpans, InstSpans, LoopSpans, ParseError, Parsed, SourceMap, Span, Tile};
+use crate::ir::MAX_LOOP_DEPTH;
 use crate::ir::{
     Access, Affine, Attr, Block, DType, FlagSet, Flags, Inst, InstKind, Loop, Matmul, MatmulKind,
     Mem, Module, Stmt, Tensor, TensorId, VarId,
 };
-use crate::validate::MAX_LOOP_DEPTH;
 use std::collections::HashMap;
 
 type PResult<T> = Result<T, ParseError>;
