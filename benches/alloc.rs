@@ -1,4 +1,4 @@
-//! Allocator benchmarks (issue #6; SPEC §3.10): reference vs fast mode on
+//! Allocator benchmarks (SPEC §3.10): reference vs fast mode on
 //! the small scaling programs, fast mode alone on the large ones. The
 //! programs are `psum::gen::scaling::params` — the same as `psum bench`,
 //! which adds peak memory, growth ratios and the output comparison. The

@@ -1,4 +1,4 @@
-//! psum against regalloc2 on the same problems (issue #8; `psum bench --peers`).
+//! psum against regalloc2 on the same problems (`psum bench --peers`).
 //!
 //! Each [`Problem`] (straight-line one-bank tensors, each defined once and
 //! used one to three times) is allocated in one process by psum's fast mode,
@@ -14,7 +14,7 @@
 //!
 //! `cargo bench --bench peers` (cargo passes `--bench`) prints the full table
 //! at 10k and 100k tensors, peak demand 8 and 16 on trn1's 8 banks, with the
-//! targets of issue #8 marked met or MISSED; run without `--bench` (as
+//! targets (psum faster than Ion, within 10% of the bound at twice the banks) marked met or MISSED; run without `--bench` (as
 //! `cargo test` does) it runs one small problem per peak demand and asserts
 //! psum spills nothing when the peak fits and never beats the bound.
 

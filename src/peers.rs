@@ -1,4 +1,4 @@
-//! Problems shared with peer allocators (`psum bench --peers`, issue #8).
+//! Problems shared with peer allocators (`psum bench --peers`).
 //!
 //! A [`Problem`] is a straight-line sequence of one-bank tensors, each
 //! defined once and used one to three times, generated deterministically for
