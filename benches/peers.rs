@@ -13,9 +13,10 @@
 //! of `psum bound` ([`min_spills_one_bank`]).
 //!
 //! `cargo bench --bench peers` (cargo passes `--bench`) prints the full table
-//! at 10k and 100k tensors, peak demand 8 and 16 on trn1's 8 banks, with the
-//! targets (psum faster than Ion, within 10% of the bound at twice the banks) marked met or MISSED; run without `--bench` (as
-//! `cargo test` does) it runs one small problem per peak demand and asserts
+//! at 10k and 100k tensors, peak demand 8 and 16 on trn1's 8 banks, with its
+//! targets (psum faster than Ion; within 10% of the bound at peak 16) marked
+//! met or MISSED; run without `--bench` (as `cargo test` does) it runs one
+//! small problem per peak demand and asserts
 //! psum spills nothing when the peak fits and never beats the bound.
 
 use psum::alloc::AllocOptions;
