@@ -286,7 +286,7 @@ impl Gen<'_> {
         let inputs = self.operands.declare(&mut self.b, cfg.fresh_operands)?;
         if !cfg.writes {
             for s in 1..=self.max_banks {
-                self.reads.declare_sink(&mut self.b, self.mt, s * BANK, false)?;
+                self.reads.sink(&mut self.b, self.mt, s * BANK, true)?;
             }
         }
         let pairs = self.b.dram_inputs(&inputs)?;

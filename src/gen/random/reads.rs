@@ -12,7 +12,9 @@ struct Live {
     reads_left: u8,
 }
 
-/// An SBUF sink of one PSUM shape and the DRAM tensor it is stored to.
+/// An SBUF sink `[M tile, bytes]` and the DRAM tensor it is stored to;
+/// reads of a `[parts, bytes]` tensor sum into its first `parts` partitions.
+#[derive(Clone, Copy)]
 struct Sink {
     parts: u32,
     bytes: u32,
@@ -39,25 +41,35 @@ impl Reads {
         self.live.is_empty()
     }
 
-    /// Declares the sink `[parts, bytes]`: `sinkS` for an S-bank sink of
-    /// the workload's shape, `sink_PxB` otherwise; with `out`, its DRAM
-    /// output too (`out…` after the same pattern).
-    pub(super) fn declare_sink(
+    /// The sink of `[parts, bytes]` tensors: the sink of `bytes` (`sinkS`
+    /// for S banks, `sink_B` below a bank, declared with its DRAM output
+    /// `out…` unless `later`) read at partitions `0..parts`.
+    pub(super) fn sink(
         &mut self,
         b: &mut Builder,
         parts: u32,
         bytes: u32,
-        out: bool,
+        later: bool,
     ) -> Result<usize, GenError> {
-        let suffix = if parts == b.m_tile() && bytes % BANK == 0 {
-            (bytes / BANK).to_string()
-        } else {
-            format!("_{parts}x{bytes}")
-        };
-        let tensor = b.sbuf(&format!("sink{suffix}"), parts, bytes.into(), DType::F32)?;
-        let out = match out {
-            true => Some(b.dram(&format!("out{suffix}"), parts, bytes.into(), DType::F32)?),
-            false => None,
+        let same = |s: &Sink| s.bytes == bytes;
+        if let Some(i) = self.sinks.iter().position(|s| same(s) && s.parts == parts) {
+            return Ok(i);
+        }
+        let (tensor, out) = match self.sinks.iter().find(|s| same(s)) {
+            Some(s) => (s.tensor, None),
+            None => {
+                let suffix = match bytes % BANK {
+                    0 => (bytes / BANK).to_string(),
+                    _ => format!("_{bytes}"),
+                };
+                let mt = b.m_tile();
+                let tensor = b.sbuf(&format!("sink{suffix}"), mt, bytes.into(), DType::F32)?;
+                let out = match later {
+                    true => None,
+                    false => Some(b.dram(&format!("out{suffix}"), mt, bytes.into(), DType::F32)?),
+                };
+                (tensor, out)
+            }
         };
         self.sinks.push(Sink {
             parts,
@@ -119,17 +131,7 @@ impl Gen<'_> {
 
     /// Adds a read of all of `p` to the batch of its sink.
     pub(super) fn read(&mut self, p: Psum) -> Result<(), GenError> {
-        let found = self
-            .reads
-            .sinks
-            .iter()
-            .position(|s| s.parts == p.parts && s.bytes == p.bytes);
-        let sink = match found {
-            Some(s) => s,
-            None => self
-                .reads
-                .declare_sink(&mut self.b, p.parts, p.bytes, true)?,
-        };
+        let sink = self.reads.sink(&mut self.b, p.parts, p.bytes, false)?;
         let r = &self.reads;
         let full = r.batch_banks + p.need > ACT_BANKS;
         if r.sink != Some(sink) || full || r.batch.iter().any(|a| a.tensor == p.tensor) {
@@ -148,7 +150,13 @@ impl Gen<'_> {
         let Some(s) = self.reads.sink.take() else {
             return;
         };
-        let sink = self.b.whole(self.reads.sinks[s].tensor);
+        let Sink {
+            parts,
+            bytes,
+            tensor,
+            ..
+        } = self.reads.sinks[s];
+        let sink = Access::rect(tensor, 0, parts.into(), 0, bytes.into());
         let mut srcs = Vec::with_capacity(self.reads.batch.len() + 1);
         srcs.push(sink.clone());
         srcs.append(&mut self.reads.batch);

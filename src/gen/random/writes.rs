@@ -14,6 +14,9 @@ const SHARED_W_BYTES: u32 = 8192;
 const SHARED_X_BYTES: u32 = 16384;
 /// Bytes per partition of one operand pool.
 const POOL_BYTES: u32 = 16384;
+/// Bytes per partition kept free of operand pools for the sinks (one of
+/// each tensor size: 512, 1024, and 1–4 banks).
+const SINK_RESERVE: u32 = 24576;
 
 /// The operand side a slice is for.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -62,7 +65,7 @@ impl Operands {
     /// Declares the shared `w` and `x` (unless `fresh`) and returns the
     /// tensors to load from DRAM.
     pub(super) fn declare(&mut self, b: &mut Builder, fresh: bool) -> Result<Vec<TensorId>, GenError> {
-        self.budget = b.arch.sbuf().partition_size / 4 * 3;
+        self.budget = b.arch.sbuf().partition_size - SINK_RESERVE;
         if fresh {
             return Ok(Vec::new());
         }
@@ -92,11 +95,14 @@ impl Operands {
     ) -> Result<Access, GenError> {
         let total = len * vars.iter().map(|v| v.trips).product::<u32>();
         let kind = |p: &Pool| p.side == side && p.dtype == dtype;
-        let fits = |p: &Pool| kind(p) && p.used + total <= POOL_BYTES;
-        let spent = self.pools.len() as u32 * POOL_BYTES;
+        let spent: u32 = self.pools.iter().map(|p| p.size).sum();
+        let fits = |p: &Pool| {
+            let grow = (p.used + total).saturating_sub(p.size);
+            kind(p) && p.used + total <= POOL_BYTES && spent + grow <= self.budget
+        };
         let idx = match self.pools.iter().position(fits) {
             Some(i) => i,
-            None if spent + POOL_BYTES <= self.budget || !self.pools.iter().any(kind) => {
+            None if spent + total <= self.budget || !self.pools.iter().any(kind) => {
                 let n = self.pools.iter().filter(|p| p.side == side).count();
                 let name = format!("{}{n}", side.prefix());
                 let tensor = b.sbuf(&name, K_TILE, POOL_BYTES.into(), dtype)?;
@@ -164,7 +170,7 @@ impl Gen<'_> {
     /// iteration of `vars`.
     fn operand(&mut self, side: Side, k: u32, elems: u32, vars: &[Strided]) -> Result<Access, GenError> {
         let dtype = match self.cfg.syntax && self.operands.shared.is_none() {
-            true => *self.rng.pick(&[DType::Bf16, DType::Bf16, DType::Fp8, DType::F32]),
+            true => *self.rng.pick(&[DType::Bf16, DType::Fp8]),
             false => DType::Bf16,
         };
         let len = elems * dtype.size();
@@ -235,8 +241,9 @@ impl Gen<'_> {
     fn bank_writes(&mut self, p: Psum, vars: &[Strided]) -> Result<Vec<Unit>, GenError> {
         (0..p.banks)
             .map(|bank| {
-                let dst = Access::rect(p.tensor, 0, p.parts.into(), (bank * BANK).into(), ((bank + 1) * BANK).into());
-                self.matmul(dst, K_TILE, p.parts, BANK, 0, vars)
+                let (b0, b1) = (bank * BANK, p.bytes.min((bank + 1) * BANK));
+                let dst = Access::rect(p.tensor, 0, p.parts.into(), b0.into(), b1.into());
+                self.matmul(dst, K_TILE, p.parts, b1 - b0, 0, vars)
             })
             .collect()
     }
