@@ -11,7 +11,14 @@ use psum::matmul::legalize_program;
 #[test]
 fn legalize_random_modules() {
     for seed in 0..300u64 {
-        let mut m = program(seed, &RandomConfig { tensors: 12, ..RandomConfig::syntax() }).unwrap();
+        let mut m = program(
+            seed,
+            &RandomConfig {
+                tensors: 12,
+                ..RandomConfig::syntax()
+            },
+        )
+        .unwrap();
         for (i, t) in m.tensors.iter_mut().enumerate() {
             if t.mem == Mem::Psum {
                 t.bank = Some((seed as u32 + i as u32) % 4);

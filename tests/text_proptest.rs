@@ -26,7 +26,18 @@ proptest! {
 #[test]
 fn generator_covers_every_construct() {
     let texts: String = (0..200)
-        .map(|s| print(&program(s, &RandomConfig { tensors: 30, ..RandomConfig::syntax() }).unwrap()))
+        .map(|s| {
+            print(
+                &program(
+                    s,
+                    &RandomConfig {
+                        tensors: 30,
+                        ..RandomConfig::syntax()
+                    },
+                )
+                .unwrap(),
+            )
+        })
         .collect();
     for needle in [
         "loop ",

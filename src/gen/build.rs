@@ -97,7 +97,6 @@ pub enum GenError {
     },
 }
 
-
 /// An open statement list: the current block's body, or a loop's body.
 struct Open {
     header: Option<LoopId>,
@@ -180,7 +179,10 @@ impl Builder {
 
     /// Declares, per SBUF tensor in `inputs`, a DRAM tensor `NAME_in` shaped
     /// like it; returns the `(sbuf, dram)` pairs for [`Builder::load_inputs`].
-    pub(super) fn dram_inputs(&mut self, inputs: &[TensorId]) -> Result<Vec<(TensorId, TensorId)>, GenError> {
+    pub(super) fn dram_inputs(
+        &mut self,
+        inputs: &[TensorId],
+    ) -> Result<Vec<(TensorId, TensorId)>, GenError> {
         let mut pairs = Vec::with_capacity(inputs.len());
         for &t in inputs {
             let s = self.module.tensor(t).clone();

@@ -16,8 +16,8 @@
 //! [`Workload`] bundles a kind with its params for the `psum gen` command
 //! line; [`generate`] dispatches.
 
-use super::build::{aff, at, in_range, Builder};
 pub use super::build::GenError;
+use super::build::{aff, at, in_range, Builder};
 use super::random::{Arches, RandomConfig};
 use crate::arch::PSUM_BANK_SIZE;
 use crate::ir::{Affine, DType, MatmulKind, Module, TensorId};

@@ -26,14 +26,15 @@ pub struct Config {
 }
 
 /// The text of a random allocation program for `cfg`, deterministic in
-/// `seed`: bank-sized tensors, whole overwrites of consumed tensors (memloc
-/// split), and with `loops` every loop shape.
+/// `seed`: bank-sized tensors, reads of at most two banks, whole overwrites
+/// of consumed tensors (memloc split), and with `loops` every loop shape.
 pub fn program(seed: u64, cfg: Config) -> String {
     let rc = RandomConfig {
         arch: Arches::Fixed(cfg.arch.to_string()),
         tensors: cfg.tensors as u32,
         pressure: Some(cfg.pressure as f64),
         max_banks: cfg.max_banks,
+        read_banks: 2,
         loops: cfg.loops,
         second_lives: true,
         carried: cfg.loops,

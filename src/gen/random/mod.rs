@@ -93,6 +93,9 @@ pub struct RandomConfig {
     /// Largest tensor in banks, capped at the bank count and 4 (default 1);
     /// sizes are uniform in `1..=max_banks`.
     pub max_banks: u32,
+    /// Most banks one read `act` batches, at most 4 (default 4); a larger
+    /// tensor is read alone.
+    pub read_banks: u32,
     /// Accumulation chains may be loops: the core's two-matmul chains, and
     /// with `writes` longer chains and affine slices (default false).
     pub loops: bool,
@@ -130,6 +133,7 @@ impl Default for RandomConfig {
             tensors: 24,
             pressure: None,
             max_banks: 1,
+            read_banks: ACT_BANKS,
             loops: false,
             fresh_operands: false,
             writes: false,
@@ -296,18 +300,18 @@ impl Gen<'_> {
         let floor = pressure.floor();
         let mut next = 0;
         while next < psum.len() {
-            let first = if cfg.second_lives && !self.consumed.is_empty() && self.rng.chance(1, 6)
-            {
+            let first = if cfg.second_lives && !self.consumed.is_empty() && self.rng.chance(1, 6) {
                 let i = self.rng.index(self.consumed.len());
                 self.consumed.swap_remove(i)
             } else {
                 next += 1;
                 psum[next - 1]
             };
-            let partner = (cfg.interleave && next < psum.len() && self.rng.chance(1, 3)).then(|| {
-                next += 1;
-                psum[next - 1]
-            });
+            let partner =
+                (cfg.interleave && next < psum.len() && self.rng.chance(1, 3)).then(|| {
+                    next += 1;
+                    psum[next - 1]
+                });
             let need = first.need + partner.map_or(0, |p| p.need);
             let target = floor as u32 + u32::from(self.rng.unit() < pressure - floor);
             while !self.reads.none_live() && 2 * self.reads.live_banks + need > 2 * target {

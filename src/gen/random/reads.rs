@@ -133,7 +133,7 @@ impl Gen<'_> {
     pub(super) fn read(&mut self, p: Psum) -> Result<(), GenError> {
         let sink = self.reads.sink(&mut self.b, p.parts, p.bytes, false)?;
         let r = &self.reads;
-        let full = r.batch_banks + p.need > ACT_BANKS;
+        let full = r.batch_banks + p.need > self.cfg.read_banks.min(ACT_BANKS);
         if r.sink != Some(sink) || full || r.batch.iter().any(|a| a.tensor == p.tensor) {
             self.flush();
             self.reads.sink = Some(sink);

@@ -5,7 +5,9 @@
 
 use super::{Gen, Psum, Strided, Unit, BANK, K_TILE};
 use crate::gen::build::{Builder, GenError};
-use crate::ir::{Access, Affine, DType, Flags, InstKind, Matmul, MatmulKind, Module, TensorId, VarId};
+use crate::ir::{
+    Access, Affine, DType, Flags, InstKind, Matmul, MatmulKind, Module, TensorId, VarId,
+};
 use std::collections::VecDeque;
 
 /// Bytes per partition of the shared stationary operand `w`.
@@ -64,7 +66,11 @@ pub(super) struct Operands {
 impl Operands {
     /// Declares the shared `w` and `x` (unless `fresh`) and returns the
     /// tensors to load from DRAM.
-    pub(super) fn declare(&mut self, b: &mut Builder, fresh: bool) -> Result<Vec<TensorId>, GenError> {
+    pub(super) fn declare(
+        &mut self,
+        b: &mut Builder,
+        fresh: bool,
+    ) -> Result<Vec<TensorId>, GenError> {
         self.budget = b.arch.sbuf().partition_size - SINK_RESERVE;
         if fresh {
             return Ok(Vec::new());
@@ -143,6 +149,12 @@ fn slice(t: TensorId, k: u32, base: u32, len: u32, inner: u32, vars: &[Strided])
     Access::new(t, Affine::constant(0), Affine::constant(k.into()), b0, b1)
 }
 
+/// Bank `bank` of `p`: `[0:parts, bank·BANK : min((bank+1)·BANK, bytes)]`.
+fn bank_region(p: Psum, bank: u32) -> Access {
+    let (b0, b1) = (bank * BANK, p.bytes.min((bank + 1) * BANK));
+    Access::rect(p.tensor, 0, p.parts.into(), b0.into(), b1.into())
+}
+
 /// The bytes `slice` spans beyond its first `len`.
 fn span(inner: u32, vars: &[Strided]) -> u32 {
     let mut stride = inner;
@@ -168,7 +180,13 @@ impl Gen<'_> {
 
     /// The slice of one operand: `elems` elements of `k` partitions per
     /// iteration of `vars`.
-    fn operand(&mut self, side: Side, k: u32, elems: u32, vars: &[Strided]) -> Result<Access, GenError> {
+    fn operand(
+        &mut self,
+        side: Side,
+        k: u32,
+        elems: u32,
+        vars: &[Strided],
+    ) -> Result<Access, GenError> {
         let dtype = match self.cfg.syntax && self.operands.shared.is_none() {
             true => *self.rng.pick(&[DType::Bf16, DType::Fp8]),
             false => DType::Bf16,
@@ -216,15 +234,19 @@ impl Gen<'_> {
         if self.cfg.writes {
             return self.rich_write(p, depth);
         }
+        // A second life starts with a whole overwrite outside loops (the
+        // memloc split): a memset, or one bank's straight chain.
         let mut out = Vec::new();
-        if p.life > 0 && self.rng.chance(1, 2) {
+        let memset = p.life > 0 && (p.banks > 1 || self.rng.chance(1, 2));
+        if memset {
             let dst = self.b.whole(p.tensor);
             out.push(self.memset(dst, 0.0));
         }
+        let straight = p.life > 0 && !memset;
         for bank in 0..p.banks {
-            let dst = Access::rect(p.tensor, 0, p.parts.into(), (bank * BANK).into(), ((bank + 1) * BANK).into());
+            let dst = bank_region(p, bank);
             let chain = if self.rng.chance(1, 4) { 2 } else { 1 };
-            if self.cfg.loops && chain == 2 {
+            if self.cfg.loops && chain == 2 && !straight {
                 let vars = [Strided { depth, trips: 2 }];
                 let body = vec![self.matmul(dst, K_TILE, p.parts, BANK, 0, &vars)?];
                 out.push(Unit::Loop { trips: 2, body });
@@ -241,9 +263,9 @@ impl Gen<'_> {
     fn bank_writes(&mut self, p: Psum, vars: &[Strided]) -> Result<Vec<Unit>, GenError> {
         (0..p.banks)
             .map(|bank| {
-                let (b0, b1) = (bank * BANK, p.bytes.min((bank + 1) * BANK));
-                let dst = Access::rect(p.tensor, 0, p.parts.into(), b0.into(), b1.into());
-                self.matmul(dst, K_TILE, p.parts, b1 - b0, 0, vars)
+                let dst = bank_region(p, bank);
+                let n_bytes = dst.byte_extent() as u32;
+                self.matmul(dst, K_TILE, p.parts, n_bytes, 0, vars)
             })
             .collect()
     }
@@ -265,18 +287,26 @@ impl Gen<'_> {
                 let v = self.rng.range(1, 3);
                 vec![self.memset(dst.clone(), f64::from(v))]
             }
-            2 => {
-                let src = self.operands.fresh(&mut self.b, Side::Bias, DType::F32, parts, bytes, &[])?;
-                vec![Unit::Inst(InstKind::Copy { dst: dst.clone(), src })]
-            }
+            2 => vec![self.bias_copy(dst.clone(), parts, bytes)?],
             _ => Vec::new(),
         })
+    }
+
+    /// `copy dst <- bias…`, a fresh `[parts, bytes]` slice of a bias pool.
+    fn bias_copy(&mut self, dst: Access, parts: u32, bytes: u32) -> Result<Unit, GenError> {
+        let src = self
+            .operands
+            .fresh(&mut self.b, Side::Bias, DType::F32, parts, bytes, &[])?;
+        Ok(Unit::Inst(InstKind::Copy { dst, src }))
     }
 
     /// The loop of a chain of `chain` matmuls at `depth`, if it is one.
     fn maybe_loop(&mut self, chain: u32, depth: usize) -> Vec<Strided> {
         if self.cfg.loops && chain > 1 && self.rng.chance(1, 2) {
-            vec![Strided { depth, trips: chain }]
+            vec![Strided {
+                depth,
+                trips: chain,
+            }]
         } else {
             Vec::new()
         }
@@ -307,6 +337,18 @@ impl Gen<'_> {
         let kind = self.rng.below(5);
         let chain = self.rng.range(1, self.cfg.max_chain.clamp(1, 4));
         let mut out = Vec::new();
+        if second {
+            // A whole overwrite outside loops first (the memloc split).
+            let whole = self.b.whole(t);
+            out.push(match self.rng.below(3) {
+                0 => self.memset(whole, 0.0),
+                1 => {
+                    let v = self.rng.range(1, 3);
+                    self.memset(whole, f64::from(v))
+                }
+                _ => self.bias_copy(whole, parts, bytes)?,
+            });
+        }
         if kind == 0 && parts == self.mt && bytes <= BANK && !second {
             // Column tiles: two halves of the partitions side by side in the PE array.
             let half = parts / 2;
@@ -317,7 +359,13 @@ impl Gen<'_> {
             let mut body = Vec::new();
             for _ in 0..steps {
                 for h in 0..2 {
-                    let dst = Access::rect(t, (h * half).into(), ((h + 1) * half).into(), 0, bytes.into());
+                    let dst = Access::rect(
+                        t,
+                        (h * half).into(),
+                        ((h + 1) * half).into(),
+                        0,
+                        bytes.into(),
+                    );
                     body.push(self.matmul(dst, K_TILE, half, bytes, h * half, &vars)?);
                 }
             }
@@ -342,7 +390,13 @@ impl Gen<'_> {
             let b0 = Affine::var(VarId::new(depth), rb.into());
             let mut b1 = b0.clone();
             b1.constant += i64::from(rb);
-            let dst = Access::new(t, Affine::constant(0), Affine::constant(parts.into()), b0, b1);
+            let dst = Access::new(
+                t,
+                Affine::constant(0),
+                Affine::constant(parts.into()),
+                b0,
+                b1,
+            );
             let steps = if inner.is_empty() { chain } else { 1 };
             let mut body = Vec::new();
             for _ in 0..steps {
