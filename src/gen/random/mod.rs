@@ -287,7 +287,12 @@ impl Gen<'_> {
                 life: 0,
             });
         }
-        let inputs = self.operands.declare(&mut self.b, cfg.fresh_operands)?;
+        // The sinks: one per tensor size, 512 and 1024 bytes with `writes`.
+        let sizes = self.max_banks * (self.max_banks + 1) / 2;
+        let sinks = BANK * sizes + if cfg.writes { 512 + 1024 } else { 0 };
+        let inputs = self
+            .operands
+            .declare(&mut self.b, cfg.fresh_operands, sinks)?;
         if !cfg.writes {
             for s in 1..=self.max_banks {
                 self.reads.sink(&mut self.b, self.mt, s * BANK, true)?;
@@ -436,4 +441,70 @@ fn bind(a: &mut Access, loops: &[(VarId, i64)]) {
         }
         *e = out;
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Mem, Region};
+
+    /// With the rich knobs, no two matmul instances (after unrolling) read
+    /// overlapping operand bytes, and every program validates.
+    #[test]
+    fn rich_operands_are_fresh() {
+        for seed in 0..200 {
+            let m = program(seed, &RandomConfig::rich()).unwrap();
+            crate::validate::validate(&m).unwrap();
+            let u = crate::unroll::unroll(&m).unwrap();
+            let mut seen: Vec<(TensorId, Region)> = Vec::new();
+            for i in u.insts_in_order() {
+                let Some(mm) = u.inst(i).kind.as_matmul() else {
+                    continue;
+                };
+                for a in [&mm.stationary, &mm.moving] {
+                    let r = a.region(|_| 0);
+                    let clash = seen.iter().find(|(t, s)| *t == a.tensor && s.overlaps(&r));
+                    assert!(
+                        clash.is_none(),
+                        "seed {seed}: {r:?} of {} read twice",
+                        u.tensor(a.tensor).name
+                    );
+                    seen.push((a.tensor, r));
+                }
+            }
+            assert!(!seen.is_empty(), "seed {seed}: no matmul");
+        }
+    }
+
+    /// The knobs draw only when on: the workload's program does not depend
+    /// on `max_chain`, and `--rich` is [`RandomConfig::rich`] on the
+    /// workload's arch and sizes.
+    #[test]
+    fn knobs_off_are_the_workload() {
+        let base = RandomConfig::default();
+        let other = RandomConfig {
+            max_chain: 2,
+            ..base.clone()
+        };
+        assert_eq!(program_text(5, &base), program_text(5, &other));
+        let p = crate::gen::workloads::RandomParams {
+            rich: true,
+            multi_bank: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            p.config(),
+            RandomConfig {
+                arch: Arches::Fixed("trn1".into()),
+                tensors: 24,
+                max_banks: 4,
+                ..RandomConfig::rich()
+            }
+        );
+        let m = program(1, &p.config()).unwrap();
+        let psum = m.tensors.iter().filter(|t| t.mem == Mem::Psum).count();
+        assert_eq!(psum, 24);
+        assert!(m.tensors.iter().any(|t| t.name == "w0"));
+        assert!(m.tensors.iter().all(|t| t.name != "w"));
+    }
 }

@@ -9,6 +9,7 @@ use crate::ir::{
     Access, Affine, DType, Flags, InstKind, Matmul, MatmulKind, Module, TensorId, VarId,
 };
 use std::collections::VecDeque;
+use std::ops::Range;
 
 /// Bytes per partition of the shared stationary operand `w`.
 const SHARED_W_BYTES: u32 = 8192;
@@ -16,9 +17,6 @@ const SHARED_W_BYTES: u32 = 8192;
 const SHARED_X_BYTES: u32 = 16384;
 /// Bytes per partition of one operand pool.
 const POOL_BYTES: u32 = 16384;
-/// Bytes per partition kept free of operand pools for the sinks (one of
-/// each tensor size: 512, 1024, and 1–4 banks).
-const SINK_RESERVE: u32 = 24576;
 
 /// The operand side a slice is for.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -41,15 +39,26 @@ impl Side {
     }
 }
 
-/// A pool of fresh slices: `[128, size]` of one dtype, handed out in order.
+/// A pool of fresh `[k, len]` slices of one dtype: `[128, size]`, cut into
+/// `128 / k` lanes of `k` partitions, each handed out in order.
 struct Pool {
     tensor: TensorId,
     side: Side,
     dtype: DType,
-    /// Bytes handed out since the pool was (re)started.
-    used: u32,
+    k: u32,
+    /// Bytes handed out per lane since the pool was (re)started.
+    lanes: Vec<u32>,
     /// Bytes per partition the pool needs.
     size: u32,
+}
+
+impl Pool {
+    /// The lane with the fewest bytes handed out.
+    fn lane(&self) -> usize {
+        (0..self.lanes.len())
+            .min_by_key(|&l| self.lanes[l])
+            .unwrap_or(0)
+    }
 }
 
 /// Where matmul operands and bias sources come from.
@@ -65,13 +74,15 @@ pub(super) struct Operands {
 
 impl Operands {
     /// Declares the shared `w` and `x` (unless `fresh`) and returns the
-    /// tensors to load from DRAM.
+    /// tensors to load from DRAM; the pools leave `reserve` bytes per
+    /// partition of SBUF free.
     pub(super) fn declare(
         &mut self,
         b: &mut Builder,
         fresh: bool,
+        reserve: u32,
     ) -> Result<Vec<TensorId>, GenError> {
-        self.budget = b.arch.sbuf().partition_size - SINK_RESERVE;
+        self.budget = b.arch.sbuf().partition_size.saturating_sub(reserve);
         if fresh {
             return Ok(Vec::new());
         }
@@ -100,11 +111,11 @@ impl Operands {
         vars: &[Strided],
     ) -> Result<Access, GenError> {
         let total = len * vars.iter().map(|v| v.trips).product::<u32>();
-        let kind = |p: &Pool| p.side == side && p.dtype == dtype;
+        let kind = |p: &Pool| p.side == side && p.dtype == dtype && p.k == k;
         let spent: u32 = self.pools.iter().map(|p| p.size).sum();
         let fits = |p: &Pool| {
-            let grow = (p.used + total).saturating_sub(p.size);
-            kind(p) && p.used + total <= POOL_BYTES && spent + grow <= self.budget
+            let end = p.lanes[p.lane()] + total;
+            kind(p) && end <= POOL_BYTES && spent + end.saturating_sub(p.size) <= self.budget
         };
         let idx = match self.pools.iter().position(fits) {
             Some(i) => i,
@@ -116,28 +127,38 @@ impl Operands {
                     tensor,
                     side,
                     dtype,
-                    used: 0,
+                    k,
+                    lanes: vec![0; (K_TILE / k).max(1) as usize],
                     size: 0,
                 });
                 self.pools.len() - 1
             }
             None => {
                 let i = self.pools.iter().position(kind).unwrap_or(0);
-                self.pools[i].used = 0;
+                self.pools[i].lanes.fill(0);
                 i
             }
         };
         let pool = &mut self.pools[idx];
-        let base = pool.used;
-        pool.used += total;
-        pool.size = pool.size.max(pool.used);
-        Ok(slice(pool.tensor, k, base, len, len, vars))
+        let lane = pool.lane();
+        let base = pool.lanes[lane];
+        pool.lanes[lane] += total;
+        pool.size = pool.size.max(pool.lanes[lane]);
+        let p0 = lane as u32 * k;
+        Ok(slice(pool.tensor, p0..p0 + k, base, len, len, vars))
     }
 }
 
-/// `t[0:k, Σ stride·var + base : … + len]`, the stride of the innermost
+/// `t[parts, Σ stride·var + base : … + len]`, the stride of the innermost
 /// var `inner` and each outer one the inner's times its trips.
-fn slice(t: TensorId, k: u32, base: u32, len: u32, inner: u32, vars: &[Strided]) -> Access {
+fn slice(
+    t: TensorId,
+    parts: Range<u32>,
+    base: u32,
+    len: u32,
+    inner: u32,
+    vars: &[Strided],
+) -> Access {
     let mut b0 = Affine::constant(base.into());
     let mut stride = i64::from(inner);
     for v in vars.iter().rev() {
@@ -146,7 +167,8 @@ fn slice(t: TensorId, k: u32, base: u32, len: u32, inner: u32, vars: &[Strided])
     }
     let mut b1 = b0.clone();
     b1.constant += i64::from(len);
-    Access::new(t, Affine::constant(0), Affine::constant(k.into()), b0, b1)
+    let (p0, p1) = (parts.start.into(), parts.end.into());
+    Access::new(t, Affine::constant(p0), Affine::constant(p1), b0, b1)
 }
 
 /// Bank `bank` of `p`: `[0:parts, bank·BANK : min((bank+1)·BANK, bytes)]`.
@@ -201,7 +223,7 @@ impl Gen<'_> {
         };
         let free = cap - len - span(inner, vars);
         let base = 2 * self.rng.below(u64::from(free / 2) + 1) as u32;
-        Ok(slice(t, k, base, len, inner, vars))
+        Ok(slice(t, 0..k, base, len, inner, vars))
     }
 
     /// `matmul dst <- w…, x…` with `dst` `[m, n_bytes]` at PE column
@@ -259,13 +281,18 @@ impl Gen<'_> {
         Ok(out)
     }
 
-    /// One matmul per bank of `p`, operands striding over `vars`.
+    /// One matmul per bank of `p`, operands striding over `vars` (with
+    /// `writes`, of a random contraction).
     fn bank_writes(&mut self, p: Psum, vars: &[Strided]) -> Result<Vec<Unit>, GenError> {
+        let k = match self.cfg.writes {
+            true => self.contraction(),
+            false => K_TILE,
+        };
         (0..p.banks)
             .map(|bank| {
                 let dst = bank_region(p, bank);
                 let n_bytes = dst.byte_extent() as u32;
-                self.matmul(dst, K_TILE, p.parts, n_bytes, 0, vars)
+                self.matmul(dst, k, p.parts, n_bytes, 0, vars)
             })
             .collect()
     }
