@@ -4,7 +4,6 @@
 
 mod alloc_common;
 
-use alloc_common::random::{program, Config};
 use alloc_common::*;
 use proptest::prelude::*;
 use psum::alloc::costs::{find_costs, Cost};

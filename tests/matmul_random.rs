@@ -3,16 +3,22 @@
 //! every matmul with explicit flags and a `zr`, and re-legalizing the printed
 //! result changes nothing.
 
-mod common;
-
 use psum::arch::lookup;
+use psum::gen::random::{program, RandomConfig};
 use psum::ir::{Flags, Mem};
 use psum::matmul::legalize_program;
 
 #[test]
 fn legalize_random_modules() {
     for seed in 0..300u64 {
-        let mut m = common::random_module(seed, 24);
+        let mut m = program(
+            seed,
+            &RandomConfig {
+                tensors: 12,
+                ..RandomConfig::syntax()
+            },
+        )
+        .unwrap();
         for (i, t) in m.tensors.iter_mut().enumerate() {
             if t.mem == Mem::Psum {
                 t.bank = Some((seed as u32 + i as u32) % 4);

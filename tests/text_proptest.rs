@@ -2,9 +2,8 @@
 //! the generator's modules validate, `parse(print(m)) == m`, printing is
 //! stable, and the JSON form round-trips.
 
-mod common;
-
 use proptest::prelude::*;
+use psum::gen::random::{program, RandomConfig};
 use psum::text::{parse, parse_json, print, to_json};
 use psum::validate::{validate, validate_source};
 
@@ -12,8 +11,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
     #[test]
-    fn random_modules_round_trip(seed in any::<u64>(), size in 1usize..40) {
-        let m = common::random_module(seed, size);
+    fn random_modules_round_trip(seed in any::<u64>(), size in 1u32..40) {
+        let m = program(seed, &RandomConfig { tensors: size, ..RandomConfig::syntax() }).unwrap();
         prop_assert_eq!(validate(&m), Ok(()));
         let text = print(&m);
         let parsed = parse(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
@@ -27,7 +26,18 @@ proptest! {
 #[test]
 fn generator_covers_every_construct() {
     let texts: String = (0..200)
-        .map(|s| print(&common::random_module(s, 30)))
+        .map(|s| {
+            print(
+                &program(
+                    s,
+                    &RandomConfig {
+                        tensors: 30,
+                        ..RandomConfig::syntax()
+                    },
+                )
+                .unwrap(),
+            )
+        })
         .collect();
     for needle in [
         "loop ",

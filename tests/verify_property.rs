@@ -5,7 +5,7 @@
 
 mod verify_compile;
 
-use psum::gen::random::{random_program, random_program_text, RandomConfig};
+use psum::gen::random::{program, program_text, RandomConfig};
 use std::time::{Duration, Instant};
 use verify_compile::{compile_and_verify, Outcome};
 
@@ -19,14 +19,14 @@ fn random_programs_compile_and_verify() {
         }
         // Vary the pressure: 4 to 11 PSUM tensors at most.
         let cfg = RandomConfig {
-            max_tensors: 4 + (seed % 8) as u32,
-            ..RandomConfig::default()
+            tensors: 4 + (seed % 8) as u32,
+            ..RandomConfig::rich()
         };
-        let m = random_program(seed, &cfg);
+        let m = program(seed, &cfg).unwrap();
         match compile_and_verify(&m) {
             Ok(Outcome::Verified) => verified += 1,
             Ok(Outcome::Refused) => refused += 1,
-            Err(e) => panic!("seed {seed}: {e}\n{}", random_program_text(seed, &cfg)),
+            Err(e) => panic!("seed {seed}: {e}\n{}", program_text(seed, &cfg).unwrap()),
         }
     }
     eprintln!("{verified} programs verified, {refused} refused");

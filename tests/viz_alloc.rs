@@ -195,13 +195,13 @@ fn every_example_renders_well_formed() {
 /// save per spilled tensor), and the after curve within the bank count.
 #[test]
 fn random_programs_build_consistent_timelines() {
-    use psum::gen::random::{random_program, RandomConfig};
+    use psum::gen::random::{program, RandomConfig};
     let cfg = RandomConfig {
-        max_tensors: 14,
-        ..Default::default()
+        tensors: 14,
+        ..RandomConfig::rich()
     };
     for seed in 0..40 {
-        let module = random_program(seed, &cfg);
+        let module = program(seed, &cfg).unwrap();
         let Ok(outcome) = allocate(&module, &AllocOptions::default()) else {
             continue;
         };

@@ -11,17 +11,21 @@
 mod verify_compile;
 
 use libfuzzer_sys::fuzz_target;
-use psum::gen::random::{random_program, RandomConfig, ARCHES};
+use psum::gen::random::{program, Arches, RandomConfig, ARCHES};
 use psum::ir::{FlagSet, Flags, InstKind, Mem, Module, Stmt};
 
 fn config(b: &[u8]) -> RandomConfig {
     let at = |i: usize| b.get(i).copied().unwrap_or(0);
     RandomConfig {
-        arch: (at(0) % 5 < 4).then(|| ARCHES[usize::from(at(0) % 4)].to_string()),
-        max_tensors: 1 + u32::from(at(1) % 12),
-        max_chain: 1 + u32::from(at(2) % 5),
+        arch: match at(0) % 5 {
+            4 => Arches::Generations,
+            a => Arches::Fixed(ARCHES[usize::from(a)].to_string()),
+        },
+        tensors: 1 + u32::from(at(1) % 12),
+        max_chain: 1 + u32::from(at(2) % 4),
         loops: at(3) % 4 != 0,
-        multi_bank: at(4) % 3 != 0,
+        max_banks: if at(4) % 3 != 0 { 3 } else { 1 },
+        ..RandomConfig::rich()
     }
 }
 
@@ -77,7 +81,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let seed = u64::from_le_bytes(data[0..8].try_into().unwrap());
-    let m = random_program(seed, &config(&data[8..13]));
+    let m = program(seed, &config(&data[8..13])).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     if let Err(e) = verify_compile::compile_and_verify(&m) {
         panic!("seed {seed}: {e}");
     }

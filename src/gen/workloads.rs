@@ -16,14 +16,12 @@
 //! [`Workload`] bundles a kind with its params for the `psum gen` command
 //! line; [`generate`] dispatches.
 
-use super::random::Rng;
-use crate::arch::{self, Arch, ArchError, PSUM_BANK_SIZE};
-use crate::ir::{
-    Access, Affine, Block, DType, Flags, Inst, InstKind, Loop, Matmul, MatmulKind, Mem, Module,
-    Stmt, Tensor, TensorId, VarId,
-};
+pub use super::build::GenError;
+use super::build::{aff, at, in_range, Builder};
+use super::random::{Arches, RandomConfig};
+use crate::arch::PSUM_BANK_SIZE;
+use crate::ir::{Affine, DType, MatmulKind, Module, TensorId};
 use std::fmt;
-use std::ops::Range;
 
 /// Bytes per partition of one PSUM bank.
 const BANK: u32 = PSUM_BANK_SIZE;
@@ -31,93 +29,6 @@ const BANK: u32 = PSUM_BANK_SIZE;
 const TILE_N: u32 = 512;
 /// PE rows: the contraction (K) chunk of a matmul.
 const K_TILE: u32 = 128;
-
-/// Why a workload could not be generated.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum GenError {
-    /// The workload name is not one of [`WorkloadKind::ALL`].
-    #[error("unknown workload '{0}' (known: gemm, attention, attention-bwd, qkv, conv1d, column-tiled, random)")]
-    UnknownWorkload(String),
-    /// A `--key` the workload does not have.
-    #[error("workload {workload} has no parameter '--{key}' (parameters: {known})")]
-    UnknownParam {
-        /// The workload.
-        workload: &'static str,
-        /// The key as given (without `--`).
-        key: String,
-        /// The workload's keys, comma-separated.
-        known: String,
-    },
-    /// A `--key` at the end of the arguments with no value.
-    #[error("parameter '--{0}' needs a value")]
-    MissingValue(String),
-    /// A value that does not parse.
-    #[error("bad value '{value}' for '--{key}': expected {expected}")]
-    BadValue {
-        /// The key.
-        key: &'static str,
-        /// The value as given.
-        value: String,
-        /// What was expected.
-        expected: &'static str,
-    },
-    /// More positional arguments than the workload takes.
-    #[error("unexpected argument '{arg}' for workload {workload}")]
-    ExtraArg {
-        /// The workload.
-        workload: &'static str,
-        /// The argument.
-        arg: String,
-    },
-    /// The architecture codename is unknown.
-    #[error(transparent)]
-    Arch(#[from] ArchError),
-    /// A size that must be a positive multiple of a tile.
-    #[error("{param} = {value} must be a positive multiple of {multiple}")]
-    NotMultiple {
-        /// The parameter.
-        param: &'static str,
-        /// Its value.
-        value: u64,
-        /// The tile it must be a multiple of.
-        multiple: u64,
-    },
-    /// A parameter outside its range.
-    #[error("{param} = {value} is out of range {lo}..={hi} ({why})")]
-    OutOfRange {
-        /// The parameter.
-        param: &'static str,
-        /// Its value.
-        value: u64,
-        /// Smallest allowed value.
-        lo: u64,
-        /// Largest allowed value.
-        hi: u64,
-        /// The constraint behind the range.
-        why: &'static str,
-    },
-    /// The random workload's pressure is not a positive number of banks.
-    #[error("pressure = {0} must be a positive number of banks")]
-    BadPressure(f64),
-    /// A tensor whose bytes per partition do not fit the IR's `u32`.
-    #[error("tensor {tensor} would need {bytes} bytes per partition")]
-    TooLarge {
-        /// The tensor.
-        tensor: String,
-        /// Bytes per partition it would need.
-        bytes: u64,
-    },
-    /// The SBUF tensors do not fit the architecture's SBUF partition.
-    #[error("the SBUF tensors need {bytes} bytes per partition; {arch} has {limit}")]
-    SbufOverflow {
-        /// The architecture codename.
-        arch: String,
-        /// Bytes per partition the program's SBUF tensors need.
-        bytes: u64,
-        /// Bytes per SBUF partition of the architecture.
-        limit: u64,
-    },
-}
 
 // ---------------------------------------------------------------------------
 // Params
@@ -293,6 +204,8 @@ pub struct RandomParams {
     pub multi_bank: bool,
     /// Emit accumulation chains of two matmuls as loops (default false).
     pub loops: bool,
+    /// Turn on every feature of [`RandomConfig::rich`] (default false).
+    pub rich: bool,
 }
 
 impl Default for RandomParams {
@@ -304,6 +217,26 @@ impl Default for RandomParams {
             seed: 0,
             multi_bank: false,
             loops: false,
+            rich: false,
+        }
+    }
+}
+
+impl RandomParams {
+    /// The generator's knobs: the workload's, and with `rich` those of
+    /// [`RandomConfig::rich`] on the workload's architecture and sizes.
+    pub fn config(&self) -> RandomConfig {
+        let base = match self.rich {
+            true => RandomConfig::rich(),
+            false => RandomConfig::default(),
+        };
+        RandomConfig {
+            arch: Arches::Fixed(self.arch.clone()),
+            tensors: self.tensors,
+            pressure: self.pressure,
+            max_banks: if self.multi_bank { 4 } else { 1 },
+            loops: self.loops || self.rich,
+            ..base
         }
     }
 }
@@ -583,6 +516,11 @@ impl Workload {
                     "emit two-matmul chains as loops",
                     Flag(&mut p.loops),
                 ),
+                Param::new(
+                    "rich",
+                    "fresh operands, rich writes, second lives, loop shapes, blocks",
+                    Flag(&mut p.rich),
+                ),
                 Param::arch(&mut p.arch),
             ],
         }
@@ -711,100 +649,9 @@ pub fn generate(w: &Workload) -> Result<Module, GenError> {
 }
 
 // ---------------------------------------------------------------------------
-// Program builder
-
-/// An open statement list: the block body, or a loop body with its variable
-/// and trip count (loops run from 0).
-struct Open {
-    header: Option<(VarId, i64)>,
-    body: Vec<Stmt>,
-}
-
-/// Appends declarations and statements to a one-block module in program order.
-struct Builder {
-    module: Module,
-    arch: Arch,
-    open: Vec<Open>,
-}
+// Workload-specific building blocks
 
 impl Builder {
-    fn new(codename: &str) -> Result<Builder, GenError> {
-        Ok(Builder {
-            module: Module::new(codename),
-            arch: arch::lookup(codename)?,
-            open: vec![Open {
-                header: None,
-                body: Vec::new(),
-            }],
-        })
-    }
-
-    /// The M tile: PSUM partitions and PE columns a matmul output may use.
-    fn m_tile(&self) -> u32 {
-        self.arch.pe().cols.min(self.arch.psum().part_size)
-    }
-
-    fn tensor(
-        &mut self,
-        mem: Mem,
-        name: impl Into<String>,
-        partitions: u32,
-        bytes: u64,
-        dtype: DType,
-    ) -> Result<TensorId, GenError> {
-        let name = name.into();
-        let bytes = u32::try_from(bytes).map_err(|_| GenError::TooLarge {
-            tensor: name.clone(),
-            bytes,
-        })?;
-        Ok(self
-            .module
-            .add_tensor(Tensor::new(name, mem, partitions, bytes, dtype)))
-    }
-
-    /// An f32 PSUM tensor.
-    fn psum(
-        &mut self,
-        name: impl Into<String>,
-        partitions: u32,
-        bytes: u64,
-    ) -> Result<TensorId, GenError> {
-        self.tensor(Mem::Psum, name, partitions, bytes, DType::F32)
-    }
-
-    fn sbuf(
-        &mut self,
-        name: &str,
-        partitions: u32,
-        bytes: u64,
-        dtype: DType,
-    ) -> Result<TensorId, GenError> {
-        self.tensor(Mem::Sbuf, name, partitions, bytes, dtype)
-    }
-
-    fn dram(
-        &mut self,
-        name: &str,
-        partitions: u32,
-        bytes: u64,
-        dtype: DType,
-    ) -> Result<TensorId, GenError> {
-        self.tensor(Mem::Dram, name, partitions, bytes, dtype)
-    }
-
-    /// Declares, per SBUF tensor in `inputs`, a DRAM tensor `NAME_in` shaped
-    /// like it; returns the `(sbuf, dram)` pairs for [`Builder::load_inputs`].
-    fn dram_inputs(&mut self, inputs: &[TensorId]) -> Result<Vec<(TensorId, TensorId)>, GenError> {
-        let mut pairs = Vec::with_capacity(inputs.len());
-        for &t in inputs {
-            let s = self.module.tensor(t).clone();
-            let name = format!("{}_in", s.name);
-            let d = self.tensor(Mem::Dram, name, s.partitions, u64::from(s.bytes), s.dtype)?;
-            pairs.push((t, d));
-        }
-        Ok(pairs)
-    }
-
     /// One bank-sized f32 PSUM tensor `{prefix}{i}` of `partitions` for each
     /// `i` in `0..count`.
     fn psum_banks(
@@ -816,62 +663,6 @@ impl Builder {
         (0..count)
             .map(|i| self.psum(format!("{prefix}{i}"), partitions, BANK.into()))
             .collect()
-    }
-
-    /// `dma sbuf <- dram` for each `(sbuf, dram)` pair.
-    fn load_inputs(&mut self, pairs: &[(TensorId, TensorId)]) {
-        for &(sb, dr) in pairs {
-            let (dst, src) = (self.whole(sb), self.whole(dr));
-            self.dma(dst, src);
-        }
-    }
-
-    fn whole(&self, t: TensorId) -> Access {
-        Access::whole(t, self.module.tensor(t))
-    }
-
-    fn emit(&mut self, kind: InstKind) {
-        let id = self.module.add_inst(Inst::new(kind));
-        self.current().push(Stmt::Inst(id));
-    }
-
-    fn current(&mut self) -> &mut Vec<Stmt> {
-        &mut self
-            .open
-            .last_mut()
-            .expect("block body is always open")
-            .body
-    }
-
-    fn matmul_at(
-        &mut self,
-        kind: MatmulKind,
-        dst: Access,
-        stationary: Access,
-        moving: Access,
-        pos: (u32, u32),
-    ) {
-        self.emit(InstKind::Matmul(Box::new(Matmul {
-            kind,
-            dst,
-            stationary,
-            moving,
-            pos,
-            flags: Flags::Auto,
-            zr: None,
-        })));
-    }
-
-    fn matmul(&mut self, dst: Access, stationary: Access, moving: Access) {
-        self.matmul_at(MatmulKind::Plain, dst, stationary, moving, (0, 0));
-    }
-
-    fn act(&mut self, dst: Access, srcs: Vec<Access>) {
-        self.emit(InstKind::Act { dst, srcs });
-    }
-
-    fn dma(&mut self, dst: Access, src: Access) {
-        self.emit(InstKind::Dma { dst, src });
     }
 
     /// `act y[:, i·BANK : (i+1)·BANK] <- accs[i]` for each accumulator: the
@@ -931,78 +722,6 @@ impl Builder {
         );
         self.close_loop();
     }
-
-    /// Opens `loop NAME 0..trips` and returns its variable.
-    fn open_loop(&mut self, name: &str, trips: u32) -> VarId {
-        let var = self.module.add_var(name);
-        self.open.push(Open {
-            header: Some((var, i64::from(trips))),
-            body: Vec::new(),
-        });
-        var
-    }
-
-    fn close_loop(&mut self) {
-        let open = self.open.pop().expect("a loop is open");
-        let (var, hi) = open
-            .header
-            .expect("close_loop closes a loop, not the block");
-        let id = self.module.add_loop(Loop {
-            var,
-            lo: 0,
-            hi,
-            body: open.body,
-        });
-        self.current().push(Stmt::Loop(id));
-    }
-
-    /// Closes the block `main` and checks that the SBUF tensors fit.
-    fn finish(mut self) -> Result<Module, GenError> {
-        debug_assert_eq!(self.open.len(), 1, "every loop is closed");
-        let body = self.open.pop().map(|o| o.body).unwrap_or_default();
-        self.module.blocks.push(Block {
-            name: "main".into(),
-            body,
-        });
-        let bytes: u64 = self
-            .module
-            .tensors
-            .iter()
-            .filter(|t| t.mem == Mem::Sbuf)
-            .map(|t| u64::from(t.bytes))
-            .sum();
-        let limit = u64::from(self.arch.sbuf().partition_size);
-        if bytes > limit {
-            return Err(GenError::SbufOverflow {
-                arch: self.module.arch,
-                bytes,
-                limit,
-            });
-        }
-        Ok(self.module)
-    }
-}
-
-/// `c + Σ coef·var`.
-fn aff(c: u64, terms: &[(VarId, u64)]) -> Affine {
-    let mut a = Affine::constant(c as i64);
-    for &(v, coef) in terms {
-        a.add_term(v, coef as i64);
-    }
-    a
-}
-
-/// `t[p0:p1, b0 : b0+len]`.
-fn at(t: TensorId, parts: Range<u32>, b0: Affine, len: u64) -> Access {
-    let mut b1 = b0.clone();
-    b1.constant += len as i64;
-    Access::new(
-        t,
-        Affine::constant(i64::from(parts.start)),
-        Affine::constant(i64::from(parts.end)),
-        b0,
-        b1,
-    )
 }
 
 /// `k·a`.
@@ -1024,25 +743,6 @@ fn tiles(param: &'static str, value: u32, tile: u32) -> Result<u32, GenError> {
         });
     }
     Ok(value / tile)
-}
-
-fn in_range(
-    param: &'static str,
-    value: u32,
-    lo: u32,
-    hi: u32,
-    why: &'static str,
-) -> Result<u32, GenError> {
-    if value < lo || value > hi {
-        return Err(GenError::OutOfRange {
-            param,
-            value: value.into(),
-            lo: lo.into(),
-            hi: hi.into(),
-            why,
-        });
-    }
-    Ok(value)
 }
 
 // ---------------------------------------------------------------------------
@@ -1446,169 +1146,8 @@ pub fn column_tiled(p: &ColumnTiledParams) -> Result<Module, GenError> {
     b.finish()
 }
 
-/// Bytes per partition of the shared stationary operand `w` of [`random`].
-const RANDOM_W_BYTES: u64 = 8192;
-/// Bytes per partition of the shared moving operand `x` of [`random`].
-const RANDOM_X_BYTES: u64 = 16384;
-
-/// A PSUM tensor of [`random`] that still has reads to come.
-struct LiveTensor {
-    tensor: TensorId,
-    banks: u32,
-    reads_left: u8,
-}
-
-/// Most PSUM banks one `act` of [`random`] reads: every instruction's
-/// operands then fit PSUM on every generation (gen1 has four banks).
-const RANDOM_ACT_BANKS: u32 = 4;
-
-/// The live PSUM tensors of [`random`] and the reads not yet emitted:
-/// consecutive reads into the same sink share one `act`.
-struct RandomReads {
-    live: Vec<LiveTensor>,
-    live_banks: u32,
-    sink: Option<TensorId>,
-    batch: Vec<Access>,
-    batch_banks: u32,
-}
-
-impl RandomReads {
-    /// Reads one random live tensor (at least one must be live).
-    fn read_one(&mut self, b: &mut Builder, rng: &mut Rng, sinks: &[TensorId]) {
-        let i = rng.index(self.live.len());
-        let (t, banks) = (self.live[i].tensor, self.live[i].banks);
-        let sink = sinks[(b.module.tensor(t).bytes / BANK) as usize - 1];
-        let full = self.batch_banks + banks > RANDOM_ACT_BANKS;
-        if self.sink != Some(sink) || full || self.batch.iter().any(|a| a.tensor == t) {
-            self.flush(b);
-            self.sink = Some(sink);
-        }
-        self.batch.push(b.whole(t));
-        self.batch_banks += banks;
-        self.live[i].reads_left -= 1;
-        if self.live[i].reads_left == 0 {
-            self.live_banks -= self.live.swap_remove(i).banks;
-        }
-    }
-
-    /// Emits the pending reads as `act SINK <- SINK, pA, pB, …`.
-    fn flush(&mut self, b: &mut Builder) {
-        if let Some(sink) = self.sink.take() {
-            let mut srcs = Vec::with_capacity(self.batch.len() + 1);
-            srcs.push(b.whole(sink));
-            srcs.append(&mut self.batch);
-            b.act(b.whole(sink), srcs);
-            self.batch_banks = 0;
-        }
-    }
-}
-
-/// `random`: `tensors` PSUM tensors p0, p1, … in a straight line (with
-/// `loops`, two-matmul chains become loops). Each is written by one or two
-/// accumulating matmuls per bank, reading random slices of two shared SBUF
-/// operands, and read 1–3 times later by `act sinkB <- sinkB, pI, …`, which
-/// sums tensors of one size (at most four banks in all) into an SBUF sink of that size
-/// (stored to DRAM at the end, so every read reaches the output). Before
-/// each tensor is written, reads of random live tensors are issued until the
-/// live banks plus half the new tensor's fit a target (the floor or ceiling
-/// of `pressure`, matching its fraction on average), so about `pressure`
-/// banks are live on average. Time and memory are linear in `tensors`; the
-/// SBUF and DRAM declarations are a fixed handful.
+/// `random`: the generator of [`super::random`] with the workload's knobs
+/// (see [`RandomParams::config`]).
 pub fn random(p: &RandomParams) -> Result<Module, GenError> {
-    let mut b = Builder::new(&p.arch)?;
-    let mt = b.m_tile();
-    let banks = b.arch.num_banks();
-    let pressure = p.pressure.unwrap_or(1.5 * f64::from(banks));
-    if !(pressure.is_finite() && pressure > 0.0) {
-        return Err(GenError::BadPressure(pressure));
-    }
-    let n = in_range(
-        "tensors",
-        p.tensors,
-        1,
-        u32::MAX,
-        "a program needs a PSUM tensor",
-    )?;
-    let max_banks = if p.multi_bank { banks.min(4) } else { 1 };
-    let mut rng = Rng::new(p.seed);
-
-    b.module
-        .tensors
-        .reserve(n as usize + 2 * max_banks as usize + 4);
-    b.module.insts.reserve(n as usize * 5 / 2);
-    let mut psum = Vec::with_capacity(n as usize);
-    for i in 0..n {
-        let size = 1 + rng.below(max_banks.into()) as u32;
-        psum.push((b.psum(format!("p{i}"), mt, u64::from(size * BANK))?, size));
-    }
-    let w = b.sbuf("w", K_TILE, RANDOM_W_BYTES, DType::Bf16)?;
-    let x = b.sbuf("x", K_TILE, RANDOM_X_BYTES, DType::Bf16)?;
-    let mut sinks = Vec::new();
-    for s in 1..=max_banks {
-        sinks.push(b.sbuf(&format!("sink{s}"), mt, u64::from(s * BANK), DType::F32)?);
-    }
-    let inputs = b.dram_inputs(&[w, x])?;
-    let mut outs = Vec::new();
-    for s in 1..=max_banks {
-        outs.push(b.dram(&format!("out{s}"), mt, u64::from(s * BANK), DType::F32)?);
-    }
-
-    b.load_inputs(&inputs);
-    let st_len = u64::from(mt) * 2;
-    let mut reads = RandomReads {
-        live: Vec::new(),
-        live_banks: 0,
-        sink: None,
-        batch: Vec::new(),
-        batch_banks: 0,
-    };
-    let floor = pressure.floor();
-    for (tensor, size) in psum {
-        let need = b.arch.aligned_bank_num(size);
-        let target = floor as u32 + u32::from(rng.unit() < pressure - floor);
-        while !reads.live.is_empty() && 2 * reads.live_banks + need > 2 * target {
-            reads.read_one(&mut b, &mut rng, &sinks);
-        }
-        reads.flush(&mut b);
-        for bank in 0..size {
-            let dst = at(tensor, 0..mt, aff(u64::from(bank * BANK), &[]), BANK.into());
-            let chain = if rng.chance(1, 4) { 2 } else { 1 };
-            if p.loops && chain == 2 {
-                let ow = 2 * rng.below((RANDOM_W_BYTES - st_len - 256) / 2 + 1);
-                let ox = 2 * rng.below((RANDOM_X_BYTES - 1024 - 1024) / 2 + 1);
-                let k = b.open_loop("k", chain);
-                b.matmul(
-                    dst,
-                    at(w, 0..K_TILE, aff(ow, &[(k, 256)]), st_len),
-                    at(x, 0..K_TILE, aff(ox, &[(k, 1024)]), 1024),
-                );
-                b.close_loop();
-            } else {
-                for _ in 0..chain {
-                    let ow = 2 * rng.below((RANDOM_W_BYTES - st_len) / 2 + 1);
-                    let ox = 2 * rng.below((RANDOM_X_BYTES - 1024) / 2 + 1);
-                    b.matmul(
-                        dst.clone(),
-                        at(w, 0..K_TILE, aff(ow, &[]), st_len),
-                        at(x, 0..K_TILE, aff(ox, &[]), 1024),
-                    );
-                }
-            }
-        }
-        reads.live.push(LiveTensor {
-            tensor,
-            banks: need,
-            reads_left: 1 + rng.below(3) as u8,
-        });
-        reads.live_banks += need;
-    }
-    while !reads.live.is_empty() {
-        reads.read_one(&mut b, &mut rng, &sinks);
-    }
-    reads.flush(&mut b);
-    debug_assert_eq!(reads.live_banks, 0);
-    for (&sink, &out) in sinks.iter().zip(&outs) {
-        b.dma(b.whole(out), b.whole(sink));
-    }
-    b.finish()
+    super::random::program(p.seed, &p.config())
 }

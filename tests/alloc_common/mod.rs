@@ -1,14 +1,48 @@
 //! Test support for the allocator tests: parsing fixtures, running the
-//! allocator in both modes, and a generator of random valid allocation
-//! programs (see [`random`]).
+//! allocator in both modes, and the allocation programs of
+//! `psum::gen::random` in the tests' terms ([`Config`], [`program`]).
 
 #![allow(dead_code)]
 
-pub mod random;
-
 use psum::alloc::{allocate, AllocError, AllocOptions, AllocOutcome, Mode};
+use psum::gen::random::{self, Arches, RandomConfig};
 use psum::ir::Module;
 use psum::text;
+
+/// Shape of a random allocation program.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// Arch codename (`inf1` programs use 64-partition PSUM tensors).
+    pub arch: &'static str,
+    /// Number of PSUM tensors declared.
+    pub tensors: usize,
+    /// Largest tensor, in banks (1..=3).
+    pub max_banks: u32,
+    /// Target number of banks live at once.
+    pub pressure: usize,
+    /// Whether to emit loops: accumulation loops, loop-carried values,
+    /// loops of short-lived tensors (nested) and reads in loops.
+    pub loops: bool,
+}
+
+/// The text of a random allocation program for `cfg`, deterministic in
+/// `seed`: bank-sized tensors, reads of at most two banks, whole overwrites
+/// of consumed tensors (memloc split), and with `loops` every loop shape.
+pub fn program(seed: u64, cfg: Config) -> String {
+    let rc = RandomConfig {
+        arch: Arches::Fixed(cfg.arch.to_string()),
+        tensors: cfg.tensors as u32,
+        pressure: Some(cfg.pressure as f64),
+        max_banks: cfg.max_banks,
+        read_banks: 2,
+        loops: cfg.loops,
+        second_lives: true,
+        carried: cfg.loops,
+        local_loops: cfg.loops,
+        ..RandomConfig::default()
+    };
+    random::program_text(seed, &rc).unwrap_or_else(|e| panic!("seed {seed}: {e}"))
+}
 
 /// Parses and validates `src`, panicking with the message on error.
 pub fn module(src: &str) -> Module {
