@@ -7,7 +7,7 @@ mod alloc_common;
 use alloc_common::random::{program, Config};
 use alloc_common::*;
 use proptest::prelude::*;
-use psum::alloc::costs::{find_costs, Cost};
+use psum::alloc::costs::{find_costs, spill_plans, Cost};
 use psum::alloc::linear::{Linear, PointKind};
 use psum::alloc::liveness::live_ranges;
 use psum::alloc::{allocate, spill, split, AllocOptions, AllocOutcome, Mode, NodeId};
@@ -135,7 +135,8 @@ proptest! {
             .map(NodeId::new)
             .collect();
         let mut after = m.clone();
-        spill::insert_spill_code(&mut after, &lin, &live, &chosen, &mut spill::Namer::new(&m), seed % 2 == 0);
+        let plans = [spill_plans(&lin, &live, &chosen)];
+        spill::insert_spill_code(&mut after, &lin, &plans, &mut spill::Namer::new(&m), seed % 2 == 0);
         let lin2 = Linear::new(&after);
         let live2 = live_ranges(&after, &lin2, &a, a.num_banks()).unwrap();
         let old_point = |p: u32| match lin2.points[p as usize].kind() {

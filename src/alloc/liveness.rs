@@ -14,6 +14,7 @@
 //! mode recomputes everything from the instructions.
 
 use super::linear::{Linear, PointKind};
+use super::spill::SpillShift;
 use super::{AllocError, NodeId};
 use crate::arch::Arch;
 use crate::ir::{InstId, InstKind, Mem, Module, TensorId};
@@ -200,10 +201,13 @@ impl Events {
     /// describes without a look at the instructions.
     pub fn update(&mut self, tensors: usize, shift: &SpillShift) {
         self.spans.resize(tensors, (0, 0));
-        for (&t, &(kept, save)) in shift.spilled.iter().zip(&shift.saves) {
+        for (&t, &save) in shift.spilled.iter().zip(&shift.saves) {
             let at = self.touches.len() as u32;
-            let from = self.spans[t.index()].0 as usize;
-            self.touches.extend_from_within(from..from + kept as usize);
+            let (from, to) = self.spans[t.index()];
+            let (from, to) = (from as usize, to as usize);
+            let kept = self.touches[from..to].iter().rposition(|x| x.write());
+            let kept = kept.expect("a spilled tensor is written");
+            self.touches.extend_from_within(from..=from + kept);
             self.touches.push(Touch::new(save, true, false));
             self.spans[t.index()] = (at, self.touches.len() as u32);
         }
@@ -568,39 +572,6 @@ fn merge_by_def(nodes: &mut Vec<Node>, fresh: &[Node]) {
     }
 }
 
-/// Where one iteration's spill code went, for [`live_ranges_with`].
-#[derive(Clone, Debug, Default)]
-pub struct SpillShift {
-    /// Points of the program before the spill code.
-    pub points: usize,
-    /// Tensors declared before the spill code.
-    pub tensors: usize,
-    /// For each inserted instruction, the old point it went right before
-    /// (`points` when at the very end), ascending.
-    pub before: Vec<u32>,
-    /// The tensors spilled.
-    pub spilled: Vec<TensorId>,
-    /// For each spilled tensor: how many of its events it keeps (those up
-    /// to its last write) and the save that reads it after them.
-    pub saves: Vec<(u32, InstId)>,
-    /// The reload temporaries, in order of creation.
-    pub reloads: Vec<ReloadEvents>,
-    /// The instructions of every read group, reload by reload, each in
-    /// point order.
-    pub reads: Vec<InstId>,
-}
-
-/// What accesses one reload temporary, for [`Events::update`].
-#[derive(Clone, Debug)]
-pub struct ReloadEvents {
-    /// The temporary.
-    pub tensor: TensorId,
-    /// The reload copy that writes it.
-    pub copy: InstId,
-    /// Where its read group's instructions are in [`SpillShift::reads`].
-    pub reads: std::ops::Range<u32>,
-}
-
 impl SpillShift {
     /// Moves the nodes of `nodes` that this code left alone to their new
     /// points; returns the positions of the others, the spilled tensors'.
@@ -820,7 +791,7 @@ pub(crate) fn random_analyzed(tensors: u32, seed: u64) -> (Module, Arch, Linear,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alloc::costs::spill_plan;
+    use crate::alloc::costs::{spill_plan, spill_plans};
     use crate::alloc::spill::{insert_spill_code, Namer};
     use crate::gen::random::Rng;
 
@@ -919,7 +890,8 @@ mod tests {
                     .take(if round == 0 { usize::MAX } else { 2 })
                     .collect();
                 assert!(spill.len() >= 2, "seed {seed}: {} spilled", spill.len());
-                let shift = insert_spill_code(&mut m, &lin, &live, &spill, &mut namer, round == 1);
+                let plans = [spill_plans(&lin, &live, &spill)];
+                let shift = insert_spill_code(&mut m, &lin, &plans, &mut namer, round == 1);
                 let parallel = round == 1;
                 live =
                     live_ranges_after(&m, &shift, &mut lin, &arch, banks, live, parallel).unwrap();

@@ -457,8 +457,11 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
                 reuse.record(&it.live.nodes, &it.plan, sels, &it.costs, &chosen);
             }
         };
-        let insert =
-            || spill::insert_spill_code(&mut work, &it.lin, &it.live, &chosen, &mut namer, big);
+        let insert = || {
+            let plan = |ids: Range<usize>| costs::spill_plans(&it.lin, &it.live, &chosen[ids]);
+            let (early, late) = in_halves(big, chosen.len(), plan);
+            spill::insert_spill_code(&mut work, &it.lin, &[early, late], &mut namer, big)
+        };
         let ((), moved) = join(big && reusing, record, insert);
         pinned.resize(work.tensors.len(), false);
         for &v in &chosen {
