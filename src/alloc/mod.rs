@@ -36,6 +36,8 @@ pub mod costs;
 pub mod interference;
 pub mod linear;
 pub mod liveness;
+mod log;
+mod reference;
 pub mod reuse;
 pub mod select;
 pub mod simplify;
@@ -48,6 +50,7 @@ use costs::Cost;
 use interference::{AdjLists, Interference};
 use linear::Linear;
 use liveness::{AccessTable, Liveness, Source};
+use log::{hundredths, pct_text, Log};
 use reuse::{Plan, Reuse};
 use select::Selection;
 use serde::{Deserialize, Serialize};
@@ -218,37 +221,6 @@ pub struct AllocOutcome {
     pub warnings: Vec<String>,
 }
 
-/// Collects the log, and the trace when `tracing`.
-struct Log {
-    log: Vec<String>,
-    trace: Vec<String>,
-    tracing: bool,
-}
-
-impl Log {
-    fn v(&mut self, line: String) {
-        if self.tracing {
-            self.trace.push(line.clone());
-        }
-        self.log.push(line);
-    }
-    fn vv(&mut self, line: impl FnOnce() -> String) {
-        if self.tracing {
-            self.trace.push(line());
-        }
-    }
-}
-
-/// `100 × part / whole` in hundredths, rounded half up.
-fn hundredths(part: u64, whole: u32) -> u64 {
-    let whole = u64::from(whole);
-    (10_000 * part + whole / 2) / whole
-}
-
-fn pct_text(h: u64) -> String {
-    format!("{}.{:02}", h / 100, h % 100)
-}
-
 /// The analysis and best-of-n outcome of one fixpoint iteration. The
 /// graph, costs and selections cover the dirty nodes of `plan` (indexed
 /// by their position in `plan.dirty`); the others are reused.
@@ -319,13 +291,12 @@ pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocEr
 /// over: the result program is `m` itself, split and with spill code
 /// inserted, so a caller that no longer needs the input saves a copy.
 pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
+    if opts.mode == Mode::Reference || opts.trace {
+        return reference::allocate(m, opts);
+    }
     let arch = arch::lookup(&m.arch)?;
     let num_banks = opts.num_banks(&arch)?;
-    let mut log = Log {
-        log: Vec::new(),
-        trace: Vec::new(),
-        tracing: opts.trace,
-    };
+    let mut log = Log::new(opts.trace);
     let reusing = opts.mode == Mode::Fast && !opts.trace;
     let mut reuse = Reuse::default();
     log.v(" allocating PSUM".into());
