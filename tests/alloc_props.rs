@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use psum::alloc::costs::{find_costs, spill_plans, Cost};
 use psum::alloc::linear::{Linear, PointKind};
 use psum::alloc::liveness::live_ranges;
-use psum::alloc::{allocate, spill, split, AllocOptions, AllocOutcome, Mode, NodeId};
+use psum::alloc::{allocate, analyze, spill, AllocOptions, AllocOutcome, Analysis, Mode, NodeId};
 use psum::arch::{self, bank_alignment};
 use psum::ir::Module;
 
@@ -125,10 +125,8 @@ proptest! {
     /// points of its old one (inserted copies are not original points).
     #[test]
     fn spilling_shortens_intervals((seed, cfg, _) in config()) {
-        let m = split::memloc_split(&module(&program(seed, cfg)));
-        let a = arch::lookup(&m.arch).unwrap();
-        let lin = Linear::new(&m);
-        let live = live_ranges(&m, &lin, &a, a.num_banks()).unwrap();
+        let Analysis { module: m, arch: a, lin, live, .. } =
+            analyze(module(&program(seed, cfg)), &AllocOptions::default()).unwrap();
         let costs = find_costs(&lin, &live, &vec![false; m.tensors.len()], 64);
         let chosen: Vec<NodeId> = (0..costs.len())
             .filter(|&i| costs[i] != Cost::Inf)

@@ -7,14 +7,15 @@
 //! does, then widened over every loop that carries the value around its back
 //! edge. Nodes are numbered in order of first definition.
 //!
-//! After spill code, fast mode moves the nodes the code left alone to their
-//! new points, while the points are renumbered, and recomputes only the
-//! spilled and new tensors, whose events alone change, as the spill code
-//! describes them ([`live_ranges_after`], [`Events::update`]); reference
-//! mode recomputes everything from the instructions.
+//! After spill code, the nodes the code left alone move to their new
+//! points, while the points are renumbered, and only the spilled and new
+//! tensors, whose events alone change as the spill code describes them,
+//! are computed afresh ([`live_ranges_after`], [`Events::update`]).
 
 use super::linear::{Linear, PointKind};
 use super::spill::SpillShift;
+use super::support::sort::sort_by_u64;
+use super::support::threads;
 use super::{AllocError, NodeId};
 use crate::arch::Arch;
 use crate::ir::{InstId, InstKind, Mem, Module, TensorId};
@@ -151,47 +152,37 @@ impl Events {
     /// tensors) in point order: one pass over the points to count per
     /// tensor, one to place (a counting sort, so each span comes out sorted).
     pub fn from_table(table: &AccessTable, tensors: usize, lin: &Linear) -> Events {
-        let mut events = Events::default();
-        events.refill(table, tensors, lin);
-        events
-    }
-
-    /// [`Events::from_table`] into this value's buffers (reference mode
-    /// recomputes its growing program's events every iteration, and fresh
-    /// buffers of that size would cost a page fault per 4 KiB).
-    pub fn refill(&mut self, table: &AccessTable, tensors: usize, lin: &Linear) {
         let rows = lin.points.iter().filter_map(|p| match p.kind() {
             PointKind::Inst(i) => Some((i, table.row(i.index()))),
             _ => None,
         });
-        self.spans.clear();
-        self.spans.resize(tensors, (0, 0));
+        let mut spans = vec![(0, 0); tensors];
         let mut counted = 0;
         for (_, row) in rows.clone() {
             for e in row {
-                self.spans[e.tensor.index()].1 += 1;
+                spans[e.tensor.index()].1 += 1;
                 counted += 1;
             }
         }
         let mut at = 0;
-        for span in &mut self.spans {
+        for span in &mut spans {
             let n = span.1;
             *span = (at, at);
             at += n;
         }
-        self.touches.clear();
-        self.touches.resize(counted, Touch(0));
+        let mut touches = vec![Touch(0); counted];
         for (i, row) in rows {
             for e in row {
-                let end = &mut self.spans[e.tensor.index()].1;
-                self.touches[*end as usize] = Touch::new(i, e.read, e.write);
+                let end = &mut spans[e.tensor.index()].1;
+                touches[*end as usize] = Touch::new(i, e.read, e.write);
                 *end += 1;
             }
         }
+        Events { spans, touches }
     }
 
     /// The events after the spill code `shift` describes, from those
-    /// before it (fast mode; the same as [`Events::refill`] on the module
+    /// before it (the same as [`Events::new`] on the module
     /// with the code, of `tensors` tensors). The code renames reads of the
     /// spilled tensors only and adds copies that touch only spilled and new
     /// tensors, so every other tensor keeps its events. A spilled tensor
@@ -288,14 +279,6 @@ pub struct Liveness {
 }
 
 impl Liveness {
-    /// A result with `events` and no nodes yet, for [`Source::Current`].
-    pub fn of_events(events: Events) -> Liveness {
-        Liveness {
-            events,
-            ..Liveness::default()
-        }
-    }
-
     /// The same ranges without their events (which are the bulk of it).
     pub fn without_events(self) -> Liveness {
         Liveness {
@@ -333,47 +316,18 @@ pub fn live_ranges(
     arch: &Arch,
     num_banks: u32,
 ) -> Result<Liveness, AllocError> {
-    let table = AccessTable::new(m);
-    live_ranges_with(
-        m,
-        Source::Table(&table),
-        lin,
-        arch,
-        num_banks,
-        Liveness::default(),
-    )
+    live_ranges_of(m, Events::new(m, lin), lin, arch, num_banks)
 }
 
-/// Where [`live_ranges_with`] learns the instructions' PSUM accesses.
-#[derive(Clone, Copy, Debug)]
-pub enum Source<'a> {
-    /// From a table of every instruction (which must describe the module).
-    Table(&'a AccessTable),
-    /// From the events of the previous result itself, which describe the
-    /// module (the memloc split's, handed over: [`Liveness::of_events`]).
-    Current,
-}
-
-/// [`live_ranges`] with the instructions' PSUM accesses from `source`,
-/// computed in the buffers of `spent` (a previous result, or
-/// `Liveness::default()`): the allocator recomputes the live ranges of its
-/// growing program every iteration.
-pub fn live_ranges_with(
+/// [`live_ranges`] from `events`, the PSUM accesses of `m` (such as those
+/// the memloc split read).
+pub fn live_ranges_of(
     m: &Module,
-    source: Source,
+    events: Events,
     lin: &Linear,
     arch: &Arch,
     num_banks: u32,
-    spent: Liveness,
 ) -> Result<Liveness, AllocError> {
-    let Liveness {
-        nodes,
-        mut unused,
-        mut events,
-    } = spent;
-    if let Source::Table(table) = source {
-        events.refill(table, m.tensors.len(), lin);
-    }
     let ctx = NodeCtx {
         m,
         events: &events,
@@ -381,7 +335,8 @@ pub fn live_ranges_with(
         arch,
         num_banks,
     };
-    let nodes = ctx.all_nodes(nodes, &mut unused)?;
+    let mut unused = Vec::new();
+    let nodes = ctx.all_nodes(&mut unused)?;
     Ok(Liveness {
         nodes,
         unused,
@@ -390,7 +345,7 @@ pub fn live_ranges_with(
 }
 
 /// The live ranges of `m` after the spill code `shift` describes, from
-/// `spent`, the result before it (fast mode), with `lin`, the points
+/// `spent`, the result before it, with `lin`, the points
 /// before it, renumbered for `m`; the same result as [`live_ranges`].
 /// Spill code adds instructions and renames reads of the spilled tensors
 /// only, so every other node keeps its instructions: its four points move
@@ -413,7 +368,7 @@ pub fn live_ranges_after(
         unused,
         mut events,
     } = spent;
-    let ((), spilled) = super::join(
+    let ((), spilled) = threads::join(
         parallel,
         || lin.renumber(m),
         || {
@@ -428,7 +383,7 @@ pub fn live_ranges_after(
         arch,
         num_banks,
     };
-    let (fresh, redone) = super::join(
+    let (fresh, redone) = threads::join(
         parallel,
         || ctx.fresh_nodes(shift.tensors),
         || ctx.nodes_at(&nodes, &spilled),
@@ -487,17 +442,11 @@ impl NodeCtx<'_> {
         }))
     }
 
-    /// Every PSUM tensor's node, in order of first definition, in the
-    /// buffer `nodes`; the tensors with no access go to `unused`. Errors,
-    /// checked per tensor in declaration order: no write, no read, too
-    /// many banks.
-    fn all_nodes(
-        &self,
-        mut nodes: Vec<Node>,
-        unused: &mut Vec<TensorId>,
-    ) -> Result<Vec<Node>, AllocError> {
-        unused.clear();
-        nodes.clear();
+    /// Every PSUM tensor's node, in order of first definition; the
+    /// tensors with no access go to `unused`. Errors, checked per tensor
+    /// in declaration order: no write, no read, too many banks.
+    fn all_nodes(&self, unused: &mut Vec<TensorId>) -> Result<Vec<Node>, AllocError> {
+        let mut nodes = Vec::new();
         let mut carried = Carried::new(self.m.loops.len());
         for (ti, t) in self.m.tensors.iter().enumerate() {
             if t.mem != Mem::Psum {
@@ -512,7 +461,7 @@ impl NodeCtx<'_> {
         // In order of first definition (every instruction writes one
         // tensor, so the defs are distinct points), often the declaration
         // order already.
-        super::sort_by_u64(&mut nodes, |n| u64::from(n.def));
+        sort_by_u64(&mut nodes, |n| u64::from(n.def));
         debug_assert!(
             nodes.windows(2).all(|w| w[0].def < w[1].def),
             "one def per point"

@@ -10,7 +10,8 @@
 //! before its reloads; where code lands in the same gap, saves come first.
 
 use super::linear::{BodyRef, Linear, PointKind};
-use super::{join, sort_by_u64};
+use super::support::sort::sort_by_u64;
+use super::support::threads::join;
 use crate::ir::{Access, Inst, InstId, InstKind, Mem, Module, Stmt, Tensor, TensorId};
 use std::collections::HashSet;
 
@@ -377,7 +378,7 @@ mod tests {
     fn insertions_sort_by_body_position_rank_and_creation() {
         let mut rng = crate::gen::random::Rng::new(3);
         let key = |x: &Insertion| (x.body, x.pos, x.rank, x.inst);
-        for n in [100, crate::alloc::RADIX_MIN + 100] {
+        for n in [100, crate::alloc::support::sort::RADIX_MIN + 100] {
             let mut xs: Vec<Insertion> = (0..n)
                 .map(|i| Insertion {
                     body: match rng.below(2) {
