@@ -227,6 +227,47 @@ fn low_pressure_one_bank_never_spills() {
     );
 }
 
+/// Programs of a thousand tensors and more, where fast mode reuses
+/// components across many iterations and splits simplify into parts:
+/// fast and reference mode (two implementations) agree byte for byte, or
+/// fail alike, on all banks and on fewer.
+#[test]
+fn thousand_tensor_programs_agree() {
+    let mut spilled = 0;
+    for (seed, max_banks, loops, psum_banks) in [
+        (21, 3, true, None),
+        (22, 1, false, Some(6)),
+        (23, 2, true, Some(5)),
+    ] {
+        let cfg = Config {
+            arch: "trn1",
+            tensors: 1200,
+            max_banks,
+            pressure: 12,
+            loops,
+        };
+        let m = module(&program(seed, cfg));
+        let opts = AllocOptions {
+            psum_banks,
+            ..AllocOptions::default()
+        };
+        let reference = AllocOptions {
+            mode: Mode::Reference,
+            ..opts
+        };
+        match (allocate(&m, &opts), allocate(&m, &reference)) {
+            (Ok(f), Ok(r)) => {
+                assert_same(&f, &r);
+                assert!(f.report.iterations >= 2, "seed {seed} spills");
+                spilled += f.report.spilled.len();
+            }
+            (Err(f), Err(r)) => assert_eq!(f, r, "seed {seed}"),
+            (f, r) => panic!("seed {seed}: {:?} / {:?}", f.err(), r.err()),
+        }
+    }
+    assert!(spilled > 300, "{spilled} tensors spilled");
+}
+
 /// Programs too large for reference mode, big enough for fast mode to run
 /// two heuristics at once: two threads and one agree byte for byte.
 #[test]

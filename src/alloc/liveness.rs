@@ -12,6 +12,7 @@
 //! tensors, whose events alone change as the spill code describes them,
 //! are computed afresh ([`live_ranges_after`], [`Events::update`]).
 
+use super::analysis::Analysis;
 use super::linear::{Linear, PointKind};
 use super::spill::SpillShift;
 use super::support::sort::sort_by_u64;
@@ -344,9 +345,9 @@ pub fn live_ranges_of(
     })
 }
 
-/// The live ranges of `m` after the spill code `shift` describes, from
-/// `spent`, the result before it, with `lin`, the points
-/// before it, renumbered for `m`; the same result as [`live_ranges`].
+/// Brings `a` up to date with the spill code `shift` describes, just
+/// inserted into `a.module`: its points renumbered and its live ranges the
+/// same as [`live_ranges`] computes afresh, from those before the code.
 /// Spill code adds instructions and renames reads of the spilled tensors
 /// only, so every other node keeps its instructions: its four points move
 /// to their new numbers (which keeps their order), its events and loops
@@ -355,19 +356,22 @@ pub fn live_ranges_of(
 /// computed afresh (side by side too), and the new ones merged in by def
 /// (the unused tensors stay unused: every new tensor is accessed).
 pub fn live_ranges_after(
-    m: &Module,
+    a: &mut Analysis,
     shift: &SpillShift,
-    lin: &mut Linear,
-    arch: &Arch,
-    num_banks: u32,
-    spent: Liveness,
     parallel: bool,
-) -> Result<Liveness, AllocError> {
+) -> Result<(), AllocError> {
+    let Analysis {
+        module: m,
+        arch,
+        num_banks,
+        lin,
+        live,
+    } = a;
     let Liveness {
         mut nodes,
         unused,
         mut events,
-    } = spent;
+    } = std::mem::take(live);
     let ((), spilled) = threads::join(
         parallel,
         || lin.renumber(m),
@@ -381,7 +385,7 @@ pub fn live_ranges_after(
         events: &events,
         lin,
         arch,
-        num_banks,
+        num_banks: *num_banks,
     };
     let (fresh, redone) = threads::join(
         parallel,
@@ -393,11 +397,12 @@ pub fn live_ranges_after(
         nodes[i] = n;
     }
     merge_by_def(&mut nodes, &fresh);
-    Ok(Liveness {
+    *live = Liveness {
         nodes,
         unused,
         events,
-    })
+    };
+    Ok(())
 }
 
 /// What computing one tensor's node reads.
@@ -718,10 +723,10 @@ pub fn peak_in(nodes: &[Node], num_points: usize, lo: u32, hi: u32) -> (u64, u32
 }
 
 /// A `random` program of `tensors` mixed-bank tensors (with loops for an
-/// odd `seed`), its arch, points and live ranges: the fixture of the
-/// spill-code tests.
+/// odd `seed`), analyzed on all banks (no memloc split): the fixture of
+/// the spill-code tests.
 #[cfg(test)]
-pub(crate) fn random_analyzed(tensors: u32, seed: u64) -> (Module, Arch, Linear, Liveness) {
+pub(crate) fn random_analyzed(tensors: u32, seed: u64) -> Analysis {
     use crate::gen::workloads::{random, RandomParams};
     let p = RandomParams {
         tensors,
@@ -730,11 +735,17 @@ pub(crate) fn random_analyzed(tensors: u32, seed: u64) -> (Module, Arch, Linear,
         multi_bank: true,
         ..RandomParams::default()
     };
-    let m = random(&p).unwrap();
-    let arch = crate::arch::lookup(&m.arch).unwrap();
-    let lin = Linear::new(&m);
-    let live = live_ranges(&m, &lin, &arch, arch.num_banks()).unwrap();
-    (m, arch, lin, live)
+    let module = random(&p).unwrap();
+    let arch = crate::arch::lookup(&module.arch).unwrap();
+    let lin = Linear::new(&module);
+    let live = live_ranges(&module, &lin, &arch, arch.num_banks()).unwrap();
+    Analysis {
+        module,
+        arch,
+        num_banks: arch.num_banks(),
+        lin,
+        live,
+    }
 }
 
 #[cfg(test)]
@@ -828,28 +839,33 @@ mod tests {
     #[test]
     fn moved_and_updated_equal_recomputed_after_spill_code() {
         for (seed, tensors) in (0..6).map(|s| (s, 300)).chain([(6, 12_000)]) {
-            let (mut m, arch, mut lin, mut live) = random_analyzed(tensors, seed);
-            let banks = arch.num_banks();
-            let mut namer = Namer::new(&m);
+            let mut a = random_analyzed(tensors, seed);
+            let mut namer = Namer::new(&a.module);
             for round in 0..2 {
+                let (lin, live) = (&a.lin, &a.live);
                 let spill: Vec<NodeId> = (0..live.nodes.len())
                     .map(NodeId::new)
                     .filter(|&v| round == 1 || v.index() % 3 == 0)
-                    .filter(|&v| spill_plan(&lin, &live, v).is_some())
+                    .filter(|&v| spill_plan(lin, live, v).is_some())
                     .take(if round == 0 { usize::MAX } else { 2 })
                     .collect();
                 assert!(spill.len() >= 2, "seed {seed}: {} spilled", spill.len());
-                let plans = [spill_plans(&lin, &live, &spill)];
-                let shift = insert_spill_code(&mut m, &lin, &plans, &mut namer, round == 1);
+                let plans = [spill_plans(lin, live, &spill)];
                 let parallel = round == 1;
-                live =
-                    live_ranges_after(&m, &shift, &mut lin, &arch, banks, live, parallel).unwrap();
-                assert_eq!(lin, Linear::new(&m), "seed {seed}, round {round}");
-                let fresh = live_ranges(&m, &lin, &arch, banks).unwrap();
+                let shift = insert_spill_code(&mut a.module, lin, &plans, &mut namer, parallel);
+                live_ranges_after(&mut a, &shift, parallel).unwrap();
+                let Analysis {
+                    module: m,
+                    lin,
+                    live,
+                    ..
+                } = &a;
+                assert_eq!(*lin, Linear::new(m), "seed {seed}, round {round}");
+                let fresh = live_ranges(m, lin, &a.arch, a.num_banks).unwrap();
                 assert_eq!(live.nodes, fresh.nodes, "seed {seed}, round {round}");
                 for t in (0..m.tensors.len()).map(TensorId::new) {
-                    let (a, b) = (live.events.of(t, &lin), fresh.events.of(t, &lin));
-                    assert!(a.eq(b), "seed {seed}, round {round}: events of {t}");
+                    let (x, y) = (live.events.of(t, lin), fresh.events.of(t, lin));
+                    assert!(x.eq(y), "seed {seed}, round {round}: events of {t}");
                 }
             }
         }

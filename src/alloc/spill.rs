@@ -243,7 +243,7 @@ impl Code {
 
 /// Where one run of spill code went and what it accesses: what the fast
 /// analysis needs to follow the code without reading the program again
-/// (`liveness::live_ranges_after`).
+/// ([`super::liveness::live_ranges_after`]).
 #[derive(Clone, Debug, Default)]
 pub struct SpillShift {
     /// Points of the program before the spill code.
@@ -421,7 +421,8 @@ mod tests {
     #[test]
     fn halves_build_the_code_one_piece_builds() {
         for seed in 0..4 {
-            let (mut m, _, lin, live) = crate::alloc::liveness::random_analyzed(200, seed);
+            let a = crate::alloc::liveness::random_analyzed(200, seed);
+            let (mut m, lin, live) = (a.module, a.lin, a.live);
             let spill: Vec<NodeId> = (0..live.nodes.len())
                 .map(NodeId::new)
                 .filter(|&v| v.index() % 2 == 0 && spill_plan(&lin, &live, v).is_some())

@@ -18,6 +18,7 @@ use super::iteration::{Buffers, Iteration};
 use super::reuse::Plan;
 use super::select::{self, Selection};
 use super::simplify::{self, Budgets, Heuristic};
+use crate::alloc::analysis::Analysis;
 use crate::alloc::costs::{self, Cost};
 use crate::alloc::liveness::Node;
 use crate::alloc::support::threads::{self, PARALLEL_MIN_NODES};
@@ -34,7 +35,13 @@ impl Context<'_> {
     /// ([`Heuristic::same_order_as_h0`]) does not run: its selection is
     /// H0's, so it logs the same lines and, tying, cannot be chosen.
     pub fn best_of_n(&mut self) -> Iteration {
-        let plan = (self.reuse).plan(&self.live.nodes, self.lin.len(), self.lin.has_loops());
+        let Analysis {
+            lin,
+            live,
+            num_banks,
+            ..
+        } = &self.program;
+        let plan = (self.reuse).plan(&live.nodes, lin.len(), lin.has_loops());
         let Buffers {
             mut nodes,
             costs,
@@ -42,10 +49,9 @@ impl Context<'_> {
             slots,
         } = std::mem::take(&mut self.buffers);
         nodes.clear();
-        nodes.extend(plan.dirty.iter().map(|v| self.live.nodes[v.index()]));
-        let (opts, num_banks) = (self.opts, self.num_banks);
+        nodes.extend(plan.dirty.iter().map(|v| live.nodes[v.index()]));
+        let (opts, num_banks, pinned) = (self.opts, *num_banks, &self.pinned);
         let parallel = opts.parallel && nodes.len() >= PARALLEL_MIN_NODES;
-        let (lin, live, pinned) = (&self.lin, &self.live, &self.pinned);
         let (graph, costs) = threads::join(
             parallel,
             || Interference::build_in(&nodes, graph),

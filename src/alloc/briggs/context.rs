@@ -4,30 +4,21 @@
 use super::iteration::{Buffers, Iteration};
 use super::reuse::Reuse;
 use crate::alloc::analysis::Analysis;
-use crate::alloc::linear::Linear;
-use crate::alloc::liveness::{self, Liveness};
+use crate::alloc::liveness;
 use crate::alloc::log::{hundredths, pct_text, Log};
 use crate::alloc::spill::Namer;
 use crate::alloc::support::threads::{in_halves, PARALLEL_MIN_NODES};
 use crate::alloc::{AllocOptions, AllocOutcome, AllocReport, TensorReport};
-use crate::arch::Arch;
-use crate::ir::{Mem, Module, TensorId};
+use crate::ir::{Mem, TensorId};
 use std::ops::Range;
 
 /// Everything the iterations of one allocation share.
 pub struct Context<'o> {
     /// The settings.
     pub opts: &'o AllocOptions,
-    /// The module's architecture.
-    pub arch: Arch,
-    /// Banks the allocator may use.
-    pub num_banks: u32,
-    /// The program: split, with the spill code so far.
-    pub work: Module,
-    /// Its points.
-    pub lin: Linear,
-    /// Its nodes and their live ranges.
-    pub live: Liveness,
+    /// The program (split, with the spill code so far), its points and
+    /// its nodes.
+    pub program: Analysis,
     /// Whether the passes over the whole program run on two threads.
     pub two_threads: bool,
     /// The `-v` lines so far.
@@ -54,34 +45,26 @@ pub struct Context<'o> {
 impl<'o> Context<'o> {
     /// The context of the first iteration of `first` (every PSUM tensor's
     /// bank cleared), with its log and warnings.
-    pub fn new(first: Analysis, opts: &'o AllocOptions) -> Self {
-        let Analysis {
-            module: mut work,
-            arch,
-            num_banks,
-            lin,
-            live,
-        } = first;
+    pub fn new(mut first: Analysis, opts: &'o AllocOptions) -> Self {
         let mut log = Log::new(false);
         log.v(" allocating PSUM".into());
+        let work = &mut first.module;
         for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
             t.bank = None;
         }
+        let live = &first.live;
         let warnings = (live.unused.iter())
             .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
             .collect();
-        let demand = hundredths(liveness::peak_demand(&live.nodes, lin.len()).0, num_banks);
+        let peak = liveness::peak_demand(&live.nodes, first.lin.len()).0;
+        let demand = hundredths(peak, first.num_banks);
         log.v(format!("{}% PSUM demand before spilling", pct_text(demand)));
         Context {
             opts,
-            arch,
-            num_banks,
             pinned: vec![false; work.tensors.len()],
-            namer: Namer::new(&work),
+            namer: Namer::new(work),
             two_threads: opts.parallel && work.insts.len() >= PARALLEL_MIN_NODES,
-            work,
-            lin,
-            live,
+            program: first,
             log,
             warnings,
             demand,
@@ -97,11 +80,14 @@ impl<'o> Context<'o> {
     /// the report (on two threads, half its rows on a helper thread).
     pub fn finish(self, it: Iteration, iteration: u32) -> AllocOutcome {
         let Context {
-            arch,
-            num_banks,
-            mut work,
-            lin,
-            live,
+            program:
+                Analysis {
+                    module: mut work,
+                    arch,
+                    num_banks,
+                    lin,
+                    live,
+                },
             two_threads,
             mut log,
             warnings,

@@ -34,7 +34,7 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
         }
         let spill = cx.spill_set(&it)?;
         let shift = cx.insert_spill_code(it, &spill);
-        cx.follow(&shift)?;
+        cx.live_ranges_after(&shift)?;
     }
     Err(AllocError::NotConverged)
 }

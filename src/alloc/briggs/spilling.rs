@@ -4,6 +4,7 @@
 use super::context::Context;
 use super::iteration::{Buffers, Iteration};
 use super::simplify::SlotBuffer;
+use crate::alloc::analysis::Analysis;
 use crate::alloc::costs::{self, Cost};
 use crate::alloc::liveness;
 use crate::alloc::spill::{self, SpillShift};
@@ -45,11 +46,15 @@ impl Context<'_> {
             }
         }
         if let Some(v) = stuck {
-            let n = &self.live.nodes[it.plan.dirty[v.index()].index()];
-            let (pressure, point) =
-                liveness::peak_in(&self.live.nodes, self.lin.len(), n.start, n.end);
+            let n = &self.program.live.nodes[it.plan.dirty[v.index()].index()];
+            let (pressure, point) = liveness::peak_in(
+                &self.program.live.nodes,
+                self.program.lin.len(),
+                n.start,
+                n.end,
+            );
             return Err(AllocError::TooManyReloads {
-                name: self.work.tensor(n.tensor).name.clone(),
+                name: self.program.module.tensor(n.tensor).name.clone(),
                 pressure,
                 point,
             });
@@ -60,7 +65,7 @@ impl Context<'_> {
             .chain(
                 reused
                     .iter()
-                    .map(|v| self.reuse.cost(self.live.nodes[v.index()].tensor)),
+                    .map(|v| self.reuse.cost(self.program.live.nodes[v.index()].tensor)),
             )
             .fold(0u64, u64::saturating_add);
         let mut all: Vec<NodeId> = picked().map(|i| it.plan.dirty[i]).collect();
@@ -69,7 +74,10 @@ impl Context<'_> {
         self.log
             .v(format!("spilling from PSUM cost about {cycles} cycles"));
         self.spill_cost = self.spill_cost.saturating_add(cycles);
-        (self.spilled).extend(all.iter().map(|v| self.live.nodes[v.index()].tensor));
+        (self.spilled).extend(
+            all.iter()
+                .map(|v| self.program.live.nodes[v.index()].tensor),
+        );
         Ok(all)
     }
 
@@ -91,8 +99,14 @@ impl Context<'_> {
         // Recording what to reuse and inserting the spill code touch
         // disjoint state: on a large graph they run side by side.
         let big = self.opts.parallel && it.plan.dirty.len() >= PARALLEL_MIN_NODES;
-        let (lin, live) = (&self.lin, &self.live);
-        let (reuse, work, namer) = (&mut self.reuse, &mut self.work, &mut self.namer);
+        let Analysis {
+            module: work,
+            lin,
+            live,
+            ..
+        } = &mut self.program;
+        let (lin, live) = (&*lin, &*live);
+        let (reuse, namer) = (&mut self.reuse, &mut self.namer);
         let record = || {
             let sels = [0, 1, 2, 3].map(|h| &it.sels[h]);
             reuse.record(&live.nodes, &it.plan, sels, &it.costs, chosen);
@@ -103,9 +117,9 @@ impl Context<'_> {
             spill::insert_spill_code(work, lin, &[early, late], namer, big)
         };
         let ((), shift) = threads::join(big, record, insert);
-        self.pinned.resize(self.work.tensors.len(), false);
+        self.pinned.resize(self.program.module.tensors.len(), false);
         for &v in chosen {
-            self.pinned[self.live.nodes[v.index()].tensor.index()] = true;
+            self.pinned[self.program.live.nodes[v.index()].tensor.index()] = true;
         }
         for r in &shift.reloads {
             self.pinned[r.tensor.index()] = true;
@@ -123,17 +137,7 @@ impl Context<'_> {
 
     /// Follows the spill code `shift` describes: the points renumbered and
     /// the live ranges moved or computed afresh, in the buffers of the last.
-    pub fn follow(&mut self, shift: &SpillShift) -> Result<(), AllocError> {
-        let spent = std::mem::take(&mut self.live);
-        self.live = liveness::live_ranges_after(
-            &self.work,
-            shift,
-            &mut self.lin,
-            &self.arch,
-            self.num_banks,
-            spent,
-            self.two_threads,
-        )?;
-        Ok(())
+    pub fn live_ranges_after(&mut self, shift: &SpillShift) -> Result<(), AllocError> {
+        liveness::live_ranges_after(&mut self.program, shift, self.two_threads)
     }
 }

@@ -8,7 +8,7 @@
 
 use super::liveness::{accesses, Access};
 use crate::alloc::linear::Linear;
-use crate::ir::{InstId, Mem, Module, Region, Tensor, TensorId};
+use crate::ir::{self, InstId, Mem, Module, Region, Tensor, TensorId};
 
 /// Splits every PSUM tensor of `m` at its overwrite points.
 pub fn memloc_split(mut m: Module) -> Module {
@@ -18,9 +18,9 @@ pub fn memloc_split(mut m: Module) -> Module {
     for l in &m.loops {
         last_value[l.var.index()] = l.hi - 1;
     }
-    let cuts: Vec<Vec<u32>> = (m.tensors.iter().zip(&accesses))
-        .map(|(t, acc)| match t.mem {
-            Mem::Psum => cut_points(&m, &lin, t, acc, &last_value),
+    let cuts: Vec<Vec<u32>> = (m.tensors.iter().enumerate())
+        .map(|(i, t)| match t.mem {
+            Mem::Psum => cut_points(&m, &lin, TensorId::new(i), &accesses[i], &last_value),
             _ => Vec::new(),
         })
         .collect();
@@ -56,20 +56,16 @@ pub fn memloc_split(mut m: Module) -> Module {
     m
 }
 
-/// The points of tensor `t` (accesses `acc`) before which a new piece starts.
+/// The points of tensor `id` (accesses `acc`) before which a new piece starts.
 fn cut_points(
     m: &Module,
     lin: &Linear,
-    t: &Tensor,
+    id: TensorId,
     acc: &[Access],
     last_value: &[i64],
 ) -> Vec<u32> {
-    let whole = Region {
-        p0: 0,
-        p1: i64::from(t.partitions),
-        b0: 0,
-        b1: i64::from(t.bytes),
-    };
+    let t = m.tensor(id);
+    let whole = ir::Access::whole(id, t).region(|_| 0);
     let mut cuts = Vec::new();
     let mut read = false;
     for (k, a) in acc.iter().enumerate() {
