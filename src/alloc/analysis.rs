@@ -5,8 +5,9 @@
 
 use super::linear::Linear;
 use super::liveness::{self, AccessTable, Liveness};
+use super::split;
 use super::support::threads::{join, PARALLEL_MIN_NODES};
-use super::{split, AllocError, AllocOptions};
+use super::{AllocError, AllocOptions};
 use crate::arch::{self, Arch};
 use crate::ir::Module;
 

@@ -70,6 +70,7 @@ pub struct AllocOptions {
     /// ([`MAX_ITERATIONS`] by default).
     pub max_iterations: u32,
     /// Collect the `-vv` trace ([`AllocOutcome::trace`]); off by default.
+    /// Reference mode writes it, whatever `mode` says (same result).
     pub trace: bool,
     /// Let fast mode use one scoped helper thread on large programs: half
     /// the components, or two heuristics at once, and the passes that

@@ -20,7 +20,8 @@ mod select;
 mod simplify;
 mod spilling;
 
-use super::{analyze, AllocError, AllocOptions, AllocOutcome};
+use super::analysis::analyze;
+use super::{AllocError, AllocOptions, AllocOutcome};
 use crate::ir::Module;
 use context::Context;
 

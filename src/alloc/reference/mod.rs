@@ -44,20 +44,17 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
     let mut pinned = vec![false; work.tensors.len()];
     let mut spilled: Vec<TensorId> = Vec::new();
     let mut spill_cost = 0u64;
-    let mut warnings = Vec::new();
-    let mut demand = 0;
+    // Iteration 1's points and nodes; each spill gives the next ones.
+    let mut lin = Linear::new(&work);
+    let mut live = liveness::live_ranges(&work, &lin, &arch, num_banks)?;
+    let warnings = (live.unused.iter())
+        .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
+        .collect();
+    let peak = liveness::peak_demand(&liveness::demand(&live.nodes, lin.len()));
+    let demand = hundredths(peak, num_banks);
+    log.v(format!("{}% PSUM demand before spilling", pct_text(demand)));
     for iteration in 1..=opts.max_iterations {
-        let lin = Linear::new(&work);
-        let live = liveness::live_ranges(&work, &lin, &arch, num_banks)?;
         let nodes = &live.nodes;
-        if iteration == 1 {
-            warnings = (live.unused.iter())
-                .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
-                .collect();
-            let peak = liveness::peak_demand(&liveness::demand(nodes, lin.len()));
-            demand = hundredths(peak, num_banks);
-            log.v(format!("{}% PSUM demand before spilling", pct_text(demand)));
-        }
         let g = BitMatrix::build(nodes);
         let costs: Vec<Option<u64>> = (nodes.iter())
             .map(|n| {
@@ -119,6 +116,8 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
         }
         spill::insert_spill_code(&mut work, &lin, &[plans], &mut namer, false);
         pinned.resize(work.tensors.len(), true);
+        lin = Linear::new(&work);
+        live = liveness::live_ranges(&work, &lin, &arch, num_banks)?;
     }
     Err(AllocError::NotConverged)
 }
