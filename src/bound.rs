@@ -21,9 +21,7 @@
 //! iteration (after the memloc split, before any spill), which is also what
 //! [`crate::export`] hands to MiniMalloc; [`bounds`] computes both bounds.
 
-use crate::alloc::linear::Linear;
-use crate::alloc::{liveness, split, AllocError, AllocOptions};
-use crate::arch;
+use crate::alloc::{self, AllocError, AllocOptions};
 use crate::ir::Module;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -67,18 +65,13 @@ impl AllocProblem {
 }
 
 /// The nodes of a validated module's first allocation iteration (SPEC
-/// §3.2–3.3): memloc split, live ranges with the loop extension, `liveN`.
+/// §3.2–3.3, [`alloc::analyze`]): memloc split, live ranges with the loop
+/// extension, `liveN`.
 pub fn problem(m: &Module, opts: &AllocOptions) -> Result<AllocProblem, AllocError> {
-    let arch = arch::lookup(&m.arch)?;
-    let num_banks = opts.num_banks(&arch)?;
-    let work = split::memloc_split(m);
-    let lin = Linear::new(&work);
-    let live = liveness::live_ranges(&work, &lin, &arch, num_banks)?;
-    let buffers = live
-        .nodes
-        .iter()
+    let first = alloc::analyze(m.clone(), opts)?;
+    let buffers = (first.live.nodes.iter())
         .map(|n| Buffer {
-            id: work.tensor(n.tensor).name.clone(),
+            id: first.module.tensor(n.tensor).name.clone(),
             interval: Interval {
                 start: n.start,
                 end: n.end,
@@ -88,7 +81,7 @@ pub fn problem(m: &Module, opts: &AllocOptions) -> Result<AllocProblem, AllocErr
         .collect();
     Ok(AllocProblem {
         arch: m.arch.clone(),
-        num_banks,
+        num_banks: first.num_banks,
         buffers,
     })
 }

@@ -10,6 +10,7 @@
 
 use super::linear::Linear;
 use super::liveness::{self, Event, Liveness};
+use super::spill::SpillPlans;
 use super::NodeId;
 use std::fmt;
 
@@ -63,12 +64,6 @@ pub struct SpillPlan {
 }
 
 impl SpillPlan {
-    /// How many of the node's events come before the save: those up to
-    /// its last write.
-    pub fn first_read(&self) -> usize {
-        self.first_read
-    }
-
     /// The read groups after the save, as closed point ranges in order: maximal
     /// runs of consecutive points that are all instructions reading the node.
     pub fn groups(&self, ev: impl Iterator<Item = Event>) -> impl Iterator<Item = (u32, u32)> {
@@ -112,6 +107,17 @@ pub fn spill_plan(lin: &Linear, live: &Liveness, v: NodeId) -> Option<SpillPlan>
     let gap = groups.next().is_some_and(|g| g.0 != save_after + 1) || groups.next().is_some();
     let n = &live.nodes[v.index()];
     (gap && liveness::extend(lin, n.def, save_after) != (n.start, n.end)).then_some(plan)
+}
+
+/// The spill code of the spillable nodes `spill`, in their order.
+pub fn spill_plans(lin: &Linear, live: &Liveness, spill: &[NodeId]) -> SpillPlans {
+    let mut plans = SpillPlans::default();
+    for &v in spill {
+        let plan = spill_plan(lin, live, v).expect("only spillable nodes are spilled");
+        let t = live.nodes[v.index()].tensor;
+        plans.push(t, plan.save_after, plan.groups(live.events_of(v, lin)));
+    }
+    plans
 }
 
 /// The cost of spilling every node (SPEC §3.5). `pinned` flags, by tensor,

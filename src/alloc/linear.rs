@@ -6,6 +6,7 @@
 //! strictly between `header(L)` and `end(L)` are exactly the points inside `L`.
 //! The bank-timeline pictures (SPEC §8) reuse this numbering.
 
+use super::support::refill;
 use crate::ir::{InstId, LoopId, Module, Stmt};
 
 /// What a program point is.
@@ -149,24 +150,6 @@ pub struct Linear {
 
 /// The point of an instruction in no body.
 const UNREACHED: u32 = u32::MAX;
-
-/// Sets `v` to `len` copies of `x`, keeping its buffer (grown to fit
-/// exactly: the allocator's buffers are large).
-pub(super) fn refill<T: Clone>(v: &mut Vec<T>, len: usize, x: T) {
-    v.clear();
-    v.reserve_exact(len);
-    v.resize(len, x);
-}
-
-/// Makes `v` hold `len` items for a caller that overwrites every one of
-/// them: the items already there stay as they are, and only the growth
-/// (fitted exactly) is filled with `x`, so a reused buffer is not written
-/// twice.
-pub(super) fn resize_to_overwrite<T: Clone>(v: &mut Vec<T>, len: usize, x: T) {
-    v.truncate(len);
-    v.reserve_exact(len - v.len());
-    v.resize(len, x);
-}
 
 impl Linear {
     /// Numbers the points of `m`.

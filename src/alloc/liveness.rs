@@ -7,13 +7,16 @@
 //! does, then widened over every loop that carries the value around its back
 //! edge. Nodes are numbered in order of first definition.
 //!
-//! After spill code, fast mode moves the nodes the code left alone to their
-//! new points, while the points are renumbered, and recomputes only the
-//! spilled and new tensors, whose events alone change, as the spill code
-//! describes them ([`live_ranges_after`], [`Events::update`]); reference
-//! mode recomputes everything from the instructions.
+//! After spill code, the nodes the code left alone move to their new
+//! points, while the points are renumbered, and only the spilled and new
+//! tensors, whose events alone change as the spill code describes them,
+//! are computed afresh ([`live_ranges_after`], [`Events::update`]).
 
+use super::analysis::Analysis;
 use super::linear::{Linear, PointKind};
+use super::spill::SpillShift;
+use super::support::sort::sort_by_u64;
+use super::support::threads;
 use super::{AllocError, NodeId};
 use crate::arch::Arch;
 use crate::ir::{InstId, InstKind, Mem, Module, TensorId};
@@ -150,47 +153,37 @@ impl Events {
     /// tensors) in point order: one pass over the points to count per
     /// tensor, one to place (a counting sort, so each span comes out sorted).
     pub fn from_table(table: &AccessTable, tensors: usize, lin: &Linear) -> Events {
-        let mut events = Events::default();
-        events.refill(table, tensors, lin);
-        events
-    }
-
-    /// [`Events::from_table`] into this value's buffers (reference mode
-    /// recomputes its growing program's events every iteration, and fresh
-    /// buffers of that size would cost a page fault per 4 KiB).
-    pub fn refill(&mut self, table: &AccessTable, tensors: usize, lin: &Linear) {
         let rows = lin.points.iter().filter_map(|p| match p.kind() {
             PointKind::Inst(i) => Some((i, table.row(i.index()))),
             _ => None,
         });
-        self.spans.clear();
-        self.spans.resize(tensors, (0, 0));
+        let mut spans = vec![(0, 0); tensors];
         let mut counted = 0;
         for (_, row) in rows.clone() {
             for e in row {
-                self.spans[e.tensor.index()].1 += 1;
+                spans[e.tensor.index()].1 += 1;
                 counted += 1;
             }
         }
         let mut at = 0;
-        for span in &mut self.spans {
+        for span in &mut spans {
             let n = span.1;
             *span = (at, at);
             at += n;
         }
-        self.touches.clear();
-        self.touches.resize(counted, Touch(0));
+        let mut touches = vec![Touch(0); counted];
         for (i, row) in rows {
             for e in row {
-                let end = &mut self.spans[e.tensor.index()].1;
-                self.touches[*end as usize] = Touch::new(i, e.read, e.write);
+                let end = &mut spans[e.tensor.index()].1;
+                touches[*end as usize] = Touch::new(i, e.read, e.write);
                 *end += 1;
             }
         }
+        Events { spans, touches }
     }
 
     /// The events after the spill code `shift` describes, from those
-    /// before it (fast mode; the same as [`Events::refill`] on the module
+    /// before it (the same as [`Events::new`] on the module
     /// with the code, of `tensors` tensors). The code renames reads of the
     /// spilled tensors only and adds copies that touch only spilled and new
     /// tensors, so every other tensor keeps its events. A spilled tensor
@@ -200,10 +193,13 @@ impl Events {
     /// describes without a look at the instructions.
     pub fn update(&mut self, tensors: usize, shift: &SpillShift) {
         self.spans.resize(tensors, (0, 0));
-        for (&t, &(kept, save)) in shift.spilled.iter().zip(&shift.saves) {
+        for (&t, &save) in shift.spilled.iter().zip(&shift.saves) {
             let at = self.touches.len() as u32;
-            let from = self.spans[t.index()].0 as usize;
-            self.touches.extend_from_within(from..from + kept as usize);
+            let (from, to) = self.spans[t.index()];
+            let (from, to) = (from as usize, to as usize);
+            let kept = self.touches[from..to].iter().rposition(|x| x.write());
+            let kept = kept.expect("a spilled tensor is written");
+            self.touches.extend_from_within(from..=from + kept);
             self.touches.push(Touch::new(save, true, false));
             self.spans[t.index()] = (at, self.touches.len() as u32);
         }
@@ -284,14 +280,6 @@ pub struct Liveness {
 }
 
 impl Liveness {
-    /// A result with `events` and no nodes yet, for [`Source::Current`].
-    pub fn of_events(events: Events) -> Liveness {
-        Liveness {
-            events,
-            ..Liveness::default()
-        }
-    }
-
     /// The same ranges without their events (which are the bulk of it).
     pub fn without_events(self) -> Liveness {
         Liveness {
@@ -329,47 +317,18 @@ pub fn live_ranges(
     arch: &Arch,
     num_banks: u32,
 ) -> Result<Liveness, AllocError> {
-    let table = AccessTable::new(m);
-    live_ranges_with(
-        m,
-        Source::Table(&table),
-        lin,
-        arch,
-        num_banks,
-        Liveness::default(),
-    )
+    live_ranges_of(m, Events::new(m, lin), lin, arch, num_banks)
 }
 
-/// Where [`live_ranges_with`] learns the instructions' PSUM accesses.
-#[derive(Clone, Copy, Debug)]
-pub enum Source<'a> {
-    /// From a table of every instruction (which must describe the module).
-    Table(&'a AccessTable),
-    /// From the events of the previous result itself, which describe the
-    /// module (the memloc split's, handed over: [`Liveness::of_events`]).
-    Current,
-}
-
-/// [`live_ranges`] with the instructions' PSUM accesses from `source`,
-/// computed in the buffers of `spent` (a previous result, or
-/// `Liveness::default()`): the allocator recomputes the live ranges of its
-/// growing program every iteration.
-pub fn live_ranges_with(
+/// [`live_ranges`] from `events`, the PSUM accesses of `m` (such as those
+/// the memloc split read).
+pub fn live_ranges_of(
     m: &Module,
-    source: Source,
+    events: Events,
     lin: &Linear,
     arch: &Arch,
     num_banks: u32,
-    spent: Liveness,
 ) -> Result<Liveness, AllocError> {
-    let Liveness {
-        nodes,
-        mut unused,
-        mut events,
-    } = spent;
-    if let Source::Table(table) = source {
-        events.refill(table, m.tensors.len(), lin);
-    }
     let ctx = NodeCtx {
         m,
         events: &events,
@@ -377,7 +336,8 @@ pub fn live_ranges_with(
         arch,
         num_banks,
     };
-    let nodes = ctx.all_nodes(nodes, &mut unused)?;
+    let mut unused = Vec::new();
+    let nodes = ctx.all_nodes(&mut unused)?;
     Ok(Liveness {
         nodes,
         unused,
@@ -385,9 +345,9 @@ pub fn live_ranges_with(
     })
 }
 
-/// The live ranges of `m` after the spill code `shift` describes, from
-/// `spent`, the result before it (fast mode), with `lin`, the points
-/// before it, renumbered for `m`; the same result as [`live_ranges`].
+/// Brings `a` up to date with the spill code `shift` describes, just
+/// inserted into `a.module`: its points renumbered and its live ranges the
+/// same as [`live_ranges`] computes afresh, from those before the code.
 /// Spill code adds instructions and renames reads of the spilled tensors
 /// only, so every other node keeps its instructions: its four points move
 /// to their new numbers (which keeps their order), its events and loops
@@ -396,20 +356,23 @@ pub fn live_ranges_with(
 /// computed afresh (side by side too), and the new ones merged in by def
 /// (the unused tensors stay unused: every new tensor is accessed).
 pub fn live_ranges_after(
-    m: &Module,
+    a: &mut Analysis,
     shift: &SpillShift,
-    lin: &mut Linear,
-    arch: &Arch,
-    num_banks: u32,
-    spent: Liveness,
     parallel: bool,
-) -> Result<Liveness, AllocError> {
+) -> Result<(), AllocError> {
+    let Analysis {
+        module: m,
+        arch,
+        num_banks,
+        lin,
+        live,
+    } = a;
     let Liveness {
         mut nodes,
         unused,
         mut events,
-    } = spent;
-    let ((), spilled) = super::join(
+    } = std::mem::take(live);
+    let ((), spilled) = threads::join(
         parallel,
         || lin.renumber(m),
         || {
@@ -422,9 +385,9 @@ pub fn live_ranges_after(
         events: &events,
         lin,
         arch,
-        num_banks,
+        num_banks: *num_banks,
     };
-    let (fresh, redone) = super::join(
+    let (fresh, redone) = threads::join(
         parallel,
         || ctx.fresh_nodes(shift.tensors),
         || ctx.nodes_at(&nodes, &spilled),
@@ -434,11 +397,12 @@ pub fn live_ranges_after(
         nodes[i] = n;
     }
     merge_by_def(&mut nodes, &fresh);
-    Ok(Liveness {
+    *live = Liveness {
         nodes,
         unused,
         events,
-    })
+    };
+    Ok(())
 }
 
 /// What computing one tensor's node reads.
@@ -483,17 +447,11 @@ impl NodeCtx<'_> {
         }))
     }
 
-    /// Every PSUM tensor's node, in order of first definition, in the
-    /// buffer `nodes`; the tensors with no access go to `unused`. Errors,
-    /// checked per tensor in declaration order: no write, no read, too
-    /// many banks.
-    fn all_nodes(
-        &self,
-        mut nodes: Vec<Node>,
-        unused: &mut Vec<TensorId>,
-    ) -> Result<Vec<Node>, AllocError> {
-        unused.clear();
-        nodes.clear();
+    /// Every PSUM tensor's node, in order of first definition; the
+    /// tensors with no access go to `unused`. Errors, checked per tensor
+    /// in declaration order: no write, no read, too many banks.
+    fn all_nodes(&self, unused: &mut Vec<TensorId>) -> Result<Vec<Node>, AllocError> {
+        let mut nodes = Vec::new();
         let mut carried = Carried::new(self.m.loops.len());
         for (ti, t) in self.m.tensors.iter().enumerate() {
             if t.mem != Mem::Psum {
@@ -508,7 +466,7 @@ impl NodeCtx<'_> {
         // In order of first definition (every instruction writes one
         // tensor, so the defs are distinct points), often the declaration
         // order already.
-        super::sort_by_u64(&mut nodes, |n| u64::from(n.def));
+        sort_by_u64(&mut nodes, |n| u64::from(n.def));
         debug_assert!(
             nodes.windows(2).all(|w| w[0].def < w[1].def),
             "one def per point"
@@ -566,39 +524,6 @@ fn merge_by_def(nodes: &mut Vec<Node>, fresh: &[Node]) {
         nodes[start + j] = *f;
         end = start;
     }
-}
-
-/// Where one iteration's spill code went, for [`live_ranges_with`].
-#[derive(Clone, Debug, Default)]
-pub struct SpillShift {
-    /// Points of the program before the spill code.
-    pub points: usize,
-    /// Tensors declared before the spill code.
-    pub tensors: usize,
-    /// For each inserted instruction, the old point it went right before
-    /// (`points` when at the very end), ascending.
-    pub before: Vec<u32>,
-    /// The tensors spilled.
-    pub spilled: Vec<TensorId>,
-    /// For each spilled tensor: how many of its events it keeps (those up
-    /// to its last write) and the save that reads it after them.
-    pub saves: Vec<(u32, InstId)>,
-    /// The reload temporaries, in order of creation.
-    pub reloads: Vec<ReloadEvents>,
-    /// The instructions of every read group, reload by reload, each in
-    /// point order.
-    pub reads: Vec<InstId>,
-}
-
-/// What accesses one reload temporary, for [`Events::update`].
-#[derive(Clone, Debug)]
-pub struct ReloadEvents {
-    /// The temporary.
-    pub tensor: TensorId,
-    /// The reload copy that writes it.
-    pub copy: InstId,
-    /// Where its read group's instructions are in [`SpillShift::reads`].
-    pub reads: std::ops::Range<u32>,
 }
 
 impl SpillShift {
@@ -798,10 +723,10 @@ pub fn peak_in(nodes: &[Node], num_points: usize, lo: u32, hi: u32) -> (u64, u32
 }
 
 /// A `random` program of `tensors` mixed-bank tensors (with loops for an
-/// odd `seed`), its arch, points and live ranges: the fixture of the
-/// spill-code tests.
+/// odd `seed`), analyzed on all banks (no memloc split): the fixture of
+/// the spill-code tests.
 #[cfg(test)]
-pub(crate) fn random_analyzed(tensors: u32, seed: u64) -> (Module, Arch, Linear, Liveness) {
+pub(crate) fn random_analyzed(tensors: u32, seed: u64) -> Analysis {
     use crate::gen::workloads::{random, RandomParams};
     let p = RandomParams {
         tensors,
@@ -810,17 +735,23 @@ pub(crate) fn random_analyzed(tensors: u32, seed: u64) -> (Module, Arch, Linear,
         multi_bank: true,
         ..RandomParams::default()
     };
-    let m = random(&p).unwrap();
-    let arch = crate::arch::lookup(&m.arch).unwrap();
-    let lin = Linear::new(&m);
-    let live = live_ranges(&m, &lin, &arch, arch.num_banks()).unwrap();
-    (m, arch, lin, live)
+    let module = random(&p).unwrap();
+    let arch = crate::arch::lookup(&module.arch).unwrap();
+    let lin = Linear::new(&module);
+    let live = live_ranges(&module, &lin, &arch, arch.num_banks()).unwrap();
+    Analysis {
+        module,
+        arch,
+        num_banks: arch.num_banks(),
+        lin,
+        live,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alloc::costs::spill_plan;
+    use crate::alloc::costs::{spill_plan, spill_plans};
     use crate::alloc::spill::{insert_spill_code, Namer};
     use crate::gen::random::Rng;
 
@@ -908,27 +839,33 @@ mod tests {
     #[test]
     fn moved_and_updated_equal_recomputed_after_spill_code() {
         for (seed, tensors) in (0..6).map(|s| (s, 300)).chain([(6, 12_000)]) {
-            let (mut m, arch, mut lin, mut live) = random_analyzed(tensors, seed);
-            let banks = arch.num_banks();
-            let mut namer = Namer::new(&m);
+            let mut a = random_analyzed(tensors, seed);
+            let mut namer = Namer::new(&a.module);
             for round in 0..2 {
+                let (lin, live) = (&a.lin, &a.live);
                 let spill: Vec<NodeId> = (0..live.nodes.len())
                     .map(NodeId::new)
                     .filter(|&v| round == 1 || v.index() % 3 == 0)
-                    .filter(|&v| spill_plan(&lin, &live, v).is_some())
+                    .filter(|&v| spill_plan(lin, live, v).is_some())
                     .take(if round == 0 { usize::MAX } else { 2 })
                     .collect();
                 assert!(spill.len() >= 2, "seed {seed}: {} spilled", spill.len());
-                let shift = insert_spill_code(&mut m, &lin, &live, &spill, &mut namer, round == 1);
+                let plans = [spill_plans(lin, live, &spill)];
                 let parallel = round == 1;
-                live =
-                    live_ranges_after(&m, &shift, &mut lin, &arch, banks, live, parallel).unwrap();
-                assert_eq!(lin, Linear::new(&m), "seed {seed}, round {round}");
-                let fresh = live_ranges(&m, &lin, &arch, banks).unwrap();
+                let shift = insert_spill_code(&mut a.module, lin, &plans, &mut namer, parallel);
+                live_ranges_after(&mut a, &shift, parallel).unwrap();
+                let Analysis {
+                    module: m,
+                    lin,
+                    live,
+                    ..
+                } = &a;
+                assert_eq!(*lin, Linear::new(m), "seed {seed}, round {round}");
+                let fresh = live_ranges(m, lin, &a.arch, a.num_banks).unwrap();
                 assert_eq!(live.nodes, fresh.nodes, "seed {seed}, round {round}");
                 for t in (0..m.tensors.len()).map(TensorId::new) {
-                    let (a, b) = (live.events.of(t, &lin), fresh.events.of(t, &lin));
-                    assert!(a.eq(b), "seed {seed}, round {round}: events of {t}");
+                    let (x, y) = (live.events.of(t, lin), fresh.events.of(t, lin));
+                    assert!(x.eq(y), "seed {seed}, round {round}: events of {t}");
                 }
             }
         }

@@ -9,13 +9,11 @@
 //! `J` share one module-wide counter; nodes go in id order, each node's save
 //! before its reloads; where code lands in the same gap, saves come first.
 
-use super::costs::{spill_plan, SpillPlan};
 use super::linear::{BodyRef, Linear, PointKind};
-use super::liveness::{Liveness, ReloadEvents, SpillShift};
-use super::{in_halves, join, sort_by_u64, NodeId};
+use super::support::sort::sort_by_u64;
+use super::support::threads::join;
 use crate::ir::{Access, Inst, InstId, InstKind, Mem, Module, Stmt, Tensor, TensorId};
 use std::collections::HashSet;
-use std::ops::Range;
 
 /// One copy to insert: into `body` before statement `pos`; `rank` 0 for a
 /// save, 1 for a reload; ties go in creation order, which is `inst` order.
@@ -83,33 +81,39 @@ impl Namer {
 const SAVE: &str = "SpillTensorCopy";
 const RELOAD: &str = "ReloadTensorCopy";
 
-/// Where the spill code of a run of spilled nodes goes: per node its
-/// tensor, its plan and the end of its read groups in `groups`.
-#[derive(Default)]
-struct Plans {
-    nodes: Vec<(TensorId, SpillPlan, usize)>,
+/// Where the spill code of a run of nodes to spill goes (SPEC §3.8), node
+/// by node in spill order: each node's tensor, the point its save goes
+/// right after, and its read groups (closed point ranges, in order), each
+/// reloaded right before its first point and read from the reload. The
+/// allocator that chose the nodes works out the places; [`insert_spill_code`]
+/// writes the code.
+#[derive(Clone, Debug, Default)]
+pub struct SpillPlans {
+    /// Per node: its tensor, its save point and the end of its read groups
+    /// in `groups`.
+    nodes: Vec<(TensorId, u32, usize)>,
     groups: Vec<(u32, u32)>,
 }
 
-impl Plans {
-    /// Plans the code of `spill`, spillable nodes of `live`.
-    fn of(lin: &Linear, live: &Liveness, spill: &[NodeId]) -> Plans {
-        let mut plans = Plans::default();
-        for &v in spill {
-            let plan = spill_plan(lin, live, v).expect("only spillable nodes are spilled");
-            plans.groups.extend(plan.groups(live.events_of(v, lin)));
-            let t = live.nodes[v.index()].tensor;
-            plans.nodes.push((t, plan, plans.groups.len()));
-        }
-        plans
+impl SpillPlans {
+    /// Adds the code of the next node: tensor `t`, saved right after point
+    /// `save_after`, reloaded before each of `groups`.
+    pub fn push(
+        &mut self,
+        t: TensorId,
+        save_after: u32,
+        groups: impl IntoIterator<Item = (u32, u32)>,
+    ) {
+        self.groups.extend(groups);
+        self.nodes.push((t, save_after, self.groups.len()));
     }
 
-    /// Each node with its plan and read groups, in order.
-    fn each(&self) -> impl Iterator<Item = (TensorId, SpillPlan, &[(u32, u32)])> {
+    /// Each node with its save point and read groups, in order.
+    fn each(&self) -> impl Iterator<Item = (TensorId, u32, &[(u32, u32)])> {
         let ends = self.nodes.iter().map(|n| n.2);
         let starts = std::iter::once(0).chain(ends);
         (self.nodes.iter().zip(starts))
-            .map(|(&(t, plan, end), start)| (t, plan, &self.groups[start..end]))
+            .map(|(&(t, save_after, end), start)| (t, save_after, &self.groups[start..end]))
     }
 
     /// The copies (and new tensors) of the code: a save per node and a
@@ -132,13 +136,13 @@ impl Plans {
 fn declare(
     tensors: &mut Vec<Tensor>,
     insts: &mut Vec<Inst>,
-    plans: [&Plans; 2],
+    plans: &[SpillPlans],
     namer: &mut Namer,
 ) {
     let copies = plans.iter().map(|p| p.copies()).sum();
     tensors.reserve(copies);
     insts.reserve(copies);
-    for (t, _, groups) in plans.into_iter().flat_map(Plans::each) {
+    for (t, _, groups) in plans.iter().flat_map(SpillPlans::each) {
         let mut copy = |what, mem, src: TensorId| {
             let like = &tensors[t.index()];
             debug_assert!(like.mem == Mem::Psum, "Expected save from PSUM");
@@ -171,7 +175,7 @@ struct Code {
 impl Code {
     /// The code of `plans`, whose copies declare the tensors from `tensor`
     /// on and are the instructions from `inst` on.
-    fn describe(lin: &Linear, plans: [&Plans; 2], tensor: usize, inst: usize) -> Code {
+    fn describe(lin: &Linear, plans: &[SpillPlans], tensor: usize, inst: usize) -> Code {
         let copies: usize = plans.iter().map(|p| p.copies()).sum();
         let nodes: usize = plans.iter().map(|p| p.nodes.len()).sum();
         let reads: usize = plans.iter().map(|p| p.reads()).sum();
@@ -196,12 +200,12 @@ impl Code {
             renames,
             inserts,
         } = &mut code;
-        for (t, plan, groups) in plans.into_iter().flat_map(Plans::each) {
+        for (t, save_after, groups) in plans.iter().flat_map(SpillPlans::each) {
             let (_, inst) = next();
             shift.spilled.push(t);
-            shift.before.push(plan.save_after + 1);
-            shift.saves.push((plan.first_read() as u32, inst));
-            let at = lin.points[plan.save_after as usize];
+            shift.before.push(save_after + 1);
+            shift.saves.push(inst);
+            let at = lin.points[save_after as usize];
             inserts.push(Insertion {
                 body: at.body(),
                 pos: at.index() + 1,
@@ -237,24 +241,54 @@ impl Code {
     }
 }
 
-/// Inserts the spill code of the spillable nodes `spill` (ascending ids),
-/// planned on `lin`/`live` (the analysis of `m` before this call), naming
-/// the new tensors with `namer`. Returns where the code went and what it
-/// accesses (its reloads are the new PSUM tensors). In `parallel`, two
-/// threads plan half the nodes each, then one declares the tensors and
-/// copies while the other describes where they go, then one renames the
-/// reads while the other inserts the copies.
+/// Where one run of spill code went and what it accesses: what the fast
+/// analysis needs to follow the code without reading the program again
+/// ([`super::liveness::live_ranges_after`]).
+#[derive(Clone, Debug, Default)]
+pub struct SpillShift {
+    /// Points of the program before the spill code.
+    pub points: usize,
+    /// Tensors declared before the spill code.
+    pub tensors: usize,
+    /// For each inserted instruction, the old point it went right before
+    /// (`points` when at the very end), ascending.
+    pub before: Vec<u32>,
+    /// The tensors spilled.
+    pub spilled: Vec<TensorId>,
+    /// For each spilled tensor, the save that reads it after its last write.
+    pub saves: Vec<InstId>,
+    /// The reload temporaries, in order of creation.
+    pub reloads: Vec<ReloadEvents>,
+    /// The instructions of every read group, reload by reload, each in
+    /// point order.
+    pub reads: Vec<InstId>,
+}
+
+/// What accesses one reload temporary.
+#[derive(Clone, Debug)]
+pub struct ReloadEvents {
+    /// The temporary.
+    pub tensor: TensorId,
+    /// The reload copy that writes it.
+    pub copy: InstId,
+    /// Where its read group's instructions are in [`SpillShift::reads`].
+    pub reads: std::ops::Range<u32>,
+}
+
+/// Inserts the spill code `plans` describe (the runs in order), whose
+/// points are those of `lin`, the numbering of `m` before this call,
+/// naming the new tensors with `namer`. Returns where the code went and
+/// what it accesses (its reloads are the new PSUM tensors). In `parallel`,
+/// one thread declares the tensors and copies while the other describes
+/// where they go, then one renames the reads while the other inserts the
+/// copies.
 pub fn insert_spill_code(
     m: &mut Module,
     lin: &Linear,
-    live: &Liveness,
-    spill: &[NodeId],
+    plans: &[SpillPlans],
     namer: &mut Namer,
     parallel: bool,
 ) -> SpillShift {
-    let plan = |ids: Range<usize>| Plans::of(lin, live, &spill[ids]);
-    let (early, late) = in_halves(parallel, spill.len(), plan);
-    let plans = [&early, &late];
     let Module {
         tensors,
         insts,
@@ -335,6 +369,8 @@ fn sort_inserts(inserts: &mut Vec<Insertion>, blocks: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::alloc::costs::{spill_plan, spill_plans};
+    use crate::alloc::NodeId;
 
     /// Insertions sort by body, position, rank and creation, a large batch
     /// (packed keys, radix) as a small one (comparisons).
@@ -342,7 +378,7 @@ mod tests {
     fn insertions_sort_by_body_position_rank_and_creation() {
         let mut rng = crate::gen::random::Rng::new(3);
         let key = |x: &Insertion| (x.body, x.pos, x.rank, x.inst);
-        for n in [100, crate::alloc::RADIX_MIN + 100] {
+        for n in [100, crate::alloc::support::sort::RADIX_MIN + 100] {
             let mut xs: Vec<Insertion> = (0..n)
                 .map(|i| Insertion {
                     body: match rng.below(2) {
@@ -379,13 +415,14 @@ mod tests {
         assert_eq!(namer.fresh("a", SAVE), "a_SpillTensorCopy2");
     }
 
-    /// Built in two halves, the spill code is the one built in one piece:
+    /// Planned in two halves, the spill code is the one planned in one piece:
     /// the same program, tensors, names and spill description, with a
     /// declared name in the counter's way.
     #[test]
     fn halves_build_the_code_one_piece_builds() {
         for seed in 0..4 {
-            let (mut m, _, lin, live) = crate::alloc::liveness::random_analyzed(200, seed);
+            let a = crate::alloc::liveness::random_analyzed(200, seed);
+            let (mut m, lin, live) = (a.module, a.lin, a.live);
             let spill: Vec<NodeId> = (0..live.nodes.len())
                 .map(NodeId::new)
                 .filter(|&v| v.index() % 2 == 0 && spill_plan(&lin, &live, v).is_some())
@@ -398,7 +435,13 @@ mod tests {
             let code = |parallel| {
                 let mut m = m.clone();
                 let mut namer = Namer::new(&m);
-                let shift = insert_spill_code(&mut m, &lin, &live, &spill, &mut namer, parallel);
+                let plans = match parallel {
+                    false => vec![spill_plans(&lin, &live, &spill)],
+                    true => (spill.chunks(spill.len().div_ceil(2)))
+                        .map(|half| spill_plans(&lin, &live, half))
+                        .collect(),
+                };
+                let shift = insert_spill_code(&mut m, &lin, &plans, &mut namer, parallel);
                 (m, format!("{shift:?}"), namer.counter)
             };
             let (one, halves) = (code(false), code(true));

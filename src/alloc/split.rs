@@ -10,42 +10,21 @@
 
 use super::linear::Linear;
 use super::liveness::{AccessTable, Event, Events};
+use super::support::threads;
 use crate::ir::{Access, InstId, InstKind, Mem, Module, Region, Tensor, TensorId};
 use std::ops::Range;
 
-/// Splits every PSUM tensor of `m` at its overwrite points, into a copy
-/// (see [`memloc_split_owned`]).
-pub fn memloc_split(m: &Module) -> Module {
-    memloc_split_owned(m.clone())
-}
-
-/// Splits every PSUM tensor of `m` at its overwrite points, in place;
-/// returns `m` unchanged when there are none.
-pub fn memloc_split_owned(m: Module) -> Module {
-    let lin = Linear::new(&m);
-    let table = AccessTable::new(&m);
-    memloc_split_analyzed(m, &lin, table, false).0
-}
-
-/// The PSUM accesses of a split program, as the split leaves them.
-#[derive(Debug)]
-pub enum Accesses {
-    /// Nothing was cut: the events the split read describe the result.
-    Events(Events),
-    /// Tensors were cut: a fresh table of the result.
-    Table(AccessTable),
-}
-
-/// [`memloc_split_owned`] on a module already analyzed: `lin` and `table`
-/// describe `m`. A split renames tensors but keeps every statement, so `lin`
-/// describes the result too; the result comes with its accesses. On
-/// `parallel`, two threads look for the cuts, half the tensors each.
-pub fn memloc_split_analyzed(
+/// Splits every PSUM tensor of `m` at its overwrite points, in place
+/// (`m` unchanged when there are none); `lin` and `table` describe `m`.
+/// A split renames tensors but keeps every statement, so `lin` describes
+/// the result too, which comes with its PSUM accesses. On `parallel`, two
+/// threads look for the cuts, half the tensors each.
+pub fn memloc_split(
     mut m: Module,
     lin: &Linear,
     table: AccessTable,
     parallel: bool,
-) -> (Module, Accesses) {
+) -> (Module, Events) {
     let events = Events::from_table(&table, m.tensors.len(), lin);
     let mut last_value = vec![0i64; m.vars.len()];
     for l in &m.loops {
@@ -62,9 +41,9 @@ pub fn memloc_split_analyzed(
             .collect()
     };
     let n = m.tensors.len();
-    let (early, late) = super::in_halves(parallel, n, cut);
+    let (early, late) = threads::in_halves(parallel, n, cut);
     if early.is_empty() && late.is_empty() {
-        return (m, Accesses::Events(events));
+        return (m, events);
     }
     drop((events, table));
     let mut cuts = vec![Vec::new(); n];
@@ -96,8 +75,8 @@ pub fn memloc_split_analyzed(
         rename(inst.kind.dst_mut());
         inst.kind.for_each_src_mut(rename);
     }
-    let table = AccessTable::new(&m);
-    (m, Accesses::Table(table))
+    let events = Events::new(&m, lin);
+    (m, events)
 }
 
 /// The points of tensor `t` (accesses `ev`) before which a new piece starts.
@@ -187,9 +166,11 @@ block main {
         let m = crate::text::parse(src).expect("the program parses").module;
         let lin = Linear::new(&m);
         let split = |parallel| {
-            let (m, accesses) =
-                memloc_split_analyzed(m.clone(), &lin, AccessTable::new(&m), parallel);
-            assert!(matches!(accesses, Accesses::Table(_)));
+            let (m, events) = memloc_split(m.clone(), &lin, AccessTable::new(&m), parallel);
+            assert_eq!(
+                format!("{events:?}"),
+                format!("{:?}", Events::new(&m, &lin))
+            );
             m
         };
         let one = split(false);

@@ -26,8 +26,7 @@ pub use html::html;
 pub use svg::svg;
 
 use crate::alloc::linear::{Linear, PointKind};
-use crate::alloc::{liveness, split, AllocOutcome};
-use crate::arch;
+use crate::alloc::{self, AllocOptions, AllocOutcome, Analysis};
 use crate::ir::{InstId, InstKind, Mem, Module, Stmt};
 use crate::pipeline::Compiled;
 use std::collections::HashMap;
@@ -387,12 +386,14 @@ fn spill_source(name: &str) -> Option<&str> {
 /// live across that gap (live at both). Empty when the demand cannot be
 /// computed (the allocation itself would have failed).
 fn first_demand(original: &Module, num_banks: u32, lin: &Linear) -> Vec<u32> {
-    let Ok(arch) = arch::lookup(&original.arch) else {
-        return Vec::new();
+    let opts = AllocOptions {
+        psum_banks: Some(num_banks),
+        ..AllocOptions::default()
     };
-    let work = split::memloc_split(original);
-    let lin0 = Linear::new(&work);
-    let Ok(live) = liveness::live_ranges(&work, &lin0, &arch, num_banks) else {
+    let Ok(Analysis {
+        lin: lin0, live, ..
+    }) = alloc::analyze(original.clone(), &opts)
+    else {
         return Vec::new();
     };
     let n0 = lin0.points.len() as u32;

@@ -51,11 +51,10 @@ pub fn module(src: &str) -> Module {
     parsed.module
 }
 
-/// Allocates `m` in fast mode (reusing components across iterations, and
-/// with the trace, which turns reuse off) and in reference mode (with the
-/// trace). All three must succeed with byte-identical programs, reports
-/// and logs, the two traces agreeing, or fail with the same error; returns
-/// the traced fast outcome.
+/// Allocates `m` in fast mode, in reference mode and with the trace
+/// (which reference mode writes). All three must succeed with
+/// byte-identical programs, reports and logs, only the traced run having
+/// a trace (the log's lines with the trace lines among them), or fail with the same error; returns the traced outcome.
 pub fn alloc_all(m: &Module, opts: AllocOptions) -> Result<AllocOutcome, AllocError> {
     let run = |mode, trace| {
         allocate(
@@ -67,27 +66,29 @@ pub fn alloc_all(m: &Module, opts: AllocOptions) -> Result<AllocOutcome, AllocEr
             },
         )
     };
-    let reusing = run(Mode::Fast, false);
-    let fast = run(Mode::Fast, true);
-    let reference = run(Mode::Reference, true);
-    match (reusing, fast, reference) {
-        (Ok(a), Ok(f), Ok(r)) => {
-            assert_same(&a, &f);
-            assert!(a.trace.is_empty());
+    let fast = run(Mode::Fast, false);
+    let reference = run(Mode::Reference, false);
+    let traced = run(Mode::Fast, true);
+    match (fast, reference, traced) {
+        (Ok(f), Ok(r), Ok(t)) => {
             assert_same(&f, &r);
-            assert_eq!(f.trace, r.trace);
-            Ok(f)
+            assert!(f.trace.is_empty() && r.trace.is_empty());
+            assert_same(&f, &t);
+            let mut trace = t.trace.iter();
+            let interleaved = t.log.iter().all(|l| trace.any(|x| x == l));
+            assert!(interleaved, "the trace interleaves the log's lines");
+            Ok(t)
         }
-        (Err(a), Err(f), Err(r)) => {
-            assert_eq!(a, f);
+        (Err(f), Err(r), Err(t)) => {
             assert_eq!(f, r);
+            assert_eq!(f, t);
             Err(f)
         }
-        (a, f, r) => panic!(
+        (f, r, t) => panic!(
             "modes disagree: {:?} / {:?} / {:?}",
-            a.err(),
             f.err(),
-            r.err()
+            r.err(),
+            t.err()
         ),
     }
 }

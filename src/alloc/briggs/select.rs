@@ -7,8 +7,10 @@
 //! runs part by part (each part closed under adjacency) into one
 //! [`Selection`].
 
-use super::costs::Cost;
-use super::{Graph, NodeId};
+use super::best_of_n::Graph;
+use crate::alloc::costs::Cost;
+use crate::alloc::support::prefetch;
+use crate::alloc::NodeId;
 use crate::arch::bank_alignment;
 use std::ops::Range;
 
@@ -86,8 +88,8 @@ pub(super) fn select(
     for (i, &v) in stack.iter().enumerate().rev() {
         if let Some(&far) = i.checked_sub(16).and_then(|j| stack.get(j)) {
             g.prefetch(far, true);
-            super::prefetch(held, far.index() - base);
-            super::prefetch(nodes, far.index());
+            prefetch(held, far.index() - base);
+            prefetch(nodes, far.index());
         }
         if let Some(&near) = i.checked_sub(8).and_then(|j| stack.get(j)) {
             g.prefetch(near, false);

@@ -6,10 +6,9 @@
 //! `lo`, else the `hi` node with the smallest heuristic metric (optimistic
 //! push), else the lowest-id `inf` node; each removal gives its banks back to
 //! its remaining neighbors' budgets. Metrics are exact fractions compared by
-//! cross-multiplication. Reference mode scans the seed's sparse sets linearly;
-//! fast mode keeps a bitset for `lo`, a lazily re-keyed queue ordered by
-//! metric for `hi` and a cursor over `inf`, so one simplify costs
-//! O((n + E) log n).
+//! cross-multiplication. A bitset holds `lo`, a lazily re-keyed queue
+//! ordered by metric `hi` and a cursor runs over `inf`, so one simplify
+//! costs O((n + E) log n).
 //!
 //! A run covers one *part* of the graph, a range of node ids closed under
 //! adjacency (a union of components, see [`super::reuse`]): the nodes of a
@@ -18,14 +17,17 @@
 //! buffers of a [`Scratch`]. The runs of one part under several heuristics
 //! share their prefix up to the first pick from `hi` or `inf`, and may
 //! leave out the components that [`Budgets::mark_agreement`] finds would
-//! only repeat H0. Removals cut a large part apart as they go, so a fast
+//! only repeat H0. Removals cut a large part apart as they go, so a
 //! drain splits what remains of it into such ranges once a quarter of it
 //! is gone, and drains them one by one.
 
-use super::costs::Cost;
+use super::best_of_n::Graph;
 use super::interference::Interference;
-use super::liveness::Node;
-use super::{radix_sort, Graph, Mode, NodeId, RADIX_MIN};
+use crate::alloc::costs::Cost;
+use crate::alloc::liveness::Node;
+use crate::alloc::support::sort::{radix_sort, RADIX_MIN};
+use crate::alloc::support::{prefetch, resize_to_overwrite, threads};
+use crate::alloc::NodeId;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::fmt;
@@ -204,6 +206,7 @@ pub struct SlotBuffer(Vec<Slot>);
 impl<'a> Budgets<'a> {
     /// Computes every node's budget and degree and sorts it into a
     /// worklist; on `parallel`, half the nodes on a helper thread.
+    #[cfg(test)]
     pub fn new(
         g: &Interference,
         nodes: &[Node],
@@ -226,10 +229,10 @@ impl<'a> Budgets<'a> {
         buffer: SlotBuffer,
     ) -> Self {
         let mut slots = buffer.0;
-        super::linear::resize_to_overwrite(&mut slots, nodes.len(), Slot::UNSET);
+        resize_to_overwrite(&mut slots, nodes.len(), Slot::UNSET);
         let fill =
             |base: usize, out: &mut [Slot]| fill_slots(g, nodes, costs, num_banks, base, out);
-        let (early, late) = super::in_halves_mut(parallel, &mut slots, fill);
+        let (early, late) = threads::in_halves_mut(parallel, &mut slots, fill);
         let [lo, hi, inf] = [0, 1, 2].map(|i| early[i] + late[i]);
         Budgets {
             slots,
@@ -396,7 +399,7 @@ impl<'a> State<'a> {
 /// its run, as if removed already.
 ///
 /// Until `lo` first runs dry simplify removes its lowest node, whatever
-/// the heuristic, so fast mode drains that prefix once and each run goes
+/// the heuristic, so it drains that prefix once and each run goes
 /// on from a copy of the state it leaves (a removal from the prefix of a
 /// node left out of some run only touches its own component, left out
 /// too).
@@ -408,7 +411,7 @@ pub(super) fn simplify_each(
     scratch: &mut Scratch,
     mut each: impl FnMut(usize, &[NodeId]),
 ) {
-    let Graph { g, init, mode, .. } = *graph;
+    let Graph { g, init, .. } = *graph;
     let Some(&first) = hs.first() else {
         return;
     };
@@ -431,15 +434,6 @@ pub(super) fn simplify_each(
             s.list = List::Removed;
         }
     };
-    if mode == Mode::Reference {
-        for (i, &h) in hs.iter().enumerate() {
-            from_budgets(slots, 1 << h.index());
-            stack.clear();
-            simplify_reference(g, State::new(graph, h, base, slots), part.clone(), stack);
-            each(i, stack);
-        }
-        return;
-    }
     from_budgets(slots, all);
     stack.clear();
     lo.reset(part.len());
@@ -503,44 +497,7 @@ fn remove(g: &Interference, st: &mut State, v: usize, lo: &mut IdSet, stack: &mu
     });
 }
 
-/// The seed's drain: each pick scans the part.
-fn simplify_reference(
-    g: &Interference,
-    mut st: State,
-    part: Range<usize>,
-    stack: &mut Vec<NodeId>,
-) {
-    loop {
-        let first = |st: &State, l: List| part.clone().find(|&u| st.slot(u).list == l);
-        let v = match first(&st, List::Lo) {
-            Some(v) => v,
-            None => match part
-                .clone()
-                .filter(|&u| st.slot(u).list == List::Hi)
-                .min_by_key(|&u| st.key(u))
-            {
-                Some(v) => v,
-                None => match first(&st, List::Inf) {
-                    Some(v) => v,
-                    None => break,
-                },
-            },
-        };
-        *st.list_mut(v) = List::Removed;
-        stack.push(NodeId::new(v));
-        let banks = st.nodes[v].banks;
-        for u in part.clone() {
-            if st.slot(u).list != List::Removed
-                && g.interferes(NodeId::new(v), NodeId::new(u))
-                && st.relieve(u, banks)
-            {
-                *st.list_mut(u) = List::Lo;
-            }
-        }
-    }
-}
-
-/// The buffers and graph of one fast drain ([`Run::drain`]).
+/// The buffers and graph of one drain ([`Run::drain`]).
 struct Run<'r> {
     g: &'r Interference,
     lo: &'r mut IdSet,
@@ -603,7 +560,7 @@ impl Run<'_> {
             } else if let Some(v) = pop_hi(self.hi, st) {
                 for far in self.hi.ahead(16).into_iter().flatten() {
                     self.g.prefetch(far, true);
-                    super::prefetch(st.slots, far.index() - st.base);
+                    prefetch(st.slots, far.index() - st.base);
                 }
                 for near in self.hi.ahead(8).into_iter().flatten() {
                     self.g.prefetch(near, false);
@@ -993,14 +950,14 @@ fn sort_descending(entries: &mut [Entry]) {
     }
 }
 
-/// Pops the `hi` node with the smallest current key (see [`simplify_fast`]).
+/// Pops the `hi` node with the smallest current key (see [`Run::drain`]).
 /// An entry whose degree is current has its node's key; an outdated entry
 /// whose current key still comes before every other entry (each a lower
 /// bound of its node's key) is the minimum as it is.
 fn pop_hi(hi: &mut HiQueue, st: &State) -> Option<usize> {
     while let Some(old) = hi.pop() {
         if let Some(c) = hi.coming {
-            super::prefetch(st.slots, c as usize - st.base);
+            prefetch(st.slots, c as usize - st.base);
         }
         let u = old.node as usize;
         let slot = st.slot(u);

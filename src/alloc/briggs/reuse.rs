@@ -1,4 +1,4 @@
-//! Reuse across fixpoint iterations (fast mode, SPEC §3.10).
+//! Reuse across fixpoint iterations (SPEC §3.10).
 //!
 //! Simplify and select decompose over the connected components of the
 //! interference graph. A node of component `C` is removed from `lo` only
@@ -26,10 +26,10 @@
 //! node are never kept, so a reused component's spill set is spilled node
 //! by node, without its graph.
 
-use super::costs::Cost;
-use super::liveness::Node;
 use super::select::Selection;
-use super::NodeId;
+use crate::alloc::costs::Cost;
+use crate::alloc::liveness::Node;
+use crate::alloc::NodeId;
 use crate::ir::TensorId;
 use std::ops::Range;
 
@@ -38,6 +38,7 @@ const NONE: u32 = u32::MAX;
 
 /// The component of every node: the first point of the component's hull
 /// (points joined by an interval holding both belong to one component).
+#[cfg(test)]
 pub fn components(nodes: &[Node], num_points: usize) -> Vec<u32> {
     if nodes.is_sorted_by_key(|n| n.start) {
         components_by_start(nodes).collect()
@@ -49,6 +50,7 @@ pub fn components(nodes: &[Node], num_points: usize) -> Vec<u32> {
 /// [`components`] of nodes in order of start (always so without loops),
 /// as they come: a node begins a component when no earlier interval
 /// reaches its start.
+#[cfg(test)]
 fn components_by_start(nodes: &[Node]) -> impl Iterator<Item = u32> + '_ {
     let (mut reach, mut head) = (None::<u32>, 0);
     nodes.iter().map(move |n| {
@@ -97,6 +99,7 @@ pub struct Plan {
 
 impl Plan {
     /// Every node dirty: nothing to reuse.
+    #[cfg(test)]
     pub fn all(n: usize) -> Plan {
         Plan {
             comp: Vec::new(),
