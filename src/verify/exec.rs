@@ -7,7 +7,7 @@
 //! matmul-family write starts an accumulation run (`=`), starts one on top of
 //! an init (`+=`), or continues a run (`+=`).
 
-use super::layout::Span;
+use super::rects::{Rect, RectMap};
 use crate::ir::{Access, InstId, Module, Region, Stmt, Tensor, TensorId, VarId};
 use std::fmt;
 
@@ -209,50 +209,45 @@ struct Event {
 }
 
 /// Tracks the 2.4 accumulation runs of every PSUM tensor of a module: per
-/// element, the most recent event (read, non-matmul write, matmul write)
-/// that touched it.
+/// cell, the most recent event (read, non-matmul write, matmul write) that
+/// touched it, as a map of pieces created on the tensor's first access.
 pub(crate) struct RunTracker {
-    /// Per tensor: last event id (1-based, 0 = none) per element; empty for non-PSUM.
-    last: Vec<Vec<u32>>,
+    /// Per tensor: last event id (1-based, 0 = none) per byte; `None` until
+    /// first touched (and always for non-PSUM tensors).
+    last: Vec<Option<RectMap<u32>>>,
+    psum: Vec<bool>,
     events: Vec<Event>,
     runs: u32,
+}
+
+fn rect_of(r: &Region) -> Rect {
+    Rect::new(r.p0 as u32, r.p1 as u32, r.b0 as u32, r.b1 as u32)
 }
 
 impl RunTracker {
     /// A tracker for the PSUM tensors of `m`, nothing touched yet.
     pub fn new(m: &Module) -> Self {
-        let last = m
-            .tensors
-            .iter()
-            .map(|t| {
-                if t.mem == crate::ir::Mem::Psum {
-                    vec![0; t.partitions as usize * t.elems() as usize]
-                } else {
-                    Vec::new()
-                }
-            })
-            .collect();
         RunTracker {
-            last,
+            last: (0..m.tensors.len()).map(|_| None).collect(),
+            psum: m
+                .tensors
+                .iter()
+                .map(|t| t.mem == crate::ir::Mem::Psum)
+                .collect(),
             events: Vec::new(),
             runs: 0,
         }
     }
 
-    fn latest(&self, m: &Module, t: TensorId, r: &Region) -> Option<&Event> {
-        let last = &self.last[t.index()];
-        if last.is_empty() {
-            return None;
-        }
+    fn latest(&self, t: TensorId, r: &Region) -> Option<&Event> {
+        let last = self.last[t.index()].as_ref()?;
         let mut id = 0;
-        Span::elements(t, m.tensor(t), r).read_rows(last, |_, row| {
-            id = row.iter().fold(id, |a, &b| a.max(b));
-        });
+        last.visit(rect_of(r), |_, &e| id = id.max(e));
         id.checked_sub(1).map(|i| &self.events[i as usize])
     }
 
     fn record(&mut self, m: &Module, t: TensorId, r: Region, kind: EventKind, run: u32) {
-        if self.last[t.index()].is_empty() {
+        if !self.psum[t.index()] {
             return;
         }
         self.events.push(Event {
@@ -261,8 +256,10 @@ impl RunTracker {
             run,
         });
         let id = self.events.len() as u32;
-        Span::elements(t, m.tensor(t), &r)
-            .write_rows(&mut self.last[t.index()], |_, row| row.fill(id));
+        let tt = m.tensor(t);
+        self.last[t.index()]
+            .get_or_insert_with(|| RectMap::new(tt.partitions, tt.bytes, 0))
+            .set(rect_of(&r), id);
     }
 
     /// A read of region `r` (already checked to fit) of tensor `t`.
@@ -277,7 +274,7 @@ impl RunTracker {
 
     /// A matmul-family write; returns its place in the run structure.
     pub fn matmul(&mut self, m: &Module, t: TensorId, r: Region) -> RunStep {
-        let step = match self.latest(m, t, &r) {
+        let step = match self.latest(t, &r) {
             Some(ev) if ev.kind == EventKind::Matmul && ev.region == r => RunStep {
                 run: ev.run,
                 head: false,

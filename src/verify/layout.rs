@@ -2,6 +2,7 @@
 //! (virtual mode, SPEC §2.4, and every SBUF/DRAM tensor), or in the physical
 //! PSUM of the arch at `bank·2048 + offset` (SPEC §4.4).
 
+use super::rects::Rect;
 use crate::arch::{Arch, PSUM_BANK_SIZE};
 use crate::ir::{Mem, Module, Region, Tensor, TensorId};
 use thiserror::Error;
@@ -317,6 +318,47 @@ impl Layout {
             rows: (r.p1 - r.p0) as usize,
             len: hi - lo,
         })
+    }
+
+    /// Bytes per partition of physical PSUM (0 in virtual mode).
+    pub fn psum_bytes(&self) -> u32 {
+        self.cells_per_part as u32 * self.gran
+    }
+
+    /// The buffer holding `t` and the byte of it where `t`'s bytes begin.
+    pub fn place(&self, t: TensorId) -> (Buf, u32) {
+        match self.places[t.index()] {
+            Place::Own => (Buf::Own(t), 0),
+            Place::Psum { base } => (Buf::Psum, base),
+        }
+    }
+
+    /// The buffer and the byte rectangle of region `r` (fitting `t`) of `t`.
+    pub fn rect(&self, t: TensorId, r: &Region) -> (Buf, Rect) {
+        let (buf, base) = self.place(t);
+        let rect = Rect::new(
+            r.p0 as u32,
+            r.p1 as u32,
+            base + r.b0 as u32,
+            base + r.b1 as u32,
+        );
+        (buf, rect)
+    }
+
+    /// The byte rectangle of physical PSUM a `start` on region `r` of `t`
+    /// zeroes: `r`'s partitions × every bank its bytes touch (SPEC §4.4);
+    /// `None` when `t` is not in PSUM or `r` has no bytes.
+    pub fn start_rect(&self, t: TensorId, r: &Region) -> Option<Rect> {
+        let Place::Psum { base } = self.places[t.index()] else {
+            return None;
+        };
+        let (b0, b1) = (r.b0 as u32, r.b1 as u32);
+        if b1 <= b0 {
+            return None;
+        }
+        let lo = (base + b0) / PSUM_BANK_SIZE * PSUM_BANK_SIZE;
+        let hi = ((base + b1 - 1) / PSUM_BANK_SIZE + 1) * PSUM_BANK_SIZE;
+        Some(Rect::new(r.p0 as u32, r.p1 as u32, lo, hi))
     }
 
     /// `(partition, bank, byte within bank)` of a physical cell.
