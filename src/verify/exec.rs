@@ -66,27 +66,28 @@ fn run_body<E>(
 }
 
 /// How instructions are named in diagnostics: `%label`, or `%N` with N the
-/// instruction's program position (as the printer numbers them).
+/// instruction's program position (as the printer numbers them). Names are
+/// made when asked for (a diagnostic names a few instructions of millions).
 pub(crate) struct InstNames {
-    names: Vec<String>,
+    positions: Vec<u32>,
 }
 
 impl InstNames {
-    /// Names every instruction reachable in `m`.
+    /// Numbers every instruction reachable in `m`.
     pub fn new(m: &Module) -> Self {
-        let mut names = vec![String::new(); m.insts.len()];
+        let mut positions = vec![u32::MAX; m.insts.len()];
         for (pos, id) in m.insts_in_order().into_iter().enumerate() {
-            names[id.index()] = match m.inst(id).label() {
-                Some(l) => format!("%{l}"),
-                None => format!("%{pos}"),
-            };
+            positions[id.index()] = pos as u32;
         }
-        InstNames { names }
+        InstNames { positions }
     }
 
     /// The static name of `id`.
-    pub fn get(&self, id: InstId) -> &str {
-        &self.names[id.index()]
+    pub fn get(&self, m: &Module, id: InstId) -> String {
+        match m.inst(id).label() {
+            Some(l) => format!("%{l}"),
+            None => format!("%{}", self.positions[id.index()]),
+        }
     }
 
     /// The name of one dynamic instance: `%a (k=1, j=0)` inside loops.
@@ -101,7 +102,7 @@ impl InstNames {
 
     /// The name of one dynamic instance given its loop bindings, outermost first.
     pub fn instance_with(&self, m: &Module, id: InstId, bindings: &[(VarId, i64)]) -> String {
-        let mut s = self.names[id.index()].clone();
+        let mut s = self.get(m, id);
         if !bindings.is_empty() {
             let iters: Vec<String> = bindings
                 .iter()
@@ -168,13 +169,6 @@ pub(crate) fn region_fits(t: &Tensor, r: &Region) -> bool {
         && r.b1 <= i64::from(t.bytes)
         && r.b0 % ds == 0
         && r.b1 % ds == 0
-}
-
-/// The element cells `(partition, element)` of `r` in row-major order.
-pub(crate) fn cells(t: &Tensor, r: &Region) -> impl Iterator<Item = (u32, u32)> {
-    let ds = i64::from(t.dtype.size());
-    let (e0, e1) = ((r.b0 / ds) as u32, (r.b1 / ds) as u32);
-    (r.p0 as u32..r.p1 as u32).flat_map(move |p| (e0..e1).map(move |e| (p, e)))
 }
 
 /// What the 2.4 run rule says about one matmul-family write.

@@ -221,11 +221,6 @@ impl Families {
         self.bases[f as usize]
     }
 
-    /// All family bases, in family order.
-    pub fn bases(&self) -> impl Iterator<Item = TensorId> + '_ {
-        self.bases.iter().copied()
-    }
-
     /// Whether `t`'s family lives in PSUM (and so is checked).
     pub fn tracked(&self, t: TensorId) -> bool {
         self.tracked[self.of(t) as usize]

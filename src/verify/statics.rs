@@ -19,6 +19,7 @@
 
 use super::exec::{region_fits, InstNames, RunTracker};
 use super::layout::{Layout, PlaceError};
+use super::rects::RectMap;
 use super::{spill_name, SpillRole};
 use crate::arch::{self, bank_alignment, zero_region_bank_range, Arch, PSUM_BANK_SIZE};
 use crate::ir::{Flags, InstId, InstKind, MatmulKind, Mem, Module, Region, TensorId};
@@ -297,14 +298,14 @@ fn collect_groups(
     let mut runs = RunTracker::new(m);
     let mut groups: Vec<Group> = Vec::new();
     let mut of_run: HashMap<u32, usize> = HashMap::new();
-    // Per physical PSUM cell: the group whose matmul wrote it last.
-    let mut writer: Vec<Option<usize>> = vec![None; layout.psum_cells()];
+    // Per physical PSUM cell: 1 + the group whose matmul wrote it last (0: none).
+    let mut writer = RectMap::new(layout.part_size, layout.psum_bytes(), 0u32);
     let fits = |id: InstId, t: TensorId, r: &Region| {
         if region_fits(m.tensor(t), r) {
             Ok(())
         } else {
             Err(StaticError::Access {
-                inst: names.get(id).to_string(),
+                inst: names.get(m, id),
                 tensor: m.tensor(t).name.clone(),
             })
         }
@@ -316,8 +317,8 @@ fn collect_groups(
             fits(id, a.tensor, &r)?;
             runs.read(m, a.tensor, r);
             if layout.in_psum(a.tensor) {
-                layout.span(m, a.tensor, &r).read_rows(&writer, |_, row| {
-                    for &g in row.iter().flatten() {
+                writer.visit(layout.rect(a.tensor, &r).1, |_, &g| {
+                    if let Some(g) = (g as usize).checked_sub(1) {
                         groups[g].last_read = groups[g].last_read.max(ord);
                     }
                 });
@@ -358,7 +359,7 @@ fn collect_groups(
                 gr.matmuls.push((id, ord));
                 if gr.zr_banks.0 == u32::MAX {
                     return Err(StaticError::NoZeroRegion {
-                        inst: names.get(gr.matmuls[0].0).to_string(),
+                        inst: names.get(m, gr.matmuls[0].0),
                         inst_id: gr.matmuls[0].0,
                         lo: gr.banks.0,
                         hi: gr.banks.1,
@@ -376,9 +377,8 @@ fn collect_groups(
             }
         };
         if layout.in_psum(dst.tensor) {
-            layout
-                .span(m, dst.tensor, &r)
-                .write_rows(&mut writer, |_, row| row.fill(group));
+            let g = group.map_or(0, |g| g as u32 + 1);
+            writer.set(layout.rect(dst.tensor, &r).1, g);
         }
     }
     Ok(groups)
@@ -477,7 +477,7 @@ fn check_flags(m: &Module, arch: &Arch, layout: &Layout) -> Result<(), StaticErr
         for (i, &(g, id, _)) in members.iter().enumerate() {
             let (fs, zr) = set[i];
             let err = |why: String| StaticError::Flags {
-                inst: names.get(id).to_string(),
+                inst: names.get(m, id),
                 inst_id: id,
                 flags: fs.to_string(),
                 why,
@@ -486,7 +486,7 @@ fn check_flags(m: &Module, arch: &Arch, layout: &Layout) -> Result<(), StaticErr
             if fs.start && !is_head {
                 return Err(err(format!(
                     "start on a matmul that is not the head of its accumulation cluster (head {})",
-                    names.get(head)
+                    names.get(m, head)
                 )));
             }
             if fs.start && groups[g].init {
@@ -501,7 +501,7 @@ fn check_flags(m: &Module, arch: &Arch, layout: &Layout) -> Result<(), StaticErr
                 return Err(err(if fs.stop {
                     format!(
                         "stop on a matmul that is not the tail of its cluster (tail {})",
-                        names.get(tail)
+                        names.get(m, tail)
                     )
                 } else {
                     "the tail of its accumulation cluster lacks stop".into()
@@ -531,7 +531,7 @@ fn check_flags(m: &Module, arch: &Arch, layout: &Layout) -> Result<(), StaticErr
             };
             if zr != Some(expected) {
                 return Err(StaticError::Zr {
-                    inst: names.get(id).to_string(),
+                    inst: names.get(m, id),
                     inst_id: id,
                     found: zr.map_or("none".to_string(), |z| z.to_string()),
                     expected,
