@@ -967,6 +967,9 @@ impl<'m> Cx<'m> {
     /// (each variable contributes at most one period of residues).
     fn bank_crossing(&self, b0: &Affine, extent: i64) -> Option<Iteration> {
         let bank = i64::from(PSUM_BANK_SIZE);
+        if b0.terms.is_empty() {
+            return (b0.constant.rem_euclid(bank) + extent > bank).then(Vec::new);
+        }
         let mut reach: Vec<Option<Iteration>> = vec![None; PSUM_BANK_SIZE as usize];
         reach[b0.constant.rem_euclid(bank) as usize] = Some(Vec::new());
         for &(v, c) in &b0.terms {
