@@ -348,7 +348,9 @@ fn cluster(an: &Analysis, c: &[usize]) -> Cluster {
 /// carries the label `N`, the first free `N.1`, `N.2`, … is used instead.
 fn label_positions(m: &mut Module) {
     let order = m.insts_in_order();
-    let mut taken: HashSet<String> = order
+    // A generated label `N` or `N.k` can only collide with a label given in
+    // the input: positions differ, and `N.k` has a dot that `M` lacks.
+    let taken: HashSet<String> = order
         .iter()
         .filter_map(|&i| m.inst(i).label().map(str::to_string))
         .collect();
@@ -362,7 +364,6 @@ fn label_positions(m: &mut Module) {
             k += 1;
             l = format!("{position}.{k}");
         }
-        taken.insert(l.clone());
         m.insts[i.index()].set_label(Some(l));
     }
 }
