@@ -489,8 +489,9 @@ fn run_pipeline(million: bool) -> Result<(), Failure> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "pipeline: wall time of each pass and the peak resident memory during it (VmHWM reset before the pass), \
-         each program in a child process; `psum compile` and `psum fmt` end to end in children of their own"
+        "pipeline: wall time of each pass, (its CPU time, user + kernel, in 10 ms ticks) and the peak resident \
+         memory during it (VmHWM reset before the pass), each program in a child process; `psum compile` and \
+         `psum fmt` end to end in children of their own"
     );
     for (p, cmd, bytes, ..) in &columns {
         let _ = writeln!(
@@ -502,40 +503,29 @@ fn run_pipeline(million: bool) -> Result<(), Failure> {
     }
     let _ = write!(out, "\n{:<18}", "pass");
     for (p, ..) in &columns {
-        let _ = write!(out, "{:>24}", p.name());
+        let _ = write!(out, "{:>34}", p.name());
     }
     let _ = writeln!(out);
-    let cell = |line: &ChildLine, key: &str| match (
-        line.num(&format!("{key}_ms")),
-        line.num(&format!("{key}_kib")),
-    ) {
-        (Some(ms), Some(kib)) => {
-            format!("{:>10}  {:>7.0} MiB", format_secs(ms / 1e3), kib / 1024.0)
+    let cell = |line: &ChildLine, key: &str| {
+        let num = |suffix: &str| line.num(&format!("{key}_{suffix}"));
+        match (num("ms"), num("cpu_ms"), num("kib")) {
+            (Some(ms), cpu, Some(kib)) => format!(
+                "{:>10} {:>10}  {:>6.0} MiB",
+                format_secs(ms / 1e3),
+                cpu.map_or(String::new(), |c| format!("({})", format_secs(c / 1e3))),
+                kib / 1024.0
+            ),
+            _ => "-".to_string(),
         }
-        _ => "-".to_string(),
     };
-    let mut rows: Vec<(
-        &str,
-        Box<dyn Fn(&ChildLine, &ChildLine, &ChildLine) -> String>,
-    )> = Vec::new();
-    for pass in PIPELINE_PASSES {
-        rows.push((
-            pass,
-            Box::new(move |l: &ChildLine, _: &ChildLine, _: &ChildLine| cell(l, pass)),
-        ));
-    }
-    rows.push((
-        "psum compile",
-        Box::new(|_: &ChildLine, c: &ChildLine, _: &ChildLine| cell(c, "total")),
-    ));
-    rows.push((
-        "psum fmt",
-        Box::new(|_: &ChildLine, _: &ChildLine, f: &ChildLine| cell(f, "total")),
-    ));
-    for (name, f) in &rows {
-        let _ = write!(out, "{name:<18}");
+    // Each row: its label, the child that measured it (0 passes, 1 compile, 2 fmt), its key.
+    let rows = (PIPELINE_PASSES.iter().map(|&p| (p, 0, p)))
+        .chain([("psum compile", 1, "total"), ("psum fmt", 2, "total")]);
+    for (label, child, key) in rows {
+        let _ = write!(out, "{label:<18}");
         for (_, _, _, passes, compile, fmt) in &columns {
-            let _ = write!(out, "{:>24}", f(passes, compile, fmt));
+            let line = [passes, compile, fmt][child];
+            let _ = write!(out, "{:>34}", cell(line, key));
         }
         let _ = writeln!(out);
     }
@@ -625,9 +615,15 @@ fn pipeline_child(what: &str, program: &str, file: &str) -> Result<(), Failure> 
         .find(|p| p.name() == program)
         .ok_or_else(|| Failure(format!("error: unknown program {program}")))?;
     let mut line = String::new();
+    let mut cpu_before = Usage::now();
     let mut measure = |name: &str, t0: Instant| -> Result<(), Failure> {
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         let _ = write!(line, "{name}_ms={ms:.3} {name}_kib={} ", peak_kib()?);
+        let now = Usage::now();
+        if let Some(c) = now.zip(cpu_before).map(|(a, b)| a.since(b)) {
+            let _ = write!(line, "{name}_cpu_ms={:.0} ", (c.user_secs + c.sys_secs) * 1e3);
+        }
+        cpu_before = now;
         Ok(())
     };
     let verdict = match what {
@@ -707,7 +703,10 @@ fn pipeline_passes(
     pass(measure, "legalize", || {
         psum::matmul::legalize_program(&mut result, &arch)
     })??;
-    let checker = pass(measure, "checker", || verify::checker::check(&m, &result))?;
+    let checker = pass(measure, "checker", || {
+        verify::checker::check(&m, &result).map_err(Box::new)
+    })?
+    .map_err(|e| *e);
     let seed = verify::sim::DEFAULT_SEED;
     let simulator = pass(measure, "simulator", || {
         verify::symbolic::compare(&m, &result, seed)
