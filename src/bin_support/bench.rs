@@ -621,7 +621,11 @@ fn pipeline_child(what: &str, program: &str, file: &str) -> Result<(), Failure> 
         let _ = write!(line, "{name}_ms={ms:.3} {name}_kib={} ", peak_kib()?);
         let now = Usage::now();
         if let Some(c) = now.zip(cpu_before).map(|(a, b)| a.since(b)) {
-            let _ = write!(line, "{name}_cpu_ms={:.0} ", (c.user_secs + c.sys_secs) * 1e3);
+            let _ = write!(
+                line,
+                "{name}_cpu_ms={:.0} ",
+                (c.user_secs + c.sys_secs) * 1e3
+            );
         }
         cpu_before = now;
         Ok(())

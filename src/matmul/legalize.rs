@@ -191,15 +191,23 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
     let wipes = live_in_zones(&an.trace, &an.grid, &an.accumulates, &queries);
     let wipes: HashMap<usize, bool> = queries.iter().map(|q| q.ord).zip(wipes).collect();
     for cluster in derive {
-        let mut flags: HashMap<usize, FlagSet> = cluster
+        // The cluster's matmuls by ordinal (a map costs more than a search).
+        let mut flags: Vec<(usize, FlagSet)> = cluster
             .iter()
             .flat_map(|&g| groups[g].matmuls.iter().map(|&o| (o, FlagSet::NONE)))
             .collect();
+        flags.sort_unstable_by_key(|f| f.0);
+        let at = |flags: &mut Vec<(usize, FlagSet)>, o: usize| -> usize {
+            flags.binary_search_by_key(&o, |f| f.0).unwrap_or_else(|i| {
+                flags.insert(i, (o, FlagSet::NONE));
+                i
+            })
+        };
         let first = &groups[cluster[0]];
         let head = first.head();
         if all_acc(cluster) {
-            for f in flags.values_mut() {
-                f.acc = true;
+            for f in &mut flags {
+                f.1.acc = true;
             }
         } else {
             let mut started = false;
@@ -208,7 +216,8 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
                     plan.memsets.push(cluster[0]);
                 } else {
                     started = true;
-                    flags.entry(head).or_default().start = true;
+                    let i = at(&mut flags, head);
+                    flags[i].1.start = true;
                 }
             }
             for &g in &cluster[1..] {
@@ -227,7 +236,8 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
             .map(|&g| groups[g].tail())
             .max()
             .unwrap_or(head);
-        flags.entry(tail).or_default().stop = true;
+        let i = at(&mut flags, tail);
+        flags[i].1.stop = true;
         plan.flags.extend(flags);
         plan.zr.extend(zero_regions(groups, cluster));
     }

@@ -45,7 +45,9 @@
 // A violation is reported once per run; its size does not matter.
 #![allow(clippy::result_large_err)]
 
-use super::exec::{checked_region, for_each_step, BadAccess, Env, InstNames, RunTracker};
+use super::exec::{
+    checked_region, for_each_step, source_regions, BadAccess, Env, InstNames, RunTracker,
+};
 use super::layout::{Buf, Layout, PlaceError};
 use super::rects::{Rect, RectMap};
 use super::Families;
@@ -159,6 +161,7 @@ pub fn check(original: &Module, result: &Module) -> Result<(), CheckError> {
         layout,
         fams,
         versions: Vec::new(),
+        srcs: Vec::new(),
         steps: Vec::new(),
         bindings: Vec::new(),
     };
@@ -179,6 +182,8 @@ struct Checker<'a> {
     /// never written); created on the family's first write.
     expected: Vec<Option<RectMap<u32>>>,
     versions: Vec<Version>,
+    /// Source regions of the current instruction, reused.
+    srcs: Vec<(TensorId, Region)>,
     /// Every dynamic instance so far: the instruction and its loop bindings in `bindings`.
     steps: Vec<(InstId, u32, u32)>,
     bindings: Vec<(VarId, i64)>,
@@ -301,16 +306,16 @@ impl Checker<'_> {
     fn step(&mut self, id: InstId, env: &Env) -> Result<(), CheckError> {
         let m = self.m;
         let kind = &m.inst(id).kind;
-        let mut srcs = Vec::with_capacity(2);
-        for a in kind.srcs() {
-            srcs.push((a.tensor, self.region(id, env, a)?));
-        }
+        let mut srcs = std::mem::take(&mut self.srcs);
+        source_regions(m, &self.names, id, env, &mut srcs).map_err(CheckError::Access)?;
         let dst = kind.dst().tensor;
         let dr = self.region(id, env, kind.dst())?;
         for &(t, r) in &srcs {
             self.check_read(id, env, t, &r)?;
             self.runs.read(m, t, r);
         }
+        let copied = srcs.first().map(|s| s.1);
+        self.srcs = srcs;
         let off = self.bindings.len() as u32;
         self.bindings
             .extend(env.bound.iter().map(|&v| (v, env.values[v.index()])));
@@ -325,7 +330,9 @@ impl Checker<'_> {
                 }
             }
             InstKind::Copy { src, .. } | InstKind::Dma { src, .. }
-                if tracked && self.fams.of(src.tensor) == self.fams.of(dst) && srcs[0].1 == dr =>
+                if tracked
+                    && self.fams.of(src.tensor) == self.fams.of(dst)
+                    && copied == Some(dr) =>
             {
                 self.runs.write(m, dst, dr);
                 self.carry(src.tensor, dst, &dr);

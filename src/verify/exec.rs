@@ -158,6 +158,25 @@ pub(crate) fn checked_region(
     }
 }
 
+/// Replaces `out` by the evaluated source regions of instruction `id`, in
+/// operand order, or says which instance reaches outside its tensor.
+pub(crate) fn source_regions(
+    m: &Module,
+    names: &InstNames,
+    id: InstId,
+    env: &Env,
+    out: &mut Vec<(TensorId, Region)>,
+) -> Result<(), BadAccess> {
+    out.clear();
+    let mut checked = Ok(());
+    m.inst(id).kind.for_each_src(|a| {
+        if checked.is_ok() {
+            checked = checked_region(m, names, id, env, a).map(|r| out.push((a.tensor, r)));
+        }
+    });
+    checked
+}
+
 /// Whether `r` lies inside `t` with element-aligned byte bounds.
 pub(crate) fn region_fits(t: &Tensor, r: &Region) -> bool {
     let ds = i64::from(t.dtype.size());

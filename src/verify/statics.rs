@@ -297,7 +297,8 @@ fn collect_groups(
 ) -> Result<Vec<Group>, StaticError> {
     let mut runs = RunTracker::new(m);
     let mut groups: Vec<Group> = Vec::new();
-    let mut of_run: HashMap<u32, usize> = HashMap::new();
+    // Per run (numbered densely from 0): 1 + its group (0: not yet seen).
+    let mut of_run: Vec<usize> = Vec::new();
     // Per physical PSUM cell: 1 + the group whose matmul wrote it last (0: none).
     let mut writer = RectMap::new(layout.part_size, layout.psum_bytes(), 0u32);
     let fits = |id: InstId, t: TensorId, r: &Region| {
@@ -330,7 +331,11 @@ fn collect_groups(
         let group = match kind {
             InstKind::Matmul(mm) if layout.in_psum(dst.tensor) && r.p0 < r.p1 && r.b0 < r.b1 => {
                 let step = runs.matmul(m, dst.tensor, r);
-                let g = *of_run.entry(step.run).or_insert_with(|| {
+                let run = step.run as usize;
+                if of_run.len() <= run {
+                    of_run.resize(run + 1, 0);
+                }
+                if of_run[run] == 0 {
                     let base = layout.psum_byte(dst.tensor, 0).unwrap_or(0);
                     let (lo, hi) = (base + r.b0 as u32, base + r.b1 as u32 - 1);
                     let banks = (lo / PSUM_BANK_SIZE, hi / PSUM_BANK_SIZE);
@@ -345,8 +350,9 @@ fn collect_groups(
                             .unwrap_or((u32::MAX, u32::MAX)),
                         last_read: 0,
                     });
-                    groups.len() - 1
-                });
+                    of_run[run] = groups.len();
+                }
+                let g = of_run[run] - 1;
                 let st = &mm.stationary;
                 let k = st.part_extent();
                 let cols = st.byte_extent() / i64::from(m.tensor(st.tensor).dtype.size());
@@ -420,13 +426,18 @@ fn clusters(groups: &[Group]) -> Vec<Vec<usize>> {
             }
         }
     }
-    let mut by_root: HashMap<usize, Vec<usize>> = HashMap::new();
+    // Clusters numbered by their first group in head order, which is the
+    // order of their heads; each lists its groups in head order.
+    let mut cluster_of_root = vec![usize::MAX; n];
+    let mut out: Vec<Vec<usize>> = Vec::new();
     for &g in &order {
         let r = find(&mut parent, g);
-        by_root.entry(r).or_default().push(g);
+        if cluster_of_root[r] == usize::MAX {
+            cluster_of_root[r] = out.len();
+            out.push(Vec::new());
+        }
+        out[cluster_of_root[r]].push(g);
     }
-    let mut out: Vec<Vec<usize>> = by_root.into_values().collect();
-    out.sort_by_key(|c| groups[c[0]].head());
     out
 }
 
@@ -434,29 +445,29 @@ fn check_flags(m: &Module, arch: &Arch, layout: &Layout) -> Result<(), StaticErr
     let names = InstNames::new(m);
     let groups = collect_groups(m, arch, layout, &names)?;
     let gen4 = arch.arch_level() == 40;
+    let mut members: Vec<(usize, InstId, usize)> = Vec::new();
+    let mut set = Vec::new();
     for cluster in clusters(&groups) {
-        let members: Vec<(usize, InstId, usize)> = {
-            let mut v: Vec<_> = cluster
+        members.clear();
+        members.extend(
+            cluster
                 .iter()
-                .flat_map(|&g| groups[g].matmuls.iter().map(move |&(id, o)| (g, id, o)))
-                .collect();
-            v.sort_by_key(|x| x.2);
-            v
-        };
-        let flags: Vec<_> = members
-            .iter()
-            .map(|&(_, id, _)| m.inst(id).kind.as_matmul().map(|mm| (mm.flags, mm.zr)))
-            .collect();
-        let Some(set) = flags
-            .iter()
-            .map(|f| match f {
-                Some((Flags::Set(fs), zr)) => Some((*fs, *zr)),
-                _ => None,
-            })
-            .collect::<Option<Vec<_>>>()
-        else {
+                .flat_map(|&g| groups[g].matmuls.iter().map(move |&(id, o)| (g, id, o))),
+        );
+        members.sort_by_key(|x| x.2);
+        set.clear();
+        let explicit = members.iter().all(|&(_, id, _)| {
+            match m.inst(id).kind.as_matmul().map(|mm| (mm.flags, mm.zr)) {
+                Some((Flags::Set(fs), zr)) => {
+                    set.push((fs, zr));
+                    true
+                }
+                _ => false,
+            }
+        });
+        if !explicit {
             continue;
-        };
+        }
         let first = &groups[cluster[0]];
         let head = members[0].1;
         let tail = members[members.len() - 1].1;

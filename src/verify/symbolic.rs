@@ -25,7 +25,7 @@
 //! polynomial of degree at most the tensor size to vanish at random points:
 //! probability below `2^-40` per comparison).
 
-use super::exec::{checked_region, for_each_step, Env, InstNames, RunTracker};
+use super::exec::{checked_region, for_each_step, source_regions, Env, InstNames, RunTracker};
 use super::layout::{Buf, Layout};
 use super::rects::{Rect, RectMap};
 use super::sim::{input_tensors, Mode, SimError, Value};
@@ -258,8 +258,9 @@ struct Run<'a> {
     inputs: Vec<bool>,
     own: Vec<Option<RectMap<Val>>>,
     psum: Option<RectMap<Val>>,
-    /// Per-operand piece buffers, reused.
+    /// Per-operand piece buffers and source regions, reused.
     bufs: Vec<Vec<Piece>>,
+    srcs: Vec<(TensorId, Region)>,
 }
 
 /// Runs `original` virtually and `result` physically on the same symbolic
@@ -347,6 +348,7 @@ impl<'a> Run<'a> {
             psum: None,
             layout,
             bufs: Vec::new(),
+            srcs: Vec::new(),
         })
     }
 
@@ -460,10 +462,8 @@ impl<'a> Run<'a> {
     fn step(&mut self, id: InstId, env: &Env) -> Result<(), SimError> {
         let m = self.m;
         let kind = &m.inst(id).kind;
-        let mut srcs = Vec::with_capacity(2);
-        for a in kind.srcs() {
-            srcs.push((a.tensor, self.region(id, env, a)?));
-        }
+        let mut srcs = std::mem::take(&mut self.srcs);
+        source_regions(m, &self.names, id, env, &mut srcs).map_err(SimError::Access)?;
         let dst = kind.dst().tensor;
         let dr = self.region(id, env, kind.dst())?;
         let mut bufs = std::mem::take(&mut self.bufs);
@@ -561,6 +561,7 @@ impl<'a> Run<'a> {
             }
         };
         self.bufs = bufs;
+        self.srcs = srcs;
         result
     }
 }
