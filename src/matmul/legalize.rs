@@ -27,7 +27,7 @@ use super::order::order_column_tiled_mms;
 use super::MatmulError;
 use crate::arch::Arch;
 use crate::ir::{Access, FlagSet, Flags, Inst, InstId, InstKind, Module, Stmt};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// One accumulation cluster (SPEC §4.3.3) as legalized.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -189,7 +189,10 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
         })
         .collect();
     let wipes = live_in_zones(&an.trace, &an.grid, &an.accumulates, &queries);
-    let wipes: HashMap<usize, bool> = queries.iter().map(|q| q.ord).zip(wipes).collect();
+    let mut wipe_at = vec![false; an.trace.len()];
+    for (q, w) in queries.iter().zip(wipes) {
+        wipe_at[q.ord] = w;
+    }
     for cluster in derive {
         // The cluster's matmuls by ordinal (a map costs more than a search).
         let mut flags: Vec<(usize, FlagSet)> = cluster
@@ -212,7 +215,7 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
         } else {
             let mut started = false;
             if first.init.is_none() {
-                if wipes[&head] {
+                if wipe_at[head] {
                     plan.memsets.push(cluster[0]);
                 } else {
                     started = true;
@@ -263,7 +266,7 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
             mm.zr = Some(zr);
         }
     }
-    let mut memset_before: HashMap<InstId, InstId> = HashMap::new();
+    let mut memset_before: Vec<Option<InstId>> = vec![None; m.insts.len()];
     for &g in &plan.memsets {
         let grp = &an.groups[g];
         let r = grp.region;
@@ -271,7 +274,7 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
             dst: Access::rect(grp.tensor, r.p0, r.p1, r.b0, r.b1),
             value: 0.0,
         }));
-        memset_before.insert(id(grp.head()), memset);
+        memset_before[id(grp.head()).index()] = Some(memset);
     }
     for b in &mut m.blocks {
         let body = std::mem::take(&mut b.body);
@@ -279,7 +282,11 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
             .into_iter()
             .flat_map(|s| {
                 let pre = match s {
-                    Stmt::Inst(i) => memset_before.get(&i).copied().map(Stmt::Inst),
+                    Stmt::Inst(i) => memset_before
+                        .get(i.index())
+                        .copied()
+                        .flatten()
+                        .map(Stmt::Inst),
                     Stmt::Loop(_) => None,
                 };
                 pre.into_iter().chain([s])
@@ -294,15 +301,14 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
         m.insts[later.index()].set_after(Some(l.clone()));
         ordered_edges.push((label(m, later), l));
     }
-    let grouped: HashSet<InstId> = an
-        .groups
-        .iter()
-        .flat_map(|g| g.matmuls.iter().map(|&o| id(o)))
-        .collect();
+    let mut grouped = vec![false; m.insts.len()];
+    for o in an.groups.iter().flat_map(|g| g.matmuls.iter()) {
+        grouped[id(*o).index()] = true;
+    }
     let flags: Vec<(String, FlagSet)> = m
         .insts_in_order()
         .into_iter()
-        .filter(|i| grouped.contains(i))
+        .filter(|i| grouped[i.index()])
         .filter_map(|i| match m.inst(i).kind.as_matmul()?.flags {
             Flags::Set(fs) => Some((label(m, i), fs)),
             Flags::Auto => None,
