@@ -273,6 +273,10 @@ struct VerifyArgs {
     original: String,
     /// The compiled program (allocated; possibly unrolled and legalized).
     result: String,
+    /// Compare values with the exact f64 simulator (cost per multiply-add)
+    /// instead of the symbolic one (cost per piece of storage written).
+    #[arg(long)]
+    exact: bool,
 }
 
 /// Output format of a module.
@@ -544,7 +548,12 @@ fn cmd_legalize(a: LegalizeArgs) -> Result<(), Failure> {
 fn cmd_verify(a: VerifyArgs) -> Result<(), Failure> {
     let original = load(&a.original)?;
     let result = load(&a.result)?;
-    let r = verify::verify(&original.module, &result.module);
+    let simulator = if a.exact {
+        verify::Simulator::Exact
+    } else {
+        verify::Simulator::Symbolic
+    };
+    let r = verify::verify_with(&original.module, &result.module, simulator);
     match r.first_error() {
         None => print_stdout("ok\n"),
         Some(e) => {

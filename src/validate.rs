@@ -441,6 +441,16 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
                         format!("tensor {} is out of range", a.tensor),
                     );
                 }
+                if !a.is_affine() {
+                    // Constant bounds are canonical and bind no variable.
+                    let r = a.region(|_| 0);
+                    if [r.p0, r.p1, r.b0, r.b1]
+                        .iter()
+                        .all(|c| c.abs() <= MAX_AFFINE)
+                    {
+                        continue;
+                    }
+                }
                 for b in Bound::ALL {
                     let e = b.of(a);
                     let sorted = e.terms.windows(2).all(|w| w[0].0 < w[1].0);
@@ -662,10 +672,15 @@ impl<'m> Cx<'m> {
 
     fn inst(&self, id: InstId) -> Result<(), ValidateError> {
         let kind = &self.m.inst(id).kind;
-        let accesses: Vec<&Access> = std::iter::once(kind.dst()).chain(kind.srcs()).collect();
-        for (k, a) in accesses.iter().enumerate() {
-            self.access(id, k, a)?;
-        }
+        self.access(id, 0, kind.dst())?;
+        let (mut k, mut checked) = (0, Ok(()));
+        kind.for_each_src(|a| {
+            k += 1;
+            if checked.is_ok() {
+                checked = self.access(id, k, a);
+            }
+        });
+        checked?;
         match kind {
             InstKind::Matmul(mm) => self.matmul(id, mm),
             InstKind::Copy { dst, src } | InstKind::Dma { dst, src } => {
@@ -723,6 +738,21 @@ impl<'m> Cx<'m> {
     /// Alignment, constant non-empty extents and bounds of operand `k`.
     fn access(&self, id: InstId, k: usize, a: &Access) -> Result<(), ValidateError> {
         let t = self.m.tensor(a.tensor);
+        if !a.is_affine() {
+            // The common case, without building the bounds' expressions; a
+            // failure takes the general path below for its diagnostic.
+            let r = a.region(|_| 0);
+            let size = i64::from(t.dtype.size());
+            let fits = 0 <= r.p0
+                && r.p0 < r.p1
+                && r.p1 <= i64::from(t.partitions)
+                && 0 <= r.b0
+                && r.b0 < r.b1
+                && r.b1 <= i64::from(t.bytes);
+            if fits && r.b0 % size == 0 && r.b1 % size == 0 {
+                return Ok(());
+            }
+        }
         let text = || access_to_string(self.m, a);
         let vars = &self.m.vars;
         let size = i64::from(t.dtype.size());
@@ -965,6 +995,9 @@ impl<'m> Cx<'m> {
     /// (each variable contributes at most one period of residues).
     fn bank_crossing(&self, b0: &Affine, extent: i64) -> Option<Iteration> {
         let bank = i64::from(PSUM_BANK_SIZE);
+        if b0.terms.is_empty() {
+            return (b0.constant.rem_euclid(bank) + extent > bank).then(Vec::new);
+        }
         let mut reach: Vec<Option<Iteration>> = vec![None; PSUM_BANK_SIZE as usize];
         reach[b0.constant.rem_euclid(bank) as usize] = Some(Vec::new());
         for &(v, c) in &b0.terms {

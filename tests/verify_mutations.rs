@@ -9,7 +9,7 @@ mod verify_fixtures;
 
 use psum::ir::{FlagSet, Flags, InstId, InstKind, Mem, Module, Stmt};
 use psum::text::inst_to_string;
-use psum::verify::{checker, statics, verify};
+use psum::verify::{checker, statics, verify, verify_with, Simulator};
 use verify_fixtures::*;
 
 const ALL: [(&str, &str); 5] = [
@@ -300,4 +300,139 @@ fn bank_out_of_range_for_every_psum_tensor() {
         }
     }
     assert_eq!(n, 3 + 10 + 1 + 1 + 1);
+}
+
+/// Requires the symbolic simulator alone to reject `mutant` at the element
+/// `at` (`TENSOR[P, byte B]`), where the exact simulator finds it too.
+fn simulator_rejects(original: &str, mutant: &Module, what: &str, at: &str) {
+    let orig = module(original);
+    let sym = verify(&orig, mutant).simulator;
+    let exact = verify_with(&orig, mutant, Simulator::Exact).simulator;
+    let prefix = format!("{at}: original computes ");
+    let sym = sym.map_err(|e| e.to_string());
+    assert!(
+        sym.as_ref().is_err_and(|e| e.starts_with(&prefix)
+            && e.contains("computes symbol #")
+            && e.contains(", result computes symbol #")),
+        "{what}: symbolic simulator says {sym:?}"
+    );
+    let exact = exact.map_err(|e| e.to_string());
+    assert!(
+        exact.as_ref().is_err_and(|e| e.starts_with(&prefix)),
+        "{what}: exact simulator says {exact:?}"
+    );
+}
+
+/// Example 02 with the matmul at `a`'s and at `b`'s positions trading operands.
+fn operands_swapped(a: usize, b: usize) -> Module {
+    let mut m = module(C02);
+    let mm = matmuls(&m);
+    let operands = |m: &Module, i: InstId| {
+        let x = m.inst(i).kind.as_matmul().unwrap();
+        (x.stationary.clone(), x.moving.clone())
+    };
+    let (oa, ob) = (operands(&m, mm[a]), operands(&m, mm[b]));
+    for (id, (s, v)) in [(mm[a], ob), (mm[b], oa)] {
+        let InstKind::Matmul(x) = &mut m.insts[id.index()].kind else {
+            unreachable!()
+        };
+        (x.stationary, x.moving) = (s, v);
+    }
+    m
+}
+
+#[test]
+fn two_matmuls_trade_operands() {
+    // t0 (spilled, then y0) and t1 (into y) trade operands: the banks, flags
+    // and every symbol the checker follows stay right; only values differ.
+    let m = operands_swapped(0, 1);
+    assert_eq!(checker::check(&module(EX02), &m), Ok(()));
+    caught(
+        EX02,
+        &m,
+        "operands of %0 and %2 swapped",
+        &["simulator: y[0, byte 0]: original computes symbol #"],
+    );
+    simulator_rejects(EX02, &m, "operands swapped", "y[0, byte 0]");
+    // t1 and t2 both flow only into the sum y: trading them is no error.
+    let m = operands_swapped(1, 2);
+    assert!(verify(&module(EX02), &m).is_ok());
+}
+
+#[test]
+fn one_accumulation_dropped() {
+    // The third of example 04's four K-chain matmuls removed: flags, banks and
+    // the checker's versions stay consistent; the sum misses a term.
+    let mut m = module(C04);
+    let chain = matmuls(&m);
+    assert_eq!(chain.len(), 4);
+    remove(&mut m, chain[2]);
+    assert_eq!(statics::check(&module(EX04), &m), Ok(()));
+    assert_eq!(checker::check(&module(EX04), &m), Ok(()));
+    caught(
+        EX04,
+        &m,
+        "accumulation dropped",
+        &["simulator: y[0, byte 0]: original computes symbol #"],
+    );
+    simulator_rejects(EX04, &m, "accumulation dropped", "y[0, byte 0]");
+}
+
+#[test]
+fn extra_start_inside_a_chain() {
+    // A start on every interior matmul of example 04's chain: the static
+    // check names it, and the simulator alone sees the lost partial sums.
+    let base = module(C04);
+    let chain = matmuls(&base);
+    for &id in &chain[1..] {
+        let mut m = base.clone();
+        flags_mut(&mut m, id).start = true;
+        let who = name(&m, id);
+        caught(
+            EX04,
+            &m,
+            &format!("start added to {who}"),
+            &[
+                "static check",
+                &who,
+                "start on a matmul that is not the head",
+            ],
+        );
+        simulator_rejects(EX04, &m, &format!("start on {who}"), "y[0, byte 0]");
+    }
+}
+
+#[test]
+fn reload_from_the_wrong_spill_copy() {
+    // t1 is spilled too, and t0's reload reads t1's spill copy: declarations
+    // are well formed and the checker sees the reload as t0's latest write.
+    let src = C02
+        .replace(
+            "sbuf t0_SpillTensorCopy0 [128, 2048]\n",
+            "sbuf t0_SpillTensorCopy0 [128, 2048]\nsbuf t1_SpillTensorCopy2 [128, 2048]\n",
+        )
+        .replace(
+            "  matmul t2 <-",
+            "  copy t1_SpillTensorCopy2 <- t1\n  matmul t2 <-",
+        )
+        .replace(
+            "copy t0_ReloadTensorCopy1 <- t0_SpillTensorCopy0",
+            "copy t0_ReloadTensorCopy1 <- t1_SpillTensorCopy2",
+        );
+    let m = module(&src);
+    assert_eq!(statics::check(&module(EX02), &m), Ok(()));
+    assert_eq!(checker::check(&module(EX02), &m), Ok(()));
+    caught(
+        EX02,
+        &m,
+        "reload from t1's spill copy",
+        &["simulator: y0[0, byte 0]: original computes symbol #"],
+    );
+    simulator_rejects(EX02, &m, "wrong spill copy", "y0[0, byte 0]");
+    // Reading its own copy again is fine.
+    let ok = src.replace(
+        "copy t0_ReloadTensorCopy1 <- t1_SpillTensorCopy2",
+        "copy t0_ReloadTensorCopy1 <- t0_SpillTensorCopy0",
+    );
+    assert!(verify(&module(EX02), &module(&ok)).is_ok());
 }

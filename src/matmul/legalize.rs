@@ -27,7 +27,7 @@ use super::order::order_column_tiled_mms;
 use super::MatmulError;
 use crate::arch::Arch;
 use crate::ir::{Access, FlagSet, Flags, Inst, InstId, InstKind, Module, Stmt};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// One accumulation cluster (SPEC §4.3.3) as legalized.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -189,26 +189,38 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
         })
         .collect();
     let wipes = live_in_zones(&an.trace, &an.grid, &an.accumulates, &queries);
-    let wipes: HashMap<usize, bool> = queries.iter().map(|q| q.ord).zip(wipes).collect();
+    let mut wipe_at = vec![false; an.trace.len()];
+    for (q, w) in queries.iter().zip(wipes) {
+        wipe_at[q.ord] = w;
+    }
     for cluster in derive {
-        let mut flags: HashMap<usize, FlagSet> = cluster
+        // The cluster's matmuls by ordinal (a map costs more than a search).
+        let mut flags: Vec<(usize, FlagSet)> = cluster
             .iter()
             .flat_map(|&g| groups[g].matmuls.iter().map(|&o| (o, FlagSet::NONE)))
             .collect();
+        flags.sort_unstable_by_key(|f| f.0);
+        let at = |flags: &mut Vec<(usize, FlagSet)>, o: usize| -> usize {
+            flags.binary_search_by_key(&o, |f| f.0).unwrap_or_else(|i| {
+                flags.insert(i, (o, FlagSet::NONE));
+                i
+            })
+        };
         let first = &groups[cluster[0]];
         let head = first.head();
         if all_acc(cluster) {
-            for f in flags.values_mut() {
-                f.acc = true;
+            for f in &mut flags {
+                f.1.acc = true;
             }
         } else {
             let mut started = false;
             if first.init.is_none() {
-                if wipes[&head] {
+                if wipe_at[head] {
                     plan.memsets.push(cluster[0]);
                 } else {
                     started = true;
-                    flags.entry(head).or_default().start = true;
+                    let i = at(&mut flags, head);
+                    flags[i].1.start = true;
                 }
             }
             for &g in &cluster[1..] {
@@ -227,7 +239,8 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
             .map(|&g| groups[g].tail())
             .max()
             .unwrap_or(head);
-        flags.entry(tail).or_default().stop = true;
+        let i = at(&mut flags, tail);
+        flags[i].1.stop = true;
         plan.flags.extend(flags);
         plan.zr.extend(zero_regions(groups, cluster));
     }
@@ -253,7 +266,7 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
             mm.zr = Some(zr);
         }
     }
-    let mut memset_before: HashMap<InstId, InstId> = HashMap::new();
+    let mut memset_before: Vec<Option<InstId>> = vec![None; m.insts.len()];
     for &g in &plan.memsets {
         let grp = &an.groups[g];
         let r = grp.region;
@@ -261,7 +274,7 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
             dst: Access::rect(grp.tensor, r.p0, r.p1, r.b0, r.b1),
             value: 0.0,
         }));
-        memset_before.insert(id(grp.head()), memset);
+        memset_before[id(grp.head()).index()] = Some(memset);
     }
     for b in &mut m.blocks {
         let body = std::mem::take(&mut b.body);
@@ -269,7 +282,11 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
             .into_iter()
             .flat_map(|s| {
                 let pre = match s {
-                    Stmt::Inst(i) => memset_before.get(&i).copied().map(Stmt::Inst),
+                    Stmt::Inst(i) => memset_before
+                        .get(i.index())
+                        .copied()
+                        .flatten()
+                        .map(Stmt::Inst),
                     Stmt::Loop(_) => None,
                 };
                 pre.into_iter().chain([s])
@@ -284,15 +301,14 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
         m.insts[later.index()].set_after(Some(l.clone()));
         ordered_edges.push((label(m, later), l));
     }
-    let grouped: HashSet<InstId> = an
-        .groups
-        .iter()
-        .flat_map(|g| g.matmuls.iter().map(|&o| id(o)))
-        .collect();
+    let mut grouped = vec![false; m.insts.len()];
+    for o in an.groups.iter().flat_map(|g| g.matmuls.iter()) {
+        grouped[id(*o).index()] = true;
+    }
     let flags: Vec<(String, FlagSet)> = m
         .insts_in_order()
         .into_iter()
-        .filter(|i| grouped.contains(i))
+        .filter(|i| grouped[i.index()])
         .filter_map(|i| match m.inst(i).kind.as_matmul()?.flags {
             Flags::Set(fs) => Some((label(m, i), fs)),
             Flags::Auto => None,
@@ -348,7 +364,9 @@ fn cluster(an: &Analysis, c: &[usize]) -> Cluster {
 /// carries the label `N`, the first free `N.1`, `N.2`, … is used instead.
 fn label_positions(m: &mut Module) {
     let order = m.insts_in_order();
-    let mut taken: HashSet<String> = order
+    // A generated label `N` or `N.k` can only collide with a label given in
+    // the input: positions differ, and `N.k` has a dot that `M` lacks.
+    let taken: HashSet<String> = order
         .iter()
         .filter_map(|&i| m.inst(i).label().map(str::to_string))
         .collect();
@@ -362,7 +380,6 @@ fn label_positions(m: &mut Module) {
             k += 1;
             l = format!("{position}.{k}");
         }
-        taken.insert(l.clone());
         m.insts[i.index()].set_label(Some(l));
     }
 }

@@ -21,6 +21,31 @@ use crate::ir::{
     Mem, Module, Stmt, Tensor, TensorId, VarId,
 };
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FNV-1a over a name's bytes: the tensor table is looked up once per
+/// operand, and names are short, so a keyed hash would cost more than the
+/// parse around it (the input is the user's own program).
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 type PResult<T> = Result<T, ParseError>;
 
@@ -34,7 +59,7 @@ pub(super) struct Parser<'a> {
     prev_end: usize,
     module: Module,
     map: SourceMap,
-    tensors: HashMap<&'a str, TensorId>,
+    tensors: HashMap<&'a str, TensorId, BuildHasherDefault<NameHasher>>,
     scope: Vec<(&'a str, VarId)>,
 }
 
@@ -91,7 +116,7 @@ impl<'a> Parser<'a> {
             prev_end: 0,
             module: Module::default(),
             map: SourceMap::default(),
-            tensors: HashMap::new(),
+            tensors: HashMap::default(),
             scope: Vec::new(),
         }
     }

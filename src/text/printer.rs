@@ -26,6 +26,11 @@ fn write_access(f: &mut impl Write, m: &Module, a: &Access) -> fmt::Result {
     if a.is_whole(t) {
         return Ok(());
     }
+    if !a.is_affine() {
+        // Constant bounds print as their numbers, without building expressions.
+        let r = a.region(|_| 0);
+        return write!(f, "[{}:{}, {}:{}]", r.p0, r.p1, r.b0, r.b1);
+    }
     let v = &m.vars;
     write!(
         f,
@@ -48,12 +53,15 @@ fn write_inst(f: &mut impl Write, m: &Module, id: InstId) -> fmt::Result {
         write!(f, " = {value}")?;
     } else {
         f.write_str(" <- ")?;
-        for (i, s) in inst.kind.srcs().into_iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write_access(f, m, s)?;
-        }
+        let mut sep = "";
+        let mut written = Ok(());
+        inst.kind.for_each_src(|s| {
+            written = written
+                .and_then(|()| f.write_str(sep))
+                .and_then(|()| write_access(f, m, s));
+            sep = ", ";
+        });
+        written?;
     }
     if let InstKind::Matmul(mm) = &inst.kind {
         if mm.pos != (0, 0) {
@@ -73,20 +81,22 @@ fn write_inst(f: &mut impl Write, m: &Module, id: InstId) -> fmt::Result {
 }
 
 fn write_body(f: &mut fmt::Formatter<'_>, m: &Module, body: &[Stmt], depth: usize) -> fmt::Result {
+    let indent = |f: &mut fmt::Formatter<'_>| (0..depth).try_for_each(|_| f.write_str("  "));
     for s in body {
-        let indent = "  ".repeat(depth);
         match *s {
             Stmt::Inst(i) => {
-                f.write_str(&indent)?;
+                indent(f)?;
                 write_inst(f, m, i)?;
                 f.write_str("\n")?;
             }
             Stmt::Loop(l) => {
                 let lp = m.loop_(l);
                 let var = &m.vars[lp.var.index()].name;
-                writeln!(f, "{indent}loop {var} {}..{} {{", lp.lo, lp.hi)?;
+                indent(f)?;
+                writeln!(f, "loop {var} {}..{} {{", lp.lo, lp.hi)?;
                 write_body(f, m, &lp.body, depth + 1)?;
-                writeln!(f, "{indent}}}")?;
+                indent(f)?;
+                f.write_str("}\n")?;
             }
         }
     }

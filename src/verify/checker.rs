@@ -45,10 +45,13 @@
 // A violation is reported once per run; its size does not matter.
 #![allow(clippy::result_large_err)]
 
-use super::exec::{cells, checked_region, for_each_step, BadAccess, Env, InstNames, RunTracker};
-use super::layout::{Layout, PlaceError, Slot, Span, Store};
+use super::exec::{
+    checked_region, for_each_step, source_regions, BadAccess, Env, InstNames, RunTracker,
+};
+use super::layout::{Buf, Layout, PlaceError};
+use super::rects::{Rect, RectMap};
 use super::Families;
-use crate::arch;
+use crate::arch::{self, PSUM_BANK_SIZE};
 use crate::ir::{Access, Flags, InstId, InstKind, Module, Region, TensorId, VarId};
 use thiserror::Error;
 
@@ -123,8 +126,16 @@ impl CheckError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Sym {
     Garbage,
-    Zero { step: u32 },
-    Val { version: u32, at: u32 },
+    Zero {
+        step: u32,
+    },
+    /// Element `p·elems + (b − origin) / dsize` of `version` at cell
+    /// `(p, b)`, `origin` being the byte of the buffer where the version's
+    /// tensor begins (so a carrying copy shifts it).
+    Val {
+        version: u32,
+        origin: i64,
+    },
 }
 
 struct Version {
@@ -139,38 +150,18 @@ pub fn check(original: &Module, result: &Module) -> Result<(), CheckError> {
     let arch = arch::lookup(&result.arch).map_err(|e| CheckError::Arch(e.to_string()))?;
     let layout = Layout::physical(result, &arch)?;
     let fams = Families::new(original, result);
-    let own = result
-        .tensors
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let id = TensorId::new(i);
-            if fams.tracked(id) && !layout.in_psum(id) {
-                vec![Sym::Garbage; t.partitions as usize * t.elems() as usize]
-            } else {
-                Vec::new()
-            }
-        })
-        .collect();
-    let expected = fams
-        .bases()
-        .map(|b| {
-            let t = result.tensor(b);
-            vec![0u32; t.partitions as usize * t.elems() as usize]
-        })
-        .collect();
+    let n = result.tensors.len();
     let mut c = Checker {
         m: result,
         names: InstNames::new(result),
         runs: RunTracker::new(result),
-        cells: Store {
-            own,
-            psum: vec![Sym::Garbage; layout.psum_cells()],
-        },
+        own: (0..n).map(|_| None).collect(),
+        psum: RectMap::new(layout.part_size, layout.psum_bytes(), Sym::Garbage),
+        expected: (0..n).map(|_| None).collect(),
         layout,
         fams,
-        expected,
         versions: Vec::new(),
+        srcs: Vec::new(),
         steps: Vec::new(),
         bindings: Vec::new(),
     };
@@ -183,13 +174,30 @@ struct Checker<'a> {
     runs: RunTracker,
     layout: Layout,
     fams: Families,
-    cells: Store<Sym>,
-    /// Per family, per element: latest version + 1 (0 = never written).
-    expected: Vec<Vec<u32>>,
+    /// Per tracked SBUF/DRAM tensor, its symbols (created on first access).
+    own: Vec<Option<RectMap<Sym>>>,
+    /// Physical PSUM's symbols.
+    psum: RectMap<Sym>,
+    /// Per family, in its base tensor's bytes: latest version + 1 (0 =
+    /// never written); created on the family's first write.
+    expected: Vec<Option<RectMap<u32>>>,
     versions: Vec<Version>,
+    /// Source regions of the current instruction, reused.
+    srcs: Vec<(TensorId, Region)>,
     /// Every dynamic instance so far: the instruction and its loop bindings in `bindings`.
     steps: Vec<(InstId, u32, u32)>,
     bindings: Vec<(VarId, i64)>,
+}
+
+/// What a check found wrong: the tensor's element `(p, e)` and the symbol there.
+struct Violation {
+    p: u32,
+    e: u32,
+    found: Sym,
+    /// The latest version + 1 the family expects there.
+    exp: u32,
+    /// The physical byte of the cell (in its buffer).
+    x: u32,
 }
 
 impl Checker<'_> {
@@ -197,17 +205,14 @@ impl Checker<'_> {
         checked_region(self.m, &self.names, id, env, a).map_err(CheckError::Access)
     }
 
-    fn get(&self, s: Slot) -> Sym {
-        match s {
-            Slot::Own(t, i) => self.cells.own[t.index()][i],
-            Slot::Psum(i) => self.cells.psum[i],
-        }
-    }
-
-    fn set(&mut self, s: Slot, v: Sym) {
-        match s {
-            Slot::Own(t, i) => self.cells.own[t.index()][i] = v,
-            Slot::Psum(i) => self.cells.psum[i] = v,
+    fn map(&mut self, buf: Buf) -> &mut RectMap<Sym> {
+        match buf {
+            Buf::Own(t) => {
+                let tt = self.m.tensor(t);
+                self.own[t.index()]
+                    .get_or_insert_with(|| RectMap::new(tt.partitions, tt.bytes, Sym::Garbage))
+            }
+            Buf::Psum => &mut self.psum,
         }
     }
 
@@ -238,24 +243,37 @@ impl Checker<'_> {
         )
     }
 
-    /// What symbol `s` is, read as element `at` of family `fam`; and who put it there.
-    fn describe_found(&self, s: Sym, fam: u32, at: u32, t: TensorId) -> (String, Option<String>) {
+    /// What symbol `s` at byte `x` of its buffer is, read as element `at` of
+    /// family `fam` (as tensor `t`); and who put it there.
+    fn describe_found(
+        &self,
+        s: Sym,
+        fam: u32,
+        at: u32,
+        t: TensorId,
+        p: u32,
+        x: u32,
+    ) -> (String, Option<String>) {
         match s {
             Sym::Garbage => ("uninitialized PSUM (garbage)".into(), None),
             Sym::Zero { step } => {
                 let who = self.step_name(step);
                 (format!("zero from the start of {who}"), Some(who))
             }
-            Sym::Val { version, at: a } => {
+            Sym::Val { version, origin } => {
                 let v = &self.versions[version as usize];
                 let who = self.step_name(v.step);
                 let mut d = self.describe_version(version);
-                if v.family == fam && a != at {
-                    let e = self.m.tensor(t).elems();
+                let tt = self.m.tensor(t);
+                let e = tt.elems();
+                let held = i64::from(p) * i64::from(e)
+                    + (i64::from(x) - origin) / i64::from(tt.dtype.size());
+                if v.family == fam && held != i64::from(at) {
+                    let a = held.max(0) as u32;
                     d = format!(
                         "element [{}, byte {}] of {d}",
                         a / e,
-                        a % e * self.m.tensor(t).dtype.size()
+                        a % e * tt.dtype.size()
                     );
                 }
                 (d, Some(who))
@@ -263,13 +281,15 @@ impl Checker<'_> {
         }
     }
 
-    fn cell_name(&self, t: TensorId, s: Slot, p: u32, e: u32) -> String {
-        match s {
-            Slot::Psum(i) => {
-                let (p, bank, byte) = self.layout.describe_cell(i);
-                format!("bank {bank}, partition {p}, byte {byte}")
-            }
-            Slot::Own(..) => format!("partition {p}, byte {}", e * self.m.tensor(t).dtype.size()),
+    fn cell_name(&self, t: TensorId, p: u32, e: u32, x: u32) -> String {
+        if self.layout.in_psum(t) {
+            format!(
+                "bank {}, partition {p}, byte {}",
+                x / PSUM_BANK_SIZE,
+                x % PSUM_BANK_SIZE
+            )
+        } else {
+            format!("partition {p}, byte {}", e * self.m.tensor(t).dtype.size())
         }
     }
 
@@ -286,16 +306,16 @@ impl Checker<'_> {
     fn step(&mut self, id: InstId, env: &Env) -> Result<(), CheckError> {
         let m = self.m;
         let kind = &m.inst(id).kind;
-        let mut srcs = Vec::new();
-        for a in kind.srcs() {
-            srcs.push((a.tensor, self.region(id, env, a)?));
-        }
+        let mut srcs = std::mem::take(&mut self.srcs);
+        source_regions(m, &self.names, id, env, &mut srcs).map_err(CheckError::Access)?;
         let dst = kind.dst().tensor;
         let dr = self.region(id, env, kind.dst())?;
         for &(t, r) in &srcs {
             self.check_read(id, env, t, &r)?;
             self.runs.read(m, t, r);
         }
+        let copied = srcs.first().map(|s| s.1);
+        self.srcs = srcs;
         let off = self.bindings.len() as u32;
         self.bindings
             .extend(env.bound.iter().map(|&v| (v, env.values[v.index()])));
@@ -310,14 +330,12 @@ impl Checker<'_> {
                 }
             }
             InstKind::Copy { src, .. } | InstKind::Dma { src, .. }
-                if tracked && self.fams.of(src.tensor) == self.fams.of(dst) && srcs[0].1 == dr =>
+                if tracked
+                    && self.fams.of(src.tensor) == self.fams.of(dst)
+                    && copied == Some(dr) =>
             {
                 self.runs.write(m, dst, dr);
-                let t = src.tensor;
-                for (p, e) in cells(m.tensor(dst), &dr) {
-                    let v = self.get(self.layout.slot(t, p, e));
-                    self.set(self.layout.slot(dst, p, e), v);
-                }
+                self.carry(src.tensor, dst, &dr);
             }
             _ => {
                 self.runs.write(m, dst, dr);
@@ -330,37 +348,63 @@ impl Checker<'_> {
         Ok(())
     }
 
-    fn check_read(&self, id: InstId, env: &Env, t: TensorId, r: &Region) -> Result<(), CheckError> {
+    /// A copy within one family: the destination cells take the source's symbols.
+    fn carry(&mut self, src: TensorId, dst: TensorId, r: &Region) {
+        let (sbuf, srect) = self.layout.rect(src, r);
+        let (dbuf, drect) = self.layout.rect(dst, r);
+        let shift = i64::from(drect.x0) - i64::from(srect.x0);
+        let mut pieces = Vec::new();
+        self.map(sbuf).visit(srect, |q, &s| pieces.push((q, s)));
+        let map = self.map(dbuf);
+        for (q, s) in pieces {
+            let s = match s {
+                Sym::Val { version, origin } => Sym::Val {
+                    version,
+                    origin: origin + shift,
+                },
+                other => other,
+            };
+            let x0 = (i64::from(q.x0) + shift) as u32;
+            let x1 = (i64::from(q.x1) + shift) as u32;
+            map.set(Rect::new(q.p0, q.p1, x0, x1), s);
+        }
+    }
+
+    fn check_read(
+        &mut self,
+        id: InstId,
+        env: &Env,
+        t: TensorId,
+        r: &Region,
+    ) -> Result<(), CheckError> {
         if !self.fams.tracked(t) {
             return Ok(());
         }
-        let fam = self.fams.of(t);
-        let w = self.m.tensor(t).elems();
-        let bad = self.first_violation(t, r, |found, exp, at| {
+        let (_, base) = self.layout.place(t);
+        let origin = i64::from(base);
+        let bad = self.first_violation(t, r, |_, found, exp| {
             exp != 0
                 && found
                     == (Sym::Val {
                         version: exp - 1,
-                        at,
+                        origin,
                     })
         });
-        if let Some((p, e)) = bad {
-            let at = p * w + e;
-            let s = self.layout.slot(t, p, e);
-            let found = self.get(s);
-            let exp = self.expected[fam as usize][at as usize];
-            let expected = if exp == 0 {
+        if let Some(v) = bad {
+            let fam = self.fams.of(t);
+            let at = v.p * self.m.tensor(t).elems() + v.e;
+            let expected = if v.exp == 0 {
                 format!("a write of {} (there was none)", self.family_name(fam))
             } else {
-                self.describe_version(exp - 1)
+                self.describe_version(v.exp - 1)
             };
-            let (found, clobberer) = self.describe_found(found, fam, at, t);
+            let (found, clobberer) = self.describe_found(v.found, fam, at, t, v.p, v.x);
             return Err(CheckError::Read {
                 inst: self.names.instance(self.m, id, env),
                 inst_id: id,
                 tensor: self.m.tensor(t).name.clone(),
                 stands_for: self.stands_for(t),
-                cell: self.cell_name(t, s, p, e),
+                cell: self.cell_name(t, v.p, v.e, v.x),
                 expected,
                 found,
                 clobberer,
@@ -382,40 +426,38 @@ impl Checker<'_> {
     ) -> Result<(), CheckError> {
         let explicit = match flags {
             Flags::Set(fs) => {
-                if let Some(span) = self.layout.start_span(t, r).filter(|_| fs.start) {
-                    span.write_rows(&mut self.cells.psum, |_, row| row.fill(Sym::Zero { step }));
+                if let Some(z) = self.layout.start_rect(t, r).filter(|_| fs.start) {
+                    self.psum.set(z, Sym::Zero { step });
                 }
                 true
             }
             Flags::Auto => false,
         };
         if explicit || accumulates {
-            let fam = self.fams.of(t);
-            let w = self.m.tensor(t).elems();
-            let bad = self.first_violation(t, r, |found, exp, at| {
+            let (_, base) = self.layout.place(t);
+            let origin = i64::from(base);
+            let bad = self.first_violation(t, r, |c, found, exp| {
                 if accumulates {
                     exp != 0
                         && (found
                             == (Sym::Val {
                                 version: exp - 1,
-                                at,
+                                origin,
                             })
-                            || (self.versions[exp as usize - 1].zero && self.is_zero(found)))
+                            || (c.versions[exp as usize - 1].zero && c.is_zero(found)))
                 } else {
-                    self.is_zero(found)
+                    c.is_zero(found)
                 }
             });
-            if let Some((p, e)) = bad {
-                let at = p * w + e;
-                let s = self.layout.slot(t, p, e);
-                let found = self.get(s);
-                let exp = self.expected[fam as usize][at as usize];
-                let expected = match (accumulates, exp) {
+            if let Some(v) = bad {
+                let fam = self.fams.of(t);
+                let at = v.p * self.m.tensor(t).elems() + v.e;
+                let expected = match (accumulates, v.exp) {
                     (false, _) => "zero".to_string(),
                     (true, 0) => format!("a write of {} (there was none)", self.family_name(fam)),
-                    (true, _) => self.describe_version(exp - 1),
+                    (true, _) => self.describe_version(v.exp - 1),
                 };
-                let (found, clobberer) = self.describe_found(found, fam, at, t);
+                let (found, clobberer) = self.describe_found(v.found, fam, at, t, v.p, v.x);
                 return Err(CheckError::Accumulate {
                     inst: self.names.instance(self.m, id, env),
                     inst_id: id,
@@ -424,7 +466,7 @@ impl Checker<'_> {
                         Flags::Set(fs) => format!("flags={fs}"),
                         Flags::Auto => "flags=auto, accumulating".into(),
                     },
-                    cell: self.cell_name(t, s, p, e),
+                    cell: self.cell_name(t, v.p, v.e, v.x),
                     expected,
                     found,
                     clobberer,
@@ -435,47 +477,72 @@ impl Checker<'_> {
         Ok(())
     }
 
+    /// The map of family `f`'s latest versions, in its base tensor's bytes.
+    fn expected_map(&mut self, f: u32) -> &mut RectMap<u32> {
+        let base = self.m.tensor(self.fams.base(f));
+        self.expected[f as usize]
+            .get_or_insert_with(|| RectMap::new(base.partitions, base.bytes, 0))
+    }
+
     fn write(&mut self, step: u32, t: TensorId, r: &Region, zero: bool) {
         let family = self.fams.of(t);
         self.versions.push(Version { family, step, zero });
         let version = (self.versions.len() - 1) as u32;
-        let elems = Span::elements(t, self.m.tensor(t), r);
-        elems.write_rows(&mut self.expected[family as usize], |_, row| {
-            row.fill(version + 1)
-        });
-        let span = self.layout.span(self.m, t, r);
-        span.write_rows(self.cells.buf_mut(span.buf), |i, row| {
-            let at0 = elems.cell(i, 0) as u32;
-            for (at, c) in (at0..).zip(row) {
-                *c = Sym::Val { version, at };
-            }
-        });
+        self.expected_map(family).set(rect_of(r), version + 1);
+        let (buf, rect) = self.layout.rect(t, r);
+        let (_, base) = self.layout.place(t);
+        self.map(buf).set(
+            rect,
+            Sym::Val {
+                version,
+                origin: i64::from(base),
+            },
+        );
     }
 
     /// The first element `(p, e)` of region `r` of tracked tensor `t`, in
-    /// row-major order, whose cell symbol `found`, expected version + 1 `exp`
-    /// and element index `at` fail `ok(found, exp, at)`.
+    /// row-major order, whose cell symbol `found` and expected version + 1
+    /// `exp` fail `ok(self, found, exp)`.
     fn first_violation(
-        &self,
+        &mut self,
         t: TensorId,
         r: &Region,
-        ok: impl Fn(Sym, u32, u32) -> bool,
-    ) -> Option<(u32, u32)> {
-        let elems = Span::elements(t, self.m.tensor(t), r);
-        let expected = &self.expected[self.fams.of(t) as usize];
-        let span = self.layout.span(self.m, t, r);
-        let mut bad = None;
-        span.read_rows(self.cells.buf(span.buf), |i, row| {
-            if bad.is_some() {
-                return;
-            }
-            let at0 = elems.cell(i, 0);
-            let exp = &expected[at0..at0 + row.len()];
-            if let Some(j) = (0..row.len()).find(|&j| !ok(row[j], exp[j], (at0 + j) as u32)) {
-                let ds = i64::from(self.m.tensor(t).dtype.size());
-                bad = Some(((r.p0 as usize + i) as u32, (r.b0 / ds) as u32 + j as u32));
-            }
+        ok: impl Fn(&Self, Sym, u32) -> bool,
+    ) -> Option<Violation> {
+        let fam = self.fams.of(t);
+        self.expected_map(fam);
+        let (buf, rect) = self.layout.rect(t, r);
+        self.map(buf);
+        let (_, base) = self.layout.place(t);
+        let cells = match buf {
+            Buf::Own(t) => self.own[t.index()].as_ref(),
+            Buf::Psum => Some(&self.psum),
+        };
+        let (Some(cells), Some(expected)) = (cells, self.expected[fam as usize].as_ref()) else {
+            return None;
+        };
+        let ds = self.m.tensor(t).dtype.size();
+        let mut bad: Option<Violation> = None;
+        cells.visit(rect, |q, &found| {
+            let mine = Rect::new(q.p0, q.p1, q.x0 - base, q.x1 - base);
+            expected.visit(mine, |s, &exp| {
+                let first = (s.p0, s.x0.div_ceil(ds));
+                let earlier = bad.as_ref().is_none_or(|b| first < (b.p, b.e));
+                if earlier && s.x0.div_ceil(ds) < s.x1.div_ceil(ds) && !ok(self, found, exp) {
+                    bad = Some(Violation {
+                        p: first.0,
+                        e: first.1,
+                        found,
+                        exp,
+                        x: base + first.1 * ds,
+                    });
+                }
+            });
         });
         bad
     }
+}
+
+fn rect_of(r: &Region) -> Rect {
+    Rect::new(r.p0 as u32, r.p1 as u32, r.b0 as u32, r.b1 as u32)
 }

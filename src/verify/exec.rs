@@ -7,7 +7,7 @@
 //! matmul-family write starts an accumulation run (`=`), starts one on top of
 //! an init (`+=`), or continues a run (`+=`).
 
-use super::layout::Span;
+use super::rects::{Rect, RectMap};
 use crate::ir::{Access, InstId, Module, Region, Stmt, Tensor, TensorId, VarId};
 use std::fmt;
 
@@ -66,27 +66,28 @@ fn run_body<E>(
 }
 
 /// How instructions are named in diagnostics: `%label`, or `%N` with N the
-/// instruction's program position (as the printer numbers them).
+/// instruction's program position (as the printer numbers them). Names are
+/// made when asked for (a diagnostic names a few instructions of millions).
 pub(crate) struct InstNames {
-    names: Vec<String>,
+    positions: Vec<u32>,
 }
 
 impl InstNames {
-    /// Names every instruction reachable in `m`.
+    /// Numbers every instruction reachable in `m`.
     pub fn new(m: &Module) -> Self {
-        let mut names = vec![String::new(); m.insts.len()];
+        let mut positions = vec![u32::MAX; m.insts.len()];
         for (pos, id) in m.insts_in_order().into_iter().enumerate() {
-            names[id.index()] = match m.inst(id).label() {
-                Some(l) => format!("%{l}"),
-                None => format!("%{pos}"),
-            };
+            positions[id.index()] = pos as u32;
         }
-        InstNames { names }
+        InstNames { positions }
     }
 
     /// The static name of `id`.
-    pub fn get(&self, id: InstId) -> &str {
-        &self.names[id.index()]
+    pub fn get(&self, m: &Module, id: InstId) -> String {
+        match m.inst(id).label() {
+            Some(l) => format!("%{l}"),
+            None => format!("%{}", self.positions[id.index()]),
+        }
     }
 
     /// The name of one dynamic instance: `%a (k=1, j=0)` inside loops.
@@ -101,7 +102,7 @@ impl InstNames {
 
     /// The name of one dynamic instance given its loop bindings, outermost first.
     pub fn instance_with(&self, m: &Module, id: InstId, bindings: &[(VarId, i64)]) -> String {
-        let mut s = self.names[id.index()].clone();
+        let mut s = self.get(m, id);
         if !bindings.is_empty() {
             let iters: Vec<String> = bindings
                 .iter()
@@ -157,6 +158,25 @@ pub(crate) fn checked_region(
     }
 }
 
+/// Replaces `out` by the evaluated source regions of instruction `id`, in
+/// operand order, or says which instance reaches outside its tensor.
+pub(crate) fn source_regions(
+    m: &Module,
+    names: &InstNames,
+    id: InstId,
+    env: &Env,
+    out: &mut Vec<(TensorId, Region)>,
+) -> Result<(), BadAccess> {
+    out.clear();
+    let mut checked = Ok(());
+    m.inst(id).kind.for_each_src(|a| {
+        if checked.is_ok() {
+            checked = checked_region(m, names, id, env, a).map(|r| out.push((a.tensor, r)));
+        }
+    });
+    checked
+}
+
 /// Whether `r` lies inside `t` with element-aligned byte bounds.
 pub(crate) fn region_fits(t: &Tensor, r: &Region) -> bool {
     let ds = i64::from(t.dtype.size());
@@ -168,13 +188,6 @@ pub(crate) fn region_fits(t: &Tensor, r: &Region) -> bool {
         && r.b1 <= i64::from(t.bytes)
         && r.b0 % ds == 0
         && r.b1 % ds == 0
-}
-
-/// The element cells `(partition, element)` of `r` in row-major order.
-pub(crate) fn cells(t: &Tensor, r: &Region) -> impl Iterator<Item = (u32, u32)> {
-    let ds = i64::from(t.dtype.size());
-    let (e0, e1) = ((r.b0 / ds) as u32, (r.b1 / ds) as u32);
-    (r.p0 as u32..r.p1 as u32).flat_map(move |p| (e0..e1).map(move |e| (p, e)))
 }
 
 /// What the 2.4 run rule says about one matmul-family write.
@@ -209,50 +222,45 @@ struct Event {
 }
 
 /// Tracks the 2.4 accumulation runs of every PSUM tensor of a module: per
-/// element, the most recent event (read, non-matmul write, matmul write)
-/// that touched it.
+/// cell, the most recent event (read, non-matmul write, matmul write) that
+/// touched it, as a map of pieces created on the tensor's first access.
 pub(crate) struct RunTracker {
-    /// Per tensor: last event id (1-based, 0 = none) per element; empty for non-PSUM.
-    last: Vec<Vec<u32>>,
+    /// Per tensor: last event id (1-based, 0 = none) per byte; `None` until
+    /// first touched (and always for non-PSUM tensors).
+    last: Vec<Option<RectMap<u32>>>,
+    psum: Vec<bool>,
     events: Vec<Event>,
     runs: u32,
+}
+
+fn rect_of(r: &Region) -> Rect {
+    Rect::new(r.p0 as u32, r.p1 as u32, r.b0 as u32, r.b1 as u32)
 }
 
 impl RunTracker {
     /// A tracker for the PSUM tensors of `m`, nothing touched yet.
     pub fn new(m: &Module) -> Self {
-        let last = m
-            .tensors
-            .iter()
-            .map(|t| {
-                if t.mem == crate::ir::Mem::Psum {
-                    vec![0; t.partitions as usize * t.elems() as usize]
-                } else {
-                    Vec::new()
-                }
-            })
-            .collect();
         RunTracker {
-            last,
+            last: (0..m.tensors.len()).map(|_| None).collect(),
+            psum: m
+                .tensors
+                .iter()
+                .map(|t| t.mem == crate::ir::Mem::Psum)
+                .collect(),
             events: Vec::new(),
             runs: 0,
         }
     }
 
-    fn latest(&self, m: &Module, t: TensorId, r: &Region) -> Option<&Event> {
-        let last = &self.last[t.index()];
-        if last.is_empty() {
-            return None;
-        }
+    fn latest(&self, t: TensorId, r: &Region) -> Option<&Event> {
+        let last = self.last[t.index()].as_ref()?;
         let mut id = 0;
-        Span::elements(t, m.tensor(t), r).read_rows(last, |_, row| {
-            id = row.iter().fold(id, |a, &b| a.max(b));
-        });
+        last.visit(rect_of(r), |_, &e| id = id.max(e));
         id.checked_sub(1).map(|i| &self.events[i as usize])
     }
 
     fn record(&mut self, m: &Module, t: TensorId, r: Region, kind: EventKind, run: u32) {
-        if self.last[t.index()].is_empty() {
+        if !self.psum[t.index()] {
             return;
         }
         self.events.push(Event {
@@ -261,8 +269,10 @@ impl RunTracker {
             run,
         });
         let id = self.events.len() as u32;
-        Span::elements(t, m.tensor(t), &r)
-            .write_rows(&mut self.last[t.index()], |_, row| row.fill(id));
+        let tt = m.tensor(t);
+        self.last[t.index()]
+            .get_or_insert_with(|| RectMap::new(tt.partitions, tt.bytes, 0))
+            .set(rect_of(&r), id);
     }
 
     /// A read of region `r` (already checked to fit) of tensor `t`.
@@ -277,7 +287,7 @@ impl RunTracker {
 
     /// A matmul-family write; returns its place in the run structure.
     pub fn matmul(&mut self, m: &Module, t: TensorId, r: Region) -> RunStep {
-        let step = match self.latest(m, t, &r) {
+        let step = match self.latest(t, &r) {
             Some(ev) if ev.kind == EventKind::Matmul && ev.region == r => RunStep {
                 run: ev.run,
                 head: false,

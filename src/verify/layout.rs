@@ -2,6 +2,7 @@
 //! (virtual mode, SPEC §2.4, and every SBUF/DRAM tensor), or in the physical
 //! PSUM of the arch at `bank·2048 + offset` (SPEC §4.4).
 
+use super::rects::Rect;
 use crate::arch::{Arch, PSUM_BANK_SIZE};
 use crate::ir::{Mem, Module, Region, Tensor, TensorId};
 use thiserror::Error;
@@ -47,15 +48,6 @@ pub enum PlaceError {
 enum Place {
     Own,
     Psum { base: u32 },
-}
-
-/// A storage slot: an element of a tensor's own buffer, or a physical PSUM cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Slot {
-    /// Element `idx` (row-major) of the tensor's own buffer.
-    Own(TensorId, usize),
-    /// Physical PSUM cell `idx` (`partition · cells_per_part + byte / gran`).
-    Psum(usize),
 }
 
 /// Which buffer holds a tensor's storage.
@@ -177,7 +169,6 @@ impl Span {
 /// The placement of every tensor of one module.
 pub(crate) struct Layout {
     places: Vec<Place>,
-    elems: Vec<u32>,
     dsize: Vec<u32>,
     /// Byte granularity of a physical PSUM cell.
     pub gran: u32,
@@ -192,7 +183,6 @@ impl Layout {
     pub fn virtual_(m: &Module) -> Self {
         Layout {
             places: vec![Place::Own; m.tensors.len()],
-            elems: m.tensors.iter().map(|t| t.elems()).collect(),
             dsize: m.tensors.iter().map(|t| t.dtype.size()).collect(),
             gran: 4,
             cells_per_part: 0,
@@ -238,7 +228,6 @@ impl Layout {
         }
         Ok(Layout {
             places,
-            elems: m.tensors.iter().map(|t| t.elems()).collect(),
             dsize: m.tensors.iter().map(|t| t.dtype.size()).collect(),
             gran,
             cells_per_part: (num_banks * PSUM_BANK_SIZE / gran) as usize,
@@ -254,18 +243,6 @@ impl Layout {
     /// Whether tensor `t` lives in physical PSUM.
     pub fn in_psum(&self, t: TensorId) -> bool {
         matches!(self.places[t.index()], Place::Psum { .. })
-    }
-
-    /// The slot of element `(p, e)` of tensor `t`.
-    pub fn slot(&self, t: TensorId, p: u32, e: u32) -> Slot {
-        let i = t.index();
-        match self.places[i] {
-            Place::Own => Slot::Own(t, (p * self.elems[i] + e) as usize),
-            Place::Psum { base } => Slot::Psum(
-                p as usize * self.cells_per_part
-                    + ((base + e * self.dsize[i]) / self.gran) as usize,
-            ),
-        }
     }
 
     /// The storage cells of region `r` (fitting `t`) of tensor `t`.
@@ -319,10 +296,44 @@ impl Layout {
         })
     }
 
-    /// `(partition, bank, byte within bank)` of a physical cell.
-    pub fn describe_cell(&self, cell: usize) -> (u32, u32, u32) {
-        let p = (cell / self.cells_per_part) as u32;
-        let byte = (cell % self.cells_per_part) as u32 * self.gran;
-        (p, byte / PSUM_BANK_SIZE, byte % PSUM_BANK_SIZE)
+    /// Bytes per partition of physical PSUM (0 in virtual mode).
+    pub fn psum_bytes(&self) -> u32 {
+        self.cells_per_part as u32 * self.gran
+    }
+
+    /// The buffer holding `t` and the byte of it where `t`'s bytes begin.
+    pub fn place(&self, t: TensorId) -> (Buf, u32) {
+        match self.places[t.index()] {
+            Place::Own => (Buf::Own(t), 0),
+            Place::Psum { base } => (Buf::Psum, base),
+        }
+    }
+
+    /// The buffer and the byte rectangle of region `r` (fitting `t`) of `t`.
+    pub fn rect(&self, t: TensorId, r: &Region) -> (Buf, Rect) {
+        let (buf, base) = self.place(t);
+        let rect = Rect::new(
+            r.p0 as u32,
+            r.p1 as u32,
+            base + r.b0 as u32,
+            base + r.b1 as u32,
+        );
+        (buf, rect)
+    }
+
+    /// The byte rectangle of physical PSUM a `start` on region `r` of `t`
+    /// zeroes: `r`'s partitions × every bank its bytes touch (SPEC §4.4);
+    /// `None` when `t` is not in PSUM or `r` has no bytes.
+    pub fn start_rect(&self, t: TensorId, r: &Region) -> Option<Rect> {
+        let Place::Psum { base } = self.places[t.index()] else {
+            return None;
+        };
+        let (b0, b1) = (r.b0 as u32, r.b1 as u32);
+        if b1 <= b0 {
+            return None;
+        }
+        let lo = (base + b0) / PSUM_BANK_SIZE * PSUM_BANK_SIZE;
+        let hi = ((base + b1 - 1) / PSUM_BANK_SIZE + 1) * PSUM_BANK_SIZE;
+        Some(Rect::new(r.p0 as u32, r.p1 as u32, lo, hi))
     }
 }

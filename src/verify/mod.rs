@@ -4,19 +4,25 @@
 //!
 //! 1. [`checker`]: symbolic execution of the result over physical PSUM,
 //!    tracking which tensor and which write each cell holds (§5.1).
-//! 2. [`sim`]: value execution of the original (virtual storage, §2.4) and
-//!    of the result (physical PSUM with flags, §4.4) on the same seeded
+//! 2. A value simulator: execution of the original (virtual storage, §2.4)
+//!    and of the result (physical PSUM with flags, §4.4) on the same seeded
 //!    inputs, comparing every SBUF and DRAM tensor of the original (§5.2).
+//!    [`symbolic`] (the default) hashes values, at a cost per piece of
+//!    storage touched; [`sim`] computes them exactly in f64, at a cost per
+//!    multiply-add ([`Simulator::Exact`], `psum verify --exact`).
 //! 3. [`statics`]: banks, spill/reload declarations, flags and `zr` (§5.3).
 //!
-//! [`verify`] runs all three; [`VerifyReport`] serializes to the `verify`
-//! key of the JSON report.
+//! The abstract states live in [`rects`] maps, whose cost grows with the
+//! pieces a program writes, not with its cells. [`verify`] runs all three
+//! checks; [`VerifyReport`] serializes to the `verify` key of the JSON report.
 
 pub mod checker;
 mod exec;
 mod layout;
+mod rects;
 pub mod sim;
 pub mod statics;
+pub mod symbolic;
 
 pub use checker::CheckError;
 pub use exec::BadAccess;
@@ -95,12 +101,31 @@ impl Serialize for VerifyReport {
     }
 }
 
+/// Which value simulator verification runs (SPEC §5.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Simulator {
+    /// Hashed values, a cost per piece of storage touched ([`symbolic`]).
+    #[default]
+    Symbolic,
+    /// Exact f64 values, a cost per multiply-add ([`sim`]).
+    Exact,
+}
+
 /// Verifies that `result` (allocated, possibly unrolled and legalized)
-/// computes what `original` computes (SPEC §5).
+/// computes what `original` computes (SPEC §5), with the symbolic simulator.
 pub fn verify(original: &Module, result: &Module) -> VerifyReport {
+    verify_with(original, result, Simulator::Symbolic)
+}
+
+/// [`verify`] with the value simulator `simulator`.
+pub fn verify_with(original: &Module, result: &Module, simulator: Simulator) -> VerifyReport {
+    let seed = sim::DEFAULT_SEED;
     VerifyReport {
         checker: checker::check(original, result),
-        simulator: sim::compare(original, result, sim::DEFAULT_SEED),
+        simulator: match simulator {
+            Simulator::Symbolic => symbolic::compare(original, result, seed),
+            Simulator::Exact => sim::compare(original, result, seed),
+        },
         statics: statics::check(original, result),
     }
 }
@@ -194,11 +219,6 @@ impl Families {
     /// The base tensor of family `f`.
     pub fn base(&self, f: u32) -> TensorId {
         self.bases[f as usize]
-    }
-
-    /// All family bases, in family order.
-    pub fn bases(&self) -> impl Iterator<Item = TensorId> + '_ {
-        self.bases.iter().copied()
     }
 
     /// Whether `t`'s family lives in PSUM (and so is checked).

@@ -67,10 +67,39 @@ pub enum SimError {
         /// Byte offset in the partition.
         byte: u32,
         /// The original's value.
-        expected: f64,
+        expected: Value,
         /// The result's value.
-        found: f64,
+        found: Value,
     },
+}
+
+/// One element's value as a simulator computes it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    /// The exact simulator's number.
+    Number(f64),
+    /// The symbolic simulator's hash of the element ([`super::symbolic`]).
+    Symbol {
+        /// The hash.
+        digest: u64,
+        /// Whether it was computed from uninitialized PSUM.
+        garbage: bool,
+    },
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Value::Number(v) => write!(f, "{v}"),
+            Value::Symbol { digest, garbage } => {
+                write!(f, "symbol #{digest:016x}")?;
+                if garbage {
+                    f.write_str(" (from uninitialized PSUM)")?;
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// The final contents of every tensor after a run.
@@ -462,8 +491,8 @@ pub fn compare(original: &Module, result: &Module, seed: u64) -> Result<(), SimE
                 tensor: t.name.clone(),
                 partition: (j / elems) as u32,
                 byte: (j % elems) as u32 * t.dtype.size(),
-                expected: a[j],
-                found: b[j],
+                expected: Value::Number(a[j]),
+                found: Value::Number(b[j]),
             });
         }
     }

@@ -19,6 +19,7 @@
 
 use super::exec::{region_fits, InstNames, RunTracker};
 use super::layout::{Layout, PlaceError};
+use super::rects::RectMap;
 use super::{spill_name, SpillRole};
 use crate::arch::{self, bank_alignment, zero_region_bank_range, Arch, PSUM_BANK_SIZE};
 use crate::ir::{Flags, InstId, InstKind, MatmulKind, Mem, Module, Region, TensorId};
@@ -296,15 +297,16 @@ fn collect_groups(
 ) -> Result<Vec<Group>, StaticError> {
     let mut runs = RunTracker::new(m);
     let mut groups: Vec<Group> = Vec::new();
-    let mut of_run: HashMap<u32, usize> = HashMap::new();
-    // Per physical PSUM cell: the group whose matmul wrote it last.
-    let mut writer: Vec<Option<usize>> = vec![None; layout.psum_cells()];
+    // Per run (numbered densely from 0): 1 + its group (0: not yet seen).
+    let mut of_run: Vec<usize> = Vec::new();
+    // Per physical PSUM cell: 1 + the group whose matmul wrote it last (0: none).
+    let mut writer = RectMap::new(layout.part_size, layout.psum_bytes(), 0u32);
     let fits = |id: InstId, t: TensorId, r: &Region| {
         if region_fits(m.tensor(t), r) {
             Ok(())
         } else {
             Err(StaticError::Access {
-                inst: names.get(id).to_string(),
+                inst: names.get(m, id),
                 tensor: m.tensor(t).name.clone(),
             })
         }
@@ -316,8 +318,8 @@ fn collect_groups(
             fits(id, a.tensor, &r)?;
             runs.read(m, a.tensor, r);
             if layout.in_psum(a.tensor) {
-                layout.span(m, a.tensor, &r).read_rows(&writer, |_, row| {
-                    for &g in row.iter().flatten() {
+                writer.visit(layout.rect(a.tensor, &r).1, |_, &g| {
+                    if let Some(g) = (g as usize).checked_sub(1) {
                         groups[g].last_read = groups[g].last_read.max(ord);
                     }
                 });
@@ -329,7 +331,11 @@ fn collect_groups(
         let group = match kind {
             InstKind::Matmul(mm) if layout.in_psum(dst.tensor) && r.p0 < r.p1 && r.b0 < r.b1 => {
                 let step = runs.matmul(m, dst.tensor, r);
-                let g = *of_run.entry(step.run).or_insert_with(|| {
+                let run = step.run as usize;
+                if of_run.len() <= run {
+                    of_run.resize(run + 1, 0);
+                }
+                if of_run[run] == 0 {
                     let base = layout.psum_byte(dst.tensor, 0).unwrap_or(0);
                     let (lo, hi) = (base + r.b0 as u32, base + r.b1 as u32 - 1);
                     let banks = (lo / PSUM_BANK_SIZE, hi / PSUM_BANK_SIZE);
@@ -344,8 +350,9 @@ fn collect_groups(
                             .unwrap_or((u32::MAX, u32::MAX)),
                         last_read: 0,
                     });
-                    groups.len() - 1
-                });
+                    of_run[run] = groups.len();
+                }
+                let g = of_run[run] - 1;
                 let st = &mm.stationary;
                 let k = st.part_extent();
                 let cols = st.byte_extent() / i64::from(m.tensor(st.tensor).dtype.size());
@@ -358,7 +365,7 @@ fn collect_groups(
                 gr.matmuls.push((id, ord));
                 if gr.zr_banks.0 == u32::MAX {
                     return Err(StaticError::NoZeroRegion {
-                        inst: names.get(gr.matmuls[0].0).to_string(),
+                        inst: names.get(m, gr.matmuls[0].0),
                         inst_id: gr.matmuls[0].0,
                         lo: gr.banks.0,
                         hi: gr.banks.1,
@@ -376,9 +383,8 @@ fn collect_groups(
             }
         };
         if layout.in_psum(dst.tensor) {
-            layout
-                .span(m, dst.tensor, &r)
-                .write_rows(&mut writer, |_, row| row.fill(group));
+            let g = group.map_or(0, |g| g as u32 + 1);
+            writer.set(layout.rect(dst.tensor, &r).1, g);
         }
     }
     Ok(groups)
@@ -420,13 +426,18 @@ fn clusters(groups: &[Group]) -> Vec<Vec<usize>> {
             }
         }
     }
-    let mut by_root: HashMap<usize, Vec<usize>> = HashMap::new();
+    // Clusters numbered by their first group in head order, which is the
+    // order of their heads; each lists its groups in head order.
+    let mut cluster_of_root = vec![usize::MAX; n];
+    let mut out: Vec<Vec<usize>> = Vec::new();
     for &g in &order {
         let r = find(&mut parent, g);
-        by_root.entry(r).or_default().push(g);
+        if cluster_of_root[r] == usize::MAX {
+            cluster_of_root[r] = out.len();
+            out.push(Vec::new());
+        }
+        out[cluster_of_root[r]].push(g);
     }
-    let mut out: Vec<Vec<usize>> = by_root.into_values().collect();
-    out.sort_by_key(|c| groups[c[0]].head());
     out
 }
 
@@ -434,29 +445,29 @@ fn check_flags(m: &Module, arch: &Arch, layout: &Layout) -> Result<(), StaticErr
     let names = InstNames::new(m);
     let groups = collect_groups(m, arch, layout, &names)?;
     let gen4 = arch.arch_level() == 40;
+    let mut members: Vec<(usize, InstId, usize)> = Vec::new();
+    let mut set = Vec::new();
     for cluster in clusters(&groups) {
-        let members: Vec<(usize, InstId, usize)> = {
-            let mut v: Vec<_> = cluster
+        members.clear();
+        members.extend(
+            cluster
                 .iter()
-                .flat_map(|&g| groups[g].matmuls.iter().map(move |&(id, o)| (g, id, o)))
-                .collect();
-            v.sort_by_key(|x| x.2);
-            v
-        };
-        let flags: Vec<_> = members
-            .iter()
-            .map(|&(_, id, _)| m.inst(id).kind.as_matmul().map(|mm| (mm.flags, mm.zr)))
-            .collect();
-        let Some(set) = flags
-            .iter()
-            .map(|f| match f {
-                Some((Flags::Set(fs), zr)) => Some((*fs, *zr)),
-                _ => None,
-            })
-            .collect::<Option<Vec<_>>>()
-        else {
+                .flat_map(|&g| groups[g].matmuls.iter().map(move |&(id, o)| (g, id, o))),
+        );
+        members.sort_by_key(|x| x.2);
+        set.clear();
+        let explicit = members.iter().all(|&(_, id, _)| {
+            match m.inst(id).kind.as_matmul().map(|mm| (mm.flags, mm.zr)) {
+                Some((Flags::Set(fs), zr)) => {
+                    set.push((fs, zr));
+                    true
+                }
+                _ => false,
+            }
+        });
+        if !explicit {
             continue;
-        };
+        }
         let first = &groups[cluster[0]];
         let head = members[0].1;
         let tail = members[members.len() - 1].1;
@@ -477,7 +488,7 @@ fn check_flags(m: &Module, arch: &Arch, layout: &Layout) -> Result<(), StaticErr
         for (i, &(g, id, _)) in members.iter().enumerate() {
             let (fs, zr) = set[i];
             let err = |why: String| StaticError::Flags {
-                inst: names.get(id).to_string(),
+                inst: names.get(m, id),
                 inst_id: id,
                 flags: fs.to_string(),
                 why,
@@ -486,7 +497,7 @@ fn check_flags(m: &Module, arch: &Arch, layout: &Layout) -> Result<(), StaticErr
             if fs.start && !is_head {
                 return Err(err(format!(
                     "start on a matmul that is not the head of its accumulation cluster (head {})",
-                    names.get(head)
+                    names.get(m, head)
                 )));
             }
             if fs.start && groups[g].init {
@@ -501,7 +512,7 @@ fn check_flags(m: &Module, arch: &Arch, layout: &Layout) -> Result<(), StaticErr
                 return Err(err(if fs.stop {
                     format!(
                         "stop on a matmul that is not the tail of its cluster (tail {})",
-                        names.get(tail)
+                        names.get(m, tail)
                     )
                 } else {
                     "the tail of its accumulation cluster lacks stop".into()
@@ -531,7 +542,7 @@ fn check_flags(m: &Module, arch: &Arch, layout: &Layout) -> Result<(), StaticErr
             };
             if zr != Some(expected) {
                 return Err(StaticError::Zr {
-                    inst: names.get(id).to_string(),
+                    inst: names.get(m, id),
                     inst_id: id,
                     found: zr.map_or("none".to_string(), |z| z.to_string()),
                     expected,
