@@ -91,17 +91,60 @@ pub enum DType {
     F32,
     /// bfloat16, 2 bytes.
     Bf16,
-    /// 8-bit float, 1 byte.
+    /// 8-bit float (e4m3), 1 byte.
     Fp8,
+    /// IEEE half, 2 bytes.
+    F16,
+    /// tfloat32, stored in 4 bytes.
+    Tf32,
+    /// 8-bit float (e5m2), 1 byte.
+    #[serde(rename = "fp8_e5m2")]
+    Fp8E5m2,
+    /// Four 8-bit MX floats packed in one 4-byte element.
+    #[serde(rename = "fp8x4")]
+    Fp8x4,
+    /// Eight 4-bit MX floats packed in one 4-byte element.
+    #[serde(rename = "fp4x8")]
+    Fp4x8,
+    /// Signed 8-bit integer.
+    I8,
+    /// Unsigned 8-bit integer.
+    U8,
+    /// Signed 16-bit integer.
+    I16,
+    /// Unsigned 16-bit integer.
+    U16,
+    /// Signed 32-bit integer.
+    I32,
+    /// Unsigned 32-bit integer.
+    U32,
 }
 
 impl DType {
+    /// Every dtype, in declaration order.
+    pub const ALL: [DType; 14] = [
+        DType::F32,
+        DType::Bf16,
+        DType::Fp8,
+        DType::F16,
+        DType::Tf32,
+        DType::Fp8E5m2,
+        DType::Fp8x4,
+        DType::Fp4x8,
+        DType::I8,
+        DType::U8,
+        DType::I16,
+        DType::U16,
+        DType::I32,
+        DType::U32,
+    ];
+
     /// Size of one element in bytes.
     pub fn size(self) -> u32 {
         match self {
-            DType::F32 => 4,
-            DType::Bf16 => 2,
-            DType::Fp8 => 1,
+            DType::Fp8 | DType::Fp8E5m2 | DType::I8 | DType::U8 => 1,
+            DType::Bf16 | DType::F16 | DType::I16 | DType::U16 => 2,
+            DType::F32 | DType::Tf32 | DType::Fp8x4 | DType::Fp4x8 | DType::I32 | DType::U32 => 4,
         }
     }
     /// The keyword used in the text format.
@@ -110,7 +153,22 @@ impl DType {
             DType::F32 => "f32",
             DType::Bf16 => "bf16",
             DType::Fp8 => "fp8",
+            DType::F16 => "f16",
+            DType::Tf32 => "tf32",
+            DType::Fp8E5m2 => "fp8_e5m2",
+            DType::Fp8x4 => "fp8x4",
+            DType::Fp4x8 => "fp4x8",
+            DType::I8 => "i8",
+            DType::U8 => "u8",
+            DType::I16 => "i16",
+            DType::U16 => "u16",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
         }
+    }
+    /// The dtype whose [`DType::keyword`] is `s`.
+    pub fn from_keyword(s: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.keyword() == s)
     }
 }
 
@@ -139,6 +197,9 @@ pub struct Tensor {
     /// SBUF byte offset (`addr=N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub addr: Option<u64>,
+    /// Where a traced kernel allocated the tile (`loc="FILE:LINE"`, SPEC §2.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loc: Option<String>,
 }
 
 impl Tensor {
@@ -158,6 +219,7 @@ impl Tensor {
             dtype,
             bank: None,
             addr: None,
+            loc: None,
         }
     }
 
@@ -753,6 +815,14 @@ pub enum InstKind {
         /// Sources (at least one).
         srcs: Vec<Access>,
     },
+    /// `engine D <- S1, S2, …`: shape-changing engine work (reductions,
+    /// broadcasts): every destination element depends on every source element.
+    Engine {
+        /// Destination.
+        dst: Access,
+        /// Sources (at least one).
+        srcs: Vec<Access>,
+    },
     /// `dma D <- S`: DMA copy.
     Dma {
         /// Destination.
@@ -770,6 +840,7 @@ impl InstKind {
             InstKind::Copy { dst, .. }
             | InstKind::Memset { dst, .. }
             | InstKind::Act { dst, .. }
+            | InstKind::Engine { dst, .. }
             | InstKind::Dma { dst, .. } => dst,
         }
     }
@@ -781,6 +852,7 @@ impl InstKind {
             InstKind::Copy { dst, .. }
             | InstKind::Memset { dst, .. }
             | InstKind::Act { dst, .. }
+            | InstKind::Engine { dst, .. }
             | InstKind::Dma { dst, .. } => dst,
         }
     }
@@ -791,7 +863,7 @@ impl InstKind {
             InstKind::Matmul(m) => vec![&m.stationary, &m.moving],
             InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => vec![src],
             InstKind::Memset { .. } => Vec::new(),
-            InstKind::Act { srcs, .. } => srcs.iter().collect(),
+            InstKind::Act { srcs, .. } | InstKind::Engine { srcs, .. } => srcs.iter().collect(),
         }
     }
 
@@ -801,7 +873,9 @@ impl InstKind {
             InstKind::Matmul(m) => vec![&mut m.stationary, &mut m.moving],
             InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => vec![src],
             InstKind::Memset { .. } => Vec::new(),
-            InstKind::Act { srcs, .. } => srcs.iter_mut().collect(),
+            InstKind::Act { srcs, .. } | InstKind::Engine { srcs, .. } => {
+                srcs.iter_mut().collect()
+            }
         }
     }
 
@@ -815,7 +889,7 @@ impl InstKind {
             }
             InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => f(src),
             InstKind::Memset { .. } => {}
-            InstKind::Act { srcs, .. } => srcs.iter().for_each(f),
+            InstKind::Act { srcs, .. } | InstKind::Engine { srcs, .. } => srcs.iter().for_each(f),
         }
     }
 
@@ -829,7 +903,9 @@ impl InstKind {
             }
             InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => f(src),
             InstKind::Memset { .. } => {}
-            InstKind::Act { srcs, .. } => srcs.iter_mut().for_each(f),
+            InstKind::Act { srcs, .. } | InstKind::Engine { srcs, .. } => {
+                srcs.iter_mut().for_each(f)
+            }
         }
     }
 
@@ -848,39 +924,44 @@ impl InstKind {
             InstKind::Copy { .. } => "copy",
             InstKind::Memset { .. } => "memset",
             InstKind::Act { .. } => "act",
+            InstKind::Engine { .. } => "engine",
             InstKind::Dma { .. } => "dma",
         }
     }
 }
 
-/// One instruction: an optional label, what it does, and an optional
-/// ordering edge (`after=%L`, SPEC §4.2).
+/// One instruction: an optional label, what it does, an optional
+/// ordering edge (`after=%L`, SPEC §4.2) and an optional kernel source
+/// location (`loc="FILE:LINE"`, SPEC §2.3).
 ///
-/// The label and the edge are boxed together so that an instruction with
-/// neither (the common case) is 80 bytes and owns no heap memory; read them
-/// with [`Inst::label`] and [`Inst::after`]. Serializes as `{label, kind, after}`.
+/// The label, the edge and the location are boxed together so that an
+/// instruction with none of them (the common case) is 80 bytes and owns no
+/// heap memory; read them with [`Inst::label`], [`Inst::after`] and
+/// [`Inst::loc`]. Serializes as `{label, kind, after, loc}`.
 #[derive(Clone, PartialEq, Deserialize)]
 #[serde(from = "InstFields<InstKind, String>")]
 pub struct Inst {
     /// The operation.
     pub kind: InstKind,
-    /// The label and the ordering edge; canonical: `None` when both are absent.
+    /// The label, the ordering edge and the location; canonical: `None` when all are absent.
     labels: Option<Box<Labels>>,
 }
 
 const _: () = assert!(std::mem::size_of::<Inst>() == 80);
 
-/// The boxed names of an [`Inst`]; never both `None`.
-#[derive(Clone, PartialEq)]
+/// The boxed names of an [`Inst`]; never all `None`.
+#[derive(Clone, Default, PartialEq)]
 struct Labels {
     label: Option<String>,
     after: Option<String>,
+    loc: Option<String>,
 }
 
 impl Labels {
-    /// Boxes `label` and `after`, or `None` when both are absent.
-    fn boxed(label: Option<String>, after: Option<String>) -> Option<Box<Labels>> {
-        (label.is_some() || after.is_some()).then(|| Box::new(Labels { label, after }))
+    /// Boxes the names, or `None` when all are absent.
+    fn boxed(names: Labels) -> Option<Box<Labels>> {
+        (names.label.is_some() || names.after.is_some() || names.loc.is_some())
+            .then(|| Box::new(names))
     }
 }
 
@@ -894,13 +975,19 @@ struct InstFields<K, S> {
     kind: K,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     after: Option<S>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    loc: Option<S>,
 }
 
 impl From<InstFields<InstKind, String>> for Inst {
     fn from(f: InstFields<InstKind, String>) -> Self {
         Inst {
             kind: f.kind,
-            labels: Labels::boxed(f.label, f.after),
+            labels: Labels::boxed(Labels {
+                label: f.label,
+                after: f.after,
+                loc: f.loc,
+            }),
         }
     }
 }
@@ -911,6 +998,7 @@ impl Serialize for Inst {
             label: self.label(),
             kind: &self.kind,
             after: self.after(),
+            loc: self.loc(),
         };
         fields.serialize(s)
     }
@@ -918,11 +1006,14 @@ impl Serialize for Inst {
 
 impl fmt::Debug for Inst {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Inst")
-            .field("label", &self.label())
+        let mut d = f.debug_struct("Inst");
+        d.field("label", &self.label())
             .field("kind", &self.kind)
-            .field("after", &self.after())
-            .finish()
+            .field("after", &self.after());
+        if let Some(loc) = self.loc() {
+            d.field("loc", &loc);
+        }
+        d.finish()
     }
 }
 
@@ -942,16 +1033,31 @@ impl Inst {
         self.labels.as_ref()?.after.as_deref()
     }
 
+    /// The kernel source location (`kernel.py:42`) of a traced instruction, if any.
+    pub fn loc(&self) -> Option<&str> {
+        self.labels.as_ref()?.loc.as_deref()
+    }
+
+    /// Replaces one of the boxed names.
+    fn edit_labels(&mut self, f: impl FnOnce(&mut Labels)) {
+        let mut names = self.labels.take().map(|b| *b).unwrap_or_default();
+        f(&mut names);
+        self.labels = Labels::boxed(names);
+    }
+
     /// Replaces the label.
     pub fn set_label(&mut self, label: Option<String>) {
-        let after = self.labels.take().and_then(|l| l.after);
-        self.labels = Labels::boxed(label, after);
+        self.edit_labels(|n| n.label = label);
     }
 
     /// Replaces the ordering edge.
     pub fn set_after(&mut self, after: Option<String>) {
-        let label = self.labels.take().and_then(|l| l.label);
-        self.labels = Labels::boxed(label, after);
+        self.edit_labels(|n| n.after = after);
+    }
+
+    /// Replaces the kernel source location.
+    pub fn set_loc(&mut self, loc: Option<String>) {
+        self.edit_labels(|n| n.loc = loc);
     }
 }
 
@@ -1286,6 +1392,8 @@ pub enum Attr {
     Label,
     /// A memset's value.
     Value,
+    /// `loc="FILE:LINE"`.
+    Loc,
 }
 
 /// One step of [`Module::walk`].

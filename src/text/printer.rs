@@ -69,6 +69,9 @@ fn write_inst(f: &mut impl Write, m: &Module, id: InstId) -> fmt::Result {
     if let Some(a) = inst.after() {
         write!(f, " after=%{a}")?;
     }
+    if let Some(loc) = inst.loc() {
+        write!(f, " loc=\"{loc}\"")?;
+    }
     Ok(())
 }
 
@@ -110,6 +113,9 @@ impl fmt::Display for Module {
             }
             if let Some(a) = t.addr {
                 write!(f, " addr={a}")?;
+            }
+            if let Some(loc) = &t.loc {
+                write!(f, " loc=\"{loc}\"")?;
             }
             f.write_str("\n")?;
         }

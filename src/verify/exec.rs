@@ -76,9 +76,14 @@ impl InstNames {
     pub fn new(m: &Module) -> Self {
         let mut names = vec![String::new(); m.insts.len()];
         for (pos, id) in m.insts_in_order().into_iter().enumerate() {
-            names[id.index()] = match m.inst(id).label() {
+            let inst = m.inst(id);
+            let name = match inst.label() {
                 Some(l) => format!("%{l}"),
                 None => format!("%{pos}"),
+            };
+            names[id.index()] = match inst.loc() {
+                Some(loc) => format!("{name} at {loc}"),
+                None => name,
             };
         }
         InstNames { names }
