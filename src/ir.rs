@@ -103,9 +103,9 @@ pub enum DType {
     /// Four 8-bit MX floats packed in one 4-byte element.
     #[serde(rename = "fp8x4")]
     Fp8x4,
-    /// Eight 4-bit MX floats packed in one 4-byte element.
-    #[serde(rename = "fp4x8")]
-    Fp4x8,
+    /// Four 4-bit MX floats packed in one 2-byte element.
+    #[serde(rename = "fp4x4")]
+    Fp4x4,
     /// Signed 8-bit integer.
     I8,
     /// Unsigned 8-bit integer.
@@ -130,7 +130,7 @@ impl DType {
         DType::Tf32,
         DType::Fp8E5m2,
         DType::Fp8x4,
-        DType::Fp4x8,
+        DType::Fp4x4,
         DType::I8,
         DType::U8,
         DType::I16,
@@ -143,8 +143,8 @@ impl DType {
     pub fn size(self) -> u32 {
         match self {
             DType::Fp8 | DType::Fp8E5m2 | DType::I8 | DType::U8 => 1,
-            DType::Bf16 | DType::F16 | DType::I16 | DType::U16 => 2,
-            DType::F32 | DType::Tf32 | DType::Fp8x4 | DType::Fp4x8 | DType::I32 | DType::U32 => 4,
+            DType::Bf16 | DType::F16 | DType::Fp4x4 | DType::I16 | DType::U16 => 2,
+            DType::F32 | DType::Tf32 | DType::Fp8x4 | DType::I32 | DType::U32 => 4,
         }
     }
     /// The keyword used in the text format.
@@ -157,7 +157,7 @@ impl DType {
             DType::Tf32 => "tf32",
             DType::Fp8E5m2 => "fp8_e5m2",
             DType::Fp8x4 => "fp8x4",
-            DType::Fp4x8 => "fp4x8",
+            DType::Fp4x4 => "fp4x4",
             DType::I8 => "i8",
             DType::U8 => "u8",
             DType::I16 => "i16",
@@ -785,6 +785,10 @@ pub struct Matmul {
     /// Zero-region width byte (`zr=N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zr: Option<u32>,
+    /// What a traced kernel asked for (`accumulate=true|false`, NKI's
+    /// `accumulate=` or `+=`); no effect on the meaning, read by the lints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accumulate: Option<bool>,
 }
 
 /// What an instruction does (SPEC §2.3).
@@ -1394,6 +1398,8 @@ pub enum Attr {
     Value,
     /// `loc="FILE:LINE"`.
     Loc,
+    /// `accumulate=true|false`.
+    Accumulate,
 }
 
 /// One step of [`Module::walk`].

@@ -17,6 +17,7 @@ pub mod pipeline;
 pub mod report;
 pub mod source;
 pub mod text;
+pub mod trace;
 pub mod unroll;
 pub mod validate;
 pub mod verify;

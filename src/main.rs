@@ -63,6 +63,29 @@ enum Command {
     /// Run a single pass on its own.
     #[command(subcommand)]
     Pass(PassCommand),
+    /// Run an NKI kernel (Python) under psum's tracer and write its psum
+    /// program (SPEC §9).
+    Trace(TraceArgs),
+}
+
+#[derive(Args)]
+struct TraceArgs {
+    /// The kernel's Python file.
+    kernel: PathBuf,
+    /// The kernel function.
+    function: String,
+    /// A tensor argument: NAME=DTYPE[D0,D1,...] (NKI dtype names, e.g. bfloat16).
+    #[arg(long = "arg", value_name = "NAME=DTYPE[D0,...]")]
+    args: Vec<String>,
+    /// Another argument: NAME=VALUE, VALUE a Python literal.
+    #[arg(long = "kwarg", value_name = "NAME=VALUE")]
+    kwargs: Vec<String>,
+    /// The architecture (default: the kernel's platform_target, else trn1).
+    #[arg(long, value_name = "NAME")]
+    arch: Option<String>,
+    /// Write to OUT.psum or OUT.json (by extension; atomically) instead of stdout.
+    #[command(flatten)]
+    out: OutputArgs,
 }
 
 /// Single passes (`psum pass NAME FILE`).
@@ -334,6 +357,7 @@ fn main() -> ExitCode {
         Command::Viz(a) => cmd_viz(a),
         Command::Bench(a) => bench::cmd_bench(a),
         Command::Pass(PassCommand::FirstMatmults(a)) => cmd_first_matmults(a),
+        Command::Trace(a) => cmd_trace(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -683,4 +707,53 @@ fn cmd_import(a: ImportArgs) -> Result<(), Failure> {
 fn print_stdout(s: &str) -> Result<(), Failure> {
     std::io::stdout().write_all(s.as_bytes())?;
     Ok(())
+}
+
+fn cmd_trace(a: TraceArgs) -> Result<(), Failure> {
+    use psum::trace::{self, TensorArg, TraceError, TraceRequest};
+    let args = a
+        .args
+        .iter()
+        .map(|s| TensorArg::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap_or_else(|e| usage_error(&e));
+    let kwargs = a
+        .kwargs
+        .iter()
+        .map(|s| match s.split_once('=') {
+            Some((n, v)) if !n.is_empty() => (n.to_string(), v.to_string()),
+            _ => usage_error(&format!("--kwarg '{s}': expected NAME=VALUE")),
+        })
+        .collect();
+    if let Some(name) = &a.arch {
+        arch::lookup(name)?;
+    }
+    let req = TraceRequest {
+        python: std::env::var("PSUM_PYTHON").unwrap_or_else(|_| "python3".to_string()),
+        kernel: a.kernel.clone(),
+        function: a.function.clone(),
+        args,
+        kwargs,
+        arch: a.arch.clone(),
+    };
+    let traced = trace::trace(&req).map_err(|e| match e {
+        TraceError::Kernel {
+            loc: Some(loc),
+            message,
+        } => Failure(format!("{loc}: error: {message}")),
+        e => Failure(format!("{}: error: {e}", a.kernel.display())),
+    })?;
+    for w in &traced.warnings {
+        match &w.loc {
+            Some(loc) => eprintln!("{loc}: warning: {}", w.message),
+            None => eprintln!("warning: {}", w.message),
+        }
+    }
+    let json = a
+        .out
+        .output
+        .as_ref()
+        .is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
+    let format = if json { Emit::Json } else { Emit::Text };
+    emit(&a.out, &module_text(&traced.module, format))
 }

@@ -859,6 +859,7 @@ impl Builder {
             pos,
             flags: Flags::Auto,
             zr: None,
+            accumulate: None,
         })));
     }
 

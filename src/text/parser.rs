@@ -76,6 +76,7 @@ struct InstAttrs {
     pos: Option<(u32, u32)>,
     flags: Option<Flags>,
     zr: Option<u32>,
+    accumulate: Option<bool>,
 }
 
 impl<'a> Parser<'a> {
@@ -386,6 +387,7 @@ impl<'a> Parser<'a> {
                     pos: at.pos.unwrap_or((0, 0)),
                     flags: at.flags.unwrap_or(Flags::Auto),
                     zr: at.zr,
+                    accumulate: at.accumulate,
                 }))
             }
             (Rhs::Sources(srcs), None) if mnemonic == "act" => InstKind::Act { dst, srcs },
@@ -459,6 +461,19 @@ impl<'a> Parser<'a> {
                 "zr" => {
                     at.zr = Some(self.u32_("zero-region width")?.0);
                     Attr::Zr
+                }
+                "accumulate" => {
+                    at.accumulate = Some(match self.name("true or false")? {
+                        ("true", _) => true,
+                        ("false", _) => false,
+                        (w, span) => {
+                            return Self::invalid(
+                                span,
+                                format!("accumulate={w}: expected true or false"),
+                            )
+                        }
+                    });
+                    Attr::Accumulate
                 }
                 _ => {
                     return Self::invalid(

@@ -65,6 +65,9 @@ fn write_inst(f: &mut impl Write, m: &Module, id: InstId) -> fmt::Result {
         if let Some(zr) = mm.zr {
             write!(f, " zr={zr}")?;
         }
+        if let Some(acc) = mm.accumulate {
+            write!(f, " accumulate={acc}")?;
+        }
     }
     if let Some(a) = inst.after() {
         write!(f, " after=%{a}")?;

@@ -325,6 +325,7 @@ impl Gen {
             pos,
             flags,
             zr,
+            accumulate: None,
         }))
     }
 }
