@@ -877,9 +877,7 @@ impl InstKind {
             InstKind::Matmul(m) => vec![&mut m.stationary, &mut m.moving],
             InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => vec![src],
             InstKind::Memset { .. } => Vec::new(),
-            InstKind::Act { srcs, .. } | InstKind::Engine { srcs, .. } => {
-                srcs.iter_mut().collect()
-            }
+            InstKind::Act { srcs, .. } | InstKind::Engine { srcs, .. } => srcs.iter_mut().collect(),
         }
     }
 

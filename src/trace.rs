@@ -12,11 +12,20 @@ use std::process::Command;
 
 /// The tracer's sources, as embedded: (path under the package, text).
 const TRACER: [(&str, &str); 7] = [
-    ("__init__.py", include_str!("../python/psum_nki/__init__.py")),
-    ("__main__.py", include_str!("../python/psum_nki/__main__.py")),
+    (
+        "__init__.py",
+        include_str!("../python/psum_nki/__init__.py"),
+    ),
+    (
+        "__main__.py",
+        include_str!("../python/psum_nki/__main__.py"),
+    ),
     ("core.py", include_str!("../python/psum_nki/core.py")),
     ("tiles.py", include_str!("../python/psum_nki/tiles.py")),
-    ("language.py", include_str!("../python/psum_nki/language.py")),
+    (
+        "language.py",
+        include_str!("../python/psum_nki/language.py"),
+    ),
     ("isa.py", include_str!("../python/psum_nki/isa.py")),
     ("shim.py", include_str!("../python/psum_nki/shim.py")),
 ];
@@ -61,7 +70,9 @@ impl TensorArg {
 }
 
 fn is_identifier(s: &str) -> bool {
-    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 

@@ -44,10 +44,147 @@ fn tiled_matmul_folds_its_loops_and_verifies() {
     let p = trace(
         "tiled_matmul.py",
         "tiled_matmul",
-        &["--arg", "lhsT=bfloat16[512,256]", "--arg", "rhs=bfloat16[512,1024]"],
+        &[
+            "--arg",
+            "lhsT=bfloat16[512,256]",
+            "--arg",
+            "rhs=bfloat16[512,1024]",
+        ],
     );
     insta::assert_snapshot!("tiled_matmul", p);
     let c = compile_verified(&p);
     assert_eq!(c.module.insts.len(), 2 * 2 * (4 * 3 + 2));
     assert_eq!(c.matmul.groups, 4);
+}
+
+#[test]
+fn blocked_matmul_keeps_four_accumulators_live_across_k() {
+    let p = trace(
+        "blocked_matmul.py",
+        "blocked_matmul",
+        &[
+            "--arg",
+            "lhsT=bfloat16[256,256]",
+            "--arg",
+            "rhs=bfloat16[256,2048]",
+        ],
+    );
+    insta::assert_snapshot!("blocked_matmul", p);
+    assert!(
+        p.starts_with("arch cayman\n"),
+        "platform_target=trn2 is cayman"
+    );
+    let c = compile_verified(&p);
+    let banks: Vec<_> = ["acc_b0", "acc_b1", "acc_b2", "acc_b3"]
+        .iter()
+        .map(|n| {
+            c.alloc
+                .module
+                .tensor(c.alloc.module.tensor_by_name(n).unwrap())
+                .bank
+        })
+        .collect();
+    assert_eq!(banks, [Some(3), Some(2), Some(1), Some(0)], "four distinct banks");
+}
+
+#[test]
+fn attention_forward_transposes_on_the_pe_and_reduces() {
+    let p = trace(
+        "attention_fwd.py",
+        "attention_fwd",
+        &[
+            "--arg",
+            "q=bfloat16[128,256]",
+            "--arg",
+            "k=bfloat16[128,1024]",
+            "--arg",
+            "v=bfloat16[1024,128]",
+        ],
+    );
+    insta::assert_snapshot!("attention_fwd", p);
+    for needle in [
+        "matmul.t p_t_psum <- ",
+        "engine row_max <- probs",
+        "psum scores_b1 ",
+    ] {
+        assert!(p.contains(needle), "{needle}");
+    }
+    compile_verified(&p);
+}
+
+#[test]
+fn mx_matmul_on_trn3_accumulates_into_bf16_psum() {
+    let p = trace(
+        "mx_matmul.py",
+        "mx_matmul",
+        &[
+            "--arg",
+            "a=float8_e4m3fn_x4[256,128]",
+            "--arg",
+            "b=float8_e4m3fn_x4[256,512]",
+            "--arg",
+            "a_scale=uint8[32,128]",
+            "--arg",
+            "b_scale=uint8[32,512]",
+        ],
+    );
+    insta::assert_snapshot!("mx_matmul", p);
+    assert!(p.contains("psum acc [128, 1024] bf16"));
+    compile_verified(&p);
+}
+
+#[test]
+fn direct_allocation_is_traced_with_its_banks() {
+    let p = trace(
+        "direct_alloc.py",
+        "direct_alloc",
+        &[
+            "--arg",
+            "x=bfloat16[256,1024]",
+            "--arg",
+            "w=bfloat16[128,128]",
+        ],
+    );
+    insta::assert_snapshot!("direct_alloc", p);
+    for needle in [
+        "acc_b0 [128, 2048] bank=2",
+        "acc_b1 [128, 2048] bank=3",
+        "tp [128, 512] bank=7",
+    ] {
+        assert!(p.contains(needle), "{needle}");
+    }
+    compile_verified(&p);
+}
+
+#[test]
+fn json_output_and_kwargs() {
+    let dir = std::env::temp_dir().join(format!("psum-nki-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("blocked.json");
+    let o = psum(&[
+        "trace",
+        "examples/nki/blocked_matmul.py",
+        "blocked_matmul",
+        "--arg",
+        "lhsT=bfloat16[128,128]",
+        "--arg",
+        "rhs=bfloat16[128,1024]",
+        "--kwarg",
+        "BLOCKS=2",
+        "--arch",
+        "trn1",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let m = psum::text::parse_json(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(m.arch, "trn1");
+    let psum_tiles: Vec<_> = m
+        .tensors
+        .iter()
+        .filter(|t| t.mem == psum::ir::Mem::Psum)
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(psum_tiles, ["acc_b0", "acc_b1"]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

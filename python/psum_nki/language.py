@@ -268,12 +268,12 @@ def produce(op, srcs, shape, dtype, mem, **kw):
 def engine_op(dst, srcs):
     """``act`` when every source has the destination's shape, else ``engine``."""
     shape = (dst.part_extent(), dst.elements())
-    same = all((s.part_extent(), s.elements()) == shape for s in srcs)
+    same = builtins.all((s.part_extent(), s.elements()) == shape for s in srcs)
     return "act" if same and srcs else "engine"
 
 
 def broadcast(shapes):
-    n = max(len(s) for s in shapes)
+    n = builtins.max(len(s) for s in shapes)
     out = []
     for i in builtins.range(n):
         dims = [s[i - n + len(s)] for s in shapes if i - n + len(s) >= 0]
@@ -337,14 +337,14 @@ def reduction(x, axis, dtype=None, buffer=None, keepdims=False, dst=None):
 
 def whole(v):
     """Whether view ``v`` covers its whole (single-block) tile."""
-    return all(d[1] == 0 and (d[0] == "block" or d[2] == n) for d, n in zip(v.dims, full_dims(v.tile)))
+    return builtins.all(d[1] == 0 and (d[0] == "block" or d[2] == n) for d, n in zip(v.dims, full_dims(v.tile)))
 
 
 def full_dims(t):
     return list(t.block_shape) + [t.par] + list(t.free_shape)
 
 
-def retarget(value, target, accumulate=None):
+def retarget(value, target):
     """Moves the write of a fresh tile produced by the previous instruction to
     ``target``; returns whether it did."""
     v = view_of(value)
@@ -356,8 +356,6 @@ def retarget(value, target, accumulate=None):
     if v.elements() != target.elements() or v.part_extent() != target.part_extent():
         return False
     inst.dst = target.access()
-    if accumulate is not None:
-        inst.accumulate = accumulate
     v.tile.fresh = None
     return True
 
@@ -382,7 +380,7 @@ def accumulate(target, value):
     """``target += value``: a matmul accumulates in place, anything else adds."""
     v = view_of(value)
     if v is not None and v.tile.fresh is not None and v.tile.fresh.op.startswith("matmul"):
-        if retarget(value, target, accumulate=True):
+        if retarget(value, target):
             return
     srcs = [target] + ([v] if v is not None else [])
     emit(engine_op(target, srcs), target, srcs)

@@ -151,7 +151,10 @@ impl<'a> Lexer<'a> {
             Tok::Label(&self.src[start + 1..self.pos])
         } else if b == b'"' {
             let rest = &self.src[start + 1..];
-            let Some(len) = rest.find(['"', '\n']).filter(|&i| rest.as_bytes()[i] == b'"') else {
+            let Some(len) = rest
+                .find(['"', '\n'])
+                .filter(|&i| rest.as_bytes()[i] == b'"')
+            else {
                 return Err(ParseError::Lex {
                     span: Span::new(start, start + 1),
                     message: "unterminated string (a '\"' before the end of the line)".to_string(),
