@@ -84,7 +84,11 @@ fn blocked_matmul_keeps_four_accumulators_live_across_k() {
                 .bank
         })
         .collect();
-    assert_eq!(banks, [Some(3), Some(2), Some(1), Some(0)], "four distinct banks");
+    assert_eq!(
+        banks,
+        [Some(3), Some(2), Some(1), Some(0)],
+        "four distinct banks"
+    );
 }
 
 #[test]
@@ -187,4 +191,122 @@ fn json_output_and_kwargs() {
         .collect();
     assert_eq!(psum_tiles, ["acc_b0", "acc_b1"]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Traces `tests/nki_kernels/FILE` `kernel` into `-o OUT`; asserts exit 1,
+/// the one-line error, and that no output file was written.
+fn refused(file: &str, args: &[&str], error: &str) {
+    let dir = std::env::temp_dir().join(format!("psum-nki-refuse-{}-{file}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("out.psum");
+    let path = format!("tests/nki_kernels/{file}");
+    let mut all = vec!["trace", path.as_str(), "kernel"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-o", out.to_str().unwrap()]);
+    let o = psum(&all);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stderr), format!("{path}:{error}\n"));
+    assert!(o.stdout.is_empty());
+    assert!(!out.exists(), "no output file on a refusal");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_unsupported_api_is_refused_at_its_line() {
+    refused(
+        "refuse_api.py",
+        &["--arg", "x=float32[128,64]"],
+        "9: error: nki.language.load_transpose2d is not supported by psum trace",
+    );
+}
+
+#[test]
+fn a_dynamic_loop_is_refused_at_its_line() {
+    refused(
+        "refuse_dynamic_loop.py",
+        &["--arg", "x=float32[128,64]", "--arg", "count=int32[1,1]"],
+        "10: error: a dynamic loop (sequential_range over a tile's value)",
+    );
+}
+
+#[test]
+fn a_data_dependent_index_is_refused_at_its_line() {
+    refused(
+        "refuse_data_index.py",
+        &["--arg", "x=float32[256,64]", "--arg", "rows=int32[128,1]"],
+        "10: error: data-dependent index (a tile used as an index)",
+    );
+}
+
+#[test]
+fn a_kernel_exception_names_the_kernel_frame() {
+    refused(
+        "raises.py",
+        &["--arg", "x=float32[100,64]"],
+        "7: error: AssertionError: K must be a multiple of 128, got 100",
+    );
+}
+
+#[test]
+fn malformed_arguments_are_usage_errors() {
+    for bad in ["x=float32[100]x", "x=float32", "=float32[4]"] {
+        let o = psum(&[
+            "trace",
+            "tests/nki_kernels/raises.py",
+            "kernel",
+            "--arg",
+            bad,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(text(&o.stderr).contains(&format!("--arg '{bad}'")), "{bad}");
+    }
+    let o = psum(&[
+        "trace",
+        "tests/nki_kernels/raises.py",
+        "kernel",
+        "--kwarg",
+        "x",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_missing_or_unknown_parameter_is_named() {
+    let o = psum(&["trace", "tests/nki_kernels/raises.py", "kernel"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stderr),
+        "tests/nki_kernels/raises.py: error: parameter 'x' of kernel needs --arg x=DTYPE[D0,...] or --kwarg x=VALUE\n"
+    );
+    let o = psum(&[
+        "trace",
+        "tests/nki_kernels/raises.py",
+        "kernel",
+        "--arg",
+        "x=float32[128,4]",
+        "--arg",
+        "y=float32[1,1]",
+    ]);
+    assert_eq!(
+        text(&o.stderr),
+        "tests/nki_kernels/raises.py: error: kernel has no parameter 'y' (its parameters: x)\n"
+    );
+}
+
+#[test]
+fn a_missing_interpreter_is_reported() {
+    let o = Command::new(env!("CARGO_BIN_EXE_psum"))
+        .args([
+            "trace",
+            "tests/nki_kernels/raises.py",
+            "kernel",
+            "--arg",
+            "x=float32[128,4]",
+        ])
+        .env("PSUM_PYTHON", "/nonexistent/python")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("cannot run /nonexistent/python"));
 }

@@ -127,6 +127,8 @@ def main():
             raise TraceError("a loop left early (break or return inside affine_range/sequential_range)", "unsupported", rec.frames[-1].loc)
     except TraceError as e:
         fail(e.message, e.loc, e.kind)
+    except SystemExit:
+        raise
     except BaseException as e:
         fail("%s: %s" % (type(e).__name__, e), exception_loc(e))
     outputs = [b for t in returned_tiles(result) for b in t.blocks.values()]
