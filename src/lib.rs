@@ -11,6 +11,7 @@ pub mod bound;
 pub mod export;
 pub mod gen;
 pub mod ir;
+pub mod lint;
 pub mod matmul;
 pub mod peers;
 pub mod pipeline;

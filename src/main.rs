@@ -66,6 +66,15 @@ enum Command {
     /// Run an NKI kernel (Python) under psum's tracer and write its psum
     /// program (SPEC §9).
     Trace(TraceArgs),
+    /// Report the PSUM hazards of a program (SPEC §9.4), naming kernel lines
+    /// of traced programs; then validate it.
+    Lint(LintArgs),
+}
+
+#[derive(Args)]
+struct LintArgs {
+    /// Input file (`.psum` text or `.json`); `-` reads stdin.
+    file: String,
 }
 
 #[derive(Args)]
@@ -358,6 +367,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::cmd_bench(a),
         Command::Pass(PassCommand::FirstMatmults(a)) => cmd_first_matmults(a),
         Command::Trace(a) => cmd_trace(a),
+        Command::Lint(a) => cmd_lint(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -506,6 +516,11 @@ fn cmd_alloc(a: AllocArgs) -> Result<(), Failure> {
 
 fn cmd_compile(a: CompileArgs) -> Result<(), Failure> {
     let loaded = load(&a.file)?;
+    if psum::lint::is_traced(&loaded.module) {
+        for l in psum::lint::lint(&loaded.module) {
+            eprintln!("{l}");
+        }
+    }
     let opts = CompileOptions {
         alloc: a.flags.options(),
         verify: !a.no_verify,
@@ -749,6 +764,9 @@ fn cmd_trace(a: TraceArgs) -> Result<(), Failure> {
             None => eprintln!("warning: {}", w.message),
         }
     }
+    for l in psum::lint::lint(&traced.module) {
+        eprintln!("{l}");
+    }
     let json = a
         .out
         .output
@@ -756,4 +774,28 @@ fn cmd_trace(a: TraceArgs) -> Result<(), Failure> {
         .is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
     let format = if json { Emit::Json } else { Emit::Text };
     emit(&a.out, &module_text(&traced.module, format))
+}
+
+fn cmd_lint(a: LintArgs) -> Result<(), Failure> {
+    let mut bytes = Vec::new();
+    if a.file == "-" {
+        std::io::stdin().read_to_end(&mut bytes)?;
+    } else {
+        bytes = std::fs::read(&a.file).map_err(|e| Failure(format!("{}: error: {e}", a.file)))?;
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    // Text input is linted before validation, which rejects some hazards
+    // outright; JSON input may be structurally unsound, so it is validated first.
+    let json = a.file.ends_with(".json") || (a.file == "-" && text.trim_start().starts_with('{'));
+    let loaded = || source::load(&a.file, &bytes).map_err(|d| Failure(d.to_string()));
+    let module = match text::parse(&text) {
+        Ok(p) if !json => p.module,
+        _ => loaded()?.module,
+    };
+    let mut out = String::new();
+    for l in psum::lint::lint(&module) {
+        out.push_str(&format!("{l}\n"));
+    }
+    print_stdout(&out)?;
+    loaded().map(|_| ())
 }

@@ -135,7 +135,8 @@ def main():
     inputs = [b for t in inputs for b in t.blocks.values()]
     block = func.__name__ if func.__name__.isidentifier() else "kernel"
     text = core.program_text(geo["codename"], block, inputs + outputs, rec)
-    print(json.dumps({"program": text, "arch": geo["codename"], "warnings": rec.warnings}))
+    warnings = [[loc, message()] for loc, message in rec.warnings]
+    print(json.dumps({"program": text, "arch": geo["codename"], "warnings": warnings}))
 
 
 main()

@@ -275,6 +275,7 @@ class Recorder:
         self.top_allocs = []
         self.frames = []
         self.tensors = []
+        # (loc, message thunk): messages name tensors, which are named when printed.
         self.warnings = []
 
     def body(self):
@@ -335,8 +336,8 @@ class Recorder:
                 self.warnings.append(
                     (
                         inst.loc,
-                        "affine_range iterations write the same PSUM location %s (not by matmul accumulation); use sequential_range"
-                        % inst.dst.text(),
+                        lambda a=inst.dst: "affine_range iterations write the same PSUM location %s "
+                        "(not by matmul accumulation); use sequential_range" % a.text(),
                     )
                 )
 

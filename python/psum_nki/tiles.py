@@ -64,7 +64,7 @@ class Tile:
         self.buffer = buffer
         rec = STATE.recorder
         self.loc = loc if loc is not None else core.kernel_loc()
-        base = name or core.source_name(core._ASSIGN, "t")
+        base = name or core.source_name(core._ASSIGN, "tile")
         free = 1
         for d in self.free_shape:
             free *= d
