@@ -15,6 +15,7 @@ pub mod lint;
 pub mod matmul;
 pub mod peers;
 pub mod pipeline;
+pub mod placement;
 pub mod report;
 pub mod source;
 pub mod text;

@@ -178,6 +178,10 @@ struct CompileArgs {
     /// Skip the verifier.
     #[arg(long)]
     no_verify: bool,
+    /// Keep the program's own `bank=` placement (direct allocation) and check
+    /// it instead of allocating (SPEC §9.5).
+    #[arg(long, conflicts_with_all = ["report", "reference"])]
+    keep_banks: bool,
     /// `json`: write the JSON report to stdout (the program then goes to -o
     /// only); `html OUT.html`: write the bank timeline page to OUT.html.
     #[arg(long, num_args = 1..=2, value_names = ["KIND", "FILE"])]
@@ -521,6 +525,9 @@ fn cmd_compile(a: CompileArgs) -> Result<(), Failure> {
             eprintln!("{l}");
         }
     }
+    if a.keep_banks {
+        return compile_kept(&a, &loaded);
+    }
     let opts = CompileOptions {
         alloc: a.flags.options(),
         verify: !a.no_verify,
@@ -798,4 +805,29 @@ fn cmd_lint(a: LintArgs) -> Result<(), Failure> {
     }
     print_stdout(&out)?;
     loaded().map(|_| ())
+}
+
+/// `compile --keep-banks`: check the program's placement, then unroll,
+/// legalize and verify with it.
+fn compile_kept(a: &CompileArgs, loaded: &Loaded) -> Result<(), Failure> {
+    let problems = psum::placement::check(&loaded.module, &a.flags.options());
+    if !problems.is_empty() {
+        let lines: Vec<String> = problems.iter().map(|p| format!("error: {p}")).collect();
+        return Err(Failure(lines.join("\n")));
+    }
+    let arch = arch::lookup(&loaded.module.arch)?;
+    let mut m = psum::unroll::unroll(&loaded.module)?;
+    matmul::legalize_program(&mut m, &arch)?;
+    emit(&a.out, &module_text(&m, a.emit))?;
+    eprintln!("psum compile --keep-banks: placement ok");
+    if a.no_verify {
+        return Ok(());
+    }
+    match verify::verify(&loaded.module, &m).first_error() {
+        Some(e) => Err(Failure(format!("error: verification failed: {e}"))),
+        None => {
+            eprintln!("  verify    ok");
+            Ok(())
+        }
+    }
 }

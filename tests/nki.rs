@@ -311,12 +311,21 @@ fn a_missing_interpreter_is_reported() {
     assert!(text(&o.stderr).contains("cannot run /nonexistent/python"));
 }
 
-/// Traces `tests/nki_kernels/FILE` `kernel` to a temp file: (program, trace stderr, path).
+/// Traces `tests/nki_kernels/FILE` (or the path FILE) `kernel` to a temp file:
+/// (program, trace stderr, path).
 fn trace_lint_kernel(file: &str, args: &[&str]) -> (String, String, std::path::PathBuf) {
     let dir = std::env::temp_dir().join(format!("psum-nki-lint-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(file.replace(".py", ".psum"));
-    let path = format!("tests/nki_kernels/{file}");
+    let path = match file.contains('/') {
+        true => file.to_string(),
+        false => format!("tests/nki_kernels/{file}"),
+    };
+    let name = std::path::Path::new(file)
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap();
+    let out = dir.join(format!("{name}.psum"));
     let mut all = vec!["trace", path.as_str(), "kernel"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["-o", out.to_str().unwrap()]);
@@ -451,4 +460,50 @@ fn trace_warns_of_affine_iterations_writing_one_psum_location() {
          location stage (not by matmul accumulation); use sequential_range\n"
     );
     compile_verified(&p);
+}
+
+#[test]
+fn keep_banks_checks_a_kernels_own_placement() {
+    let (p, _, path) = trace_lint_kernel(
+        "keep_banks_overlap.py",
+        &[
+            "--arg",
+            "w=bfloat16[128,128]",
+            "--arg",
+            "x=bfloat16[128,1024]",
+        ],
+    );
+    insta::assert_snapshot!("keep_banks_overlap", p);
+    let o = psum(&["compile", "--keep-banks", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        text(&o.stderr),
+        "error: PSUM tiles acc_b0 (tests/nki_kernels/keep_banks_overlap.py:12) and acc_b1 \
+         (tests/nki_kernels/keep_banks_overlap.py:12) are both live at points 4..=5 and share bank 1\n"
+    );
+    compile_verified(&p);
+
+    let (p, _, path) = trace_lint_kernel(
+        "examples/nki/direct_alloc.py",
+        &[
+            "--arg",
+            "x=bfloat16[256,1024]",
+            "--arg",
+            "w=bfloat16[128,128]",
+        ],
+    );
+    let o = psum(&["compile", "--keep-banks", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stderr),
+        "psum compile --keep-banks: placement ok\n  verify    ok\n"
+    );
+    let kept = psum::text::parse(&text(&o.stdout)).unwrap().module;
+    let bank = |n: &str| kept.tensor(kept.tensor_by_name(n).unwrap()).bank;
+    assert_eq!(
+        (bank("acc_b0"), bank("acc_b1"), bank("tp")),
+        (Some(2), Some(3), Some(7))
+    );
+    assert!(p.contains("bank=7"));
 }
