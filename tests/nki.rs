@@ -311,21 +311,12 @@ fn a_missing_interpreter_is_reported() {
     assert!(text(&o.stderr).contains("cannot run /nonexistent/python"));
 }
 
-/// Traces `tests/nki_kernels/FILE` (or the path FILE) `kernel` to a temp file:
-/// (program, trace stderr, path).
+/// Traces `tests/nki_kernels/FILE` `kernel` to a temp file: (program, trace stderr, path).
 fn trace_lint_kernel(file: &str, args: &[&str]) -> (String, String, std::path::PathBuf) {
     let dir = std::env::temp_dir().join(format!("psum-nki-lint-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = match file.contains('/') {
-        true => file.to_string(),
-        false => format!("tests/nki_kernels/{file}"),
-    };
-    let name = std::path::Path::new(file)
-        .file_stem()
-        .unwrap()
-        .to_str()
-        .unwrap();
-    let out = dir.join(format!("{name}.psum"));
+    let out = dir.join(file.replace(".py", ".psum"));
+    let path = format!("tests/nki_kernels/{file}");
     let mut all = vec!["trace", path.as_str(), "kernel"];
     all.extend_from_slice(args);
     all.extend_from_slice(&["-o", out.to_str().unwrap()]);
@@ -484,8 +475,9 @@ fn keep_banks_checks_a_kernels_own_placement() {
     );
     compile_verified(&p);
 
-    let (p, _, path) = trace_lint_kernel(
-        "examples/nki/direct_alloc.py",
+    let p = trace(
+        "direct_alloc.py",
+        "direct_alloc",
         &[
             "--arg",
             "x=bfloat16[256,1024]",
@@ -493,6 +485,8 @@ fn keep_banks_checks_a_kernels_own_placement() {
             "w=bfloat16[128,128]",
         ],
     );
+    let path = path.with_file_name("direct_alloc.psum");
+    std::fs::write(&path, &p).unwrap();
     let o = psum(&["compile", "--keep-banks", path.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert_eq!(
