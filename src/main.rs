@@ -483,7 +483,19 @@ fn compile_failure(loaded: &Loaded, e: &CompileError) -> Failure {
         CompileError::Alloc(a) => alloc_loc(&loaded.module, a),
         _ => Loc::Module,
     };
-    Failure(loaded.diagnostic(loc, e.to_string()).to_string())
+    located(loaded, loc, e.to_string())
+}
+
+/// The diagnostic at `loc`, with a note naming the kernel line of a traced
+/// tile when it points at one (SPEC §2.3).
+fn located(loaded: &Loaded, loc: Loc, message: String) -> Failure {
+    let mut text = loaded.diagnostic(loc, message).to_string();
+    if let Loc::Tensor(t) = loc {
+        if let Some(kernel) = &loaded.module.tensor(t).loc {
+            text.push_str(&format!("\n   = note: the tile is allocated at {kernel}"));
+        }
+    }
+    Failure(text)
 }
 
 fn json_text(v: &serde_json::Value) -> String {
@@ -495,13 +507,7 @@ fn cmd_alloc(a: AllocArgs) -> Result<(), Failure> {
     let t0 = Instant::now();
     let result = psum::alloc::allocate(&loaded.module, &a.flags.options());
     let elapsed = t0.elapsed();
-    let outcome = result.map_err(|e| {
-        Failure(
-            loaded
-                .diagnostic(alloc_loc(&loaded.module, &e), e.to_string())
-                .to_string(),
-        )
-    })?;
+    let outcome = result.map_err(|e| located(&loaded, alloc_loc(&loaded.module, &e), e.to_string()))?;
     a.flags.print_log(&outcome);
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
