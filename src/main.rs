@@ -507,7 +507,8 @@ fn cmd_alloc(a: AllocArgs) -> Result<(), Failure> {
     let t0 = Instant::now();
     let result = psum::alloc::allocate(&loaded.module, &a.flags.options());
     let elapsed = t0.elapsed();
-    let outcome = result.map_err(|e| located(&loaded, alloc_loc(&loaded.module, &e), e.to_string()))?;
+    let outcome =
+        result.map_err(|e| located(&loaded, alloc_loc(&loaded.module, &e), e.to_string()))?;
     a.flags.print_log(&outcome);
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
