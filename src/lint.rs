@@ -277,7 +277,10 @@ mod tests {
             inst: InstId(1),
             init: InstId(0),
         };
-        assert_eq!(lints(&format!("arch trn1\n{INIT}")), [h.clone()]);
+        assert_eq!(
+            lints(&format!("arch trn1\n{INIT}")),
+            std::slice::from_ref(&h)
+        );
         assert_eq!(lints(&format!("arch gen3\n{INIT}")), [h]);
         assert_eq!(lints(&format!("arch core_v4\n{INIT}")), []);
         let overwrite = INIT.replace("<- w, x", "<- w, x accumulate=false");

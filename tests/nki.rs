@@ -29,6 +29,12 @@ fn trace(file: &str, function: &str, args: &[&str]) -> String {
     text(&out.stdout)
 }
 
+fn assert_contains(program: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(program.contains(needle), "{needle} in\n{program}");
+    }
+}
+
 /// Compiles a traced program and checks that the verifier proves it.
 fn compile_verified(program: &str) -> pipeline::Compiled {
     let m: Module = psum::text::parse(program).unwrap().module;
@@ -106,13 +112,14 @@ fn attention_forward_transposes_on_the_pe_and_reduces() {
         ],
     );
     insta::assert_snapshot!("attention_fwd", p);
-    for needle in [
-        "matmul.t p_t_psum <- ",
-        "engine row_max <- probs",
-        "psum scores_b1 ",
-    ] {
-        assert!(p.contains(needle), "{needle}");
-    }
+    assert_contains(
+        &p,
+        &[
+            "matmul.t p_t_psum <- ",
+            "engine row_max <- probs",
+            "psum scores_b1 ",
+        ],
+    );
     compile_verified(&p);
 }
 
@@ -150,13 +157,14 @@ fn direct_allocation_is_traced_with_its_banks() {
         ],
     );
     insta::assert_snapshot!("direct_alloc", p);
-    for needle in [
-        "acc_b0 [128, 2048] bank=2",
-        "acc_b1 [128, 2048] bank=3",
-        "tp [128, 512] bank=7",
-    ] {
-        assert!(p.contains(needle), "{needle}");
-    }
+    assert_contains(
+        &p,
+        &[
+            "acc_b0 [128, 2048] bank=2",
+            "acc_b1 [128, 2048] bank=3",
+            "tp [128, 512] bank=7",
+        ],
+    );
     compile_verified(&p);
 }
 
@@ -374,15 +382,7 @@ fn lint_accumulate_true_onto_uninitialised_psum() {
 
 #[test]
 fn lint_bf16_matmul_destination_on_trn1() {
-    let (p, _, path) = trace_lint_kernel(
-        "lint_dst_dtype.py",
-        &[
-            "--arg",
-            "w=bfloat16[128,128]",
-            "--arg",
-            "x=bfloat16[128,512]",
-        ],
-    );
+    let (p, _, path) = trace_lint_kernel("lint_dst_dtype.py", &W_X512);
     insta::assert_snapshot!("lint_dst_dtype", p);
     let o = psum(&["lint", path.to_str().unwrap()]);
     assert_eq!(
@@ -398,15 +398,7 @@ fn lint_bf16_matmul_destination_on_trn1() {
 
 #[test]
 fn lint_a_psum_tile_crossing_a_bank() {
-    let (p, _, path) = trace_lint_kernel(
-        "lint_tile_crosses_bank.py",
-        &[
-            "--arg",
-            "w=bfloat16[128,128]",
-            "--arg",
-            "x=bfloat16[128,1024]",
-        ],
-    );
+    let (p, _, path) = trace_lint_kernel("lint_tile_crosses_bank.py", &W_X1024);
     insta::assert_snapshot!("lint_tile_crosses_bank", p);
     assert_lints(
         &path,
@@ -419,15 +411,7 @@ fn lint_a_psum_tile_crossing_a_bank() {
 
 #[test]
 fn lint_a_matmul_wider_than_a_bank_on_trn1() {
-    let (p, _, path) = trace_lint_kernel(
-        "lint_wide_matmul.py",
-        &[
-            "--arg",
-            "w=bfloat16[128,128]",
-            "--arg",
-            "x=bfloat16[128,1024]",
-        ],
-    );
+    let (p, _, path) = trace_lint_kernel("lint_wide_matmul.py", &W_X1024);
     insta::assert_snapshot!("lint_wide_matmul", p);
     let o = psum(&["lint", path.to_str().unwrap()]);
     assert_eq!(
@@ -455,15 +439,7 @@ fn trace_warns_of_affine_iterations_writing_one_psum_location() {
 
 #[test]
 fn keep_banks_checks_a_kernels_own_placement() {
-    let (p, _, path) = trace_lint_kernel(
-        "keep_banks_overlap.py",
-        &[
-            "--arg",
-            "w=bfloat16[128,128]",
-            "--arg",
-            "x=bfloat16[128,1024]",
-        ],
-    );
+    let (p, _, path) = trace_lint_kernel("keep_banks_overlap.py", &W_X1024);
     insta::assert_snapshot!("keep_banks_overlap", p);
     let o = psum(&["compile", "--keep-banks", path.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));

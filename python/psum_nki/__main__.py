@@ -33,6 +33,18 @@ def exception_loc(exc):
     return loc
 
 
+def guarded(run):
+    """``run()``, reporting a refusal or an exception at its kernel line."""
+    try:
+        return run()
+    except TraceError as e:
+        fail(e.message, e.loc, e.kind)
+    except SystemExit:
+        raise
+    except BaseException as e:
+        fail("%s: %s" % (type(e).__name__, e), exception_loc(e))
+
+
 def load_kernel(path, function):
     spec = importlib.util.spec_from_file_location("psum_traced_kernel", path)
     module = importlib.util.module_from_spec(spec)
@@ -102,14 +114,7 @@ def main():
     shim.install()
     STATE.kernel_file = os.path.abspath(request["kernel"])
     STATE.display_file = request["display"]
-    try:
-        kernel = load_kernel(STATE.kernel_file, request["function"])
-    except TraceError as e:
-        fail(e.message, e.loc, e.kind)
-    except SystemExit:
-        raise
-    except BaseException as e:
-        fail("%s: %s" % (type(e).__name__, e), exception_loc(e))
+    kernel = guarded(lambda: load_kernel(STATE.kernel_file, request["function"]))
     func = getattr(kernel, "func", kernel)
     if not callable(func):
         fail("'%s' is not a function" % request["function"], kind="setup")
@@ -120,17 +125,14 @@ def main():
     set_tile_sizes(geo)
     rec = core.Recorder(geo["level"])
     STATE.recorder = rec
-    try:
-        kwargs, inputs = call_args(func, request)
-        result = func(**kwargs)
-        if rec.frames:
-            raise TraceError("a loop left early (break or return inside affine_range/sequential_range)", "unsupported", rec.frames[-1].loc)
-    except TraceError as e:
-        fail(e.message, e.loc, e.kind)
-    except SystemExit:
-        raise
-    except BaseException as e:
-        fail("%s: %s" % (type(e).__name__, e), exception_loc(e))
+    kwargs, inputs = guarded(lambda: call_args(func, request))
+    result = guarded(lambda: func(**kwargs))
+    if rec.frames:
+        fail(
+            "a loop left early (break or return inside affine_range/sequential_range)",
+            rec.frames[-1].loc,
+            "unsupported",
+        )
     outputs = [b for t in returned_tiles(result) for b in t.blocks.values()]
     inputs = [b for t in inputs for b in t.blocks.values()]
     block = func.__name__ if func.__name__.isidentifier() else "kernel"

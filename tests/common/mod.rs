@@ -108,6 +108,7 @@ impl Gen {
             dtype,
             bank,
             addr,
+            loc: None,
         });
         self.written.push(false);
     }
