@@ -347,6 +347,18 @@ const WX: [&str; 4] = [
     "--arg",
     "x=bfloat16[256,512]",
 ];
+const W_X512: [&str; 4] = [
+    "--arg",
+    "w=bfloat16[128,128]",
+    "--arg",
+    "x=bfloat16[128,512]",
+];
+const W_X1024: [&str; 4] = [
+    "--arg",
+    "w=bfloat16[128,128]",
+    "--arg",
+    "x=bfloat16[128,1024]",
+];
 
 #[test]
 fn lint_accumulating_onto_a_memset_on_trn1() {
