@@ -123,7 +123,7 @@ def main():
     if geo is None:
         fail("platform_target '%s' names no architecture psum knows" % target, kind="setup")
     set_tile_sizes(geo)
-    rec = core.Recorder(geo["level"])
+    rec = core.Recorder()
     STATE.recorder = rec
     kwargs, inputs = guarded(lambda: call_args(func, request))
     result = guarded(lambda: func(**kwargs))

@@ -269,8 +269,7 @@ class Frame:
 class Recorder:
     """The instruction stream of one trace."""
 
-    def __init__(self, arch_level):
-        self.arch_level = arch_level
+    def __init__(self):
         self.top = []
         self.top_allocs = []
         self.frames = []
@@ -359,7 +358,6 @@ def flatten(body, tensor_index, var_index, consts, shape):
 
     Tensors allocated inside the iteration are named by their position in
     ``tensor_index``; loop variables by their position in ``var_index``.
-    Returns False when the body cannot be compared (never, today).
     """
     for item in body:
         if isinstance(item, LoopItem):
