@@ -94,17 +94,60 @@ pub enum DType {
     F32,
     /// bfloat16, 2 bytes.
     Bf16,
-    /// 8-bit float, 1 byte.
+    /// 8-bit float (e4m3), 1 byte.
     Fp8,
+    /// IEEE half, 2 bytes.
+    F16,
+    /// tfloat32, stored in 4 bytes.
+    Tf32,
+    /// 8-bit float (e5m2), 1 byte.
+    #[serde(rename = "fp8_e5m2")]
+    Fp8E5m2,
+    /// Four 8-bit MX floats packed in one 4-byte element.
+    #[serde(rename = "fp8x4")]
+    Fp8x4,
+    /// Four 4-bit MX floats packed in one 2-byte element.
+    #[serde(rename = "fp4x4")]
+    Fp4x4,
+    /// Signed 8-bit integer.
+    I8,
+    /// Unsigned 8-bit integer.
+    U8,
+    /// Signed 16-bit integer.
+    I16,
+    /// Unsigned 16-bit integer.
+    U16,
+    /// Signed 32-bit integer.
+    I32,
+    /// Unsigned 32-bit integer.
+    U32,
 }
 
 impl DType {
+    /// Every dtype, in declaration order.
+    pub const ALL: [DType; 14] = [
+        DType::F32,
+        DType::Bf16,
+        DType::Fp8,
+        DType::F16,
+        DType::Tf32,
+        DType::Fp8E5m2,
+        DType::Fp8x4,
+        DType::Fp4x4,
+        DType::I8,
+        DType::U8,
+        DType::I16,
+        DType::U16,
+        DType::I32,
+        DType::U32,
+    ];
+
     /// Size of one element in bytes.
     pub fn size(self) -> u32 {
         match self {
-            DType::F32 => 4,
-            DType::Bf16 => 2,
-            DType::Fp8 => 1,
+            DType::Fp8 | DType::Fp8E5m2 | DType::I8 | DType::U8 => 1,
+            DType::Bf16 | DType::F16 | DType::Fp4x4 | DType::I16 | DType::U16 => 2,
+            DType::F32 | DType::Tf32 | DType::Fp8x4 | DType::I32 | DType::U32 => 4,
         }
     }
     /// The keyword used in the text format.
@@ -113,7 +156,22 @@ impl DType {
             DType::F32 => "f32",
             DType::Bf16 => "bf16",
             DType::Fp8 => "fp8",
+            DType::F16 => "f16",
+            DType::Tf32 => "tf32",
+            DType::Fp8E5m2 => "fp8_e5m2",
+            DType::Fp8x4 => "fp8x4",
+            DType::Fp4x4 => "fp4x4",
+            DType::I8 => "i8",
+            DType::U8 => "u8",
+            DType::I16 => "i16",
+            DType::U16 => "u16",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
         }
+    }
+    /// The dtype whose [`DType::keyword`] is `s`.
+    pub fn from_keyword(s: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.keyword() == s)
     }
 }
 
@@ -142,6 +200,9 @@ pub struct Tensor {
     /// SBUF byte offset (`addr=N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub addr: Option<u64>,
+    /// Where a traced kernel allocated the tile (`loc="FILE:LINE"`, SPEC §2.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loc: Option<String>,
 }
 
 impl Tensor {
@@ -161,6 +222,7 @@ impl Tensor {
             dtype,
             bank: None,
             addr: None,
+            loc: None,
         }
     }
 
@@ -726,6 +788,10 @@ pub struct Matmul {
     /// Zero-region width byte (`zr=N`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zr: Option<u32>,
+    /// What a traced kernel asked for (`accumulate=true|false`, NKI's
+    /// `accumulate=` or `+=`); no effect on the meaning, read by the lints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accumulate: Option<bool>,
 }
 
 /// What an instruction does (SPEC §2.3).
@@ -756,6 +822,14 @@ pub enum InstKind {
         /// Sources (at least one).
         srcs: Vec<Access>,
     },
+    /// `engine D <- S1, S2, …`: shape-changing engine work (reductions,
+    /// broadcasts): every destination element depends on every source element.
+    Engine {
+        /// Destination.
+        dst: Access,
+        /// Sources (at least one).
+        srcs: Vec<Access>,
+    },
     /// `dma D <- S`: DMA copy.
     Dma {
         /// Destination.
@@ -773,6 +847,7 @@ impl InstKind {
             InstKind::Copy { dst, .. }
             | InstKind::Memset { dst, .. }
             | InstKind::Act { dst, .. }
+            | InstKind::Engine { dst, .. }
             | InstKind::Dma { dst, .. } => dst,
         }
     }
@@ -784,6 +859,7 @@ impl InstKind {
             InstKind::Copy { dst, .. }
             | InstKind::Memset { dst, .. }
             | InstKind::Act { dst, .. }
+            | InstKind::Engine { dst, .. }
             | InstKind::Dma { dst, .. } => dst,
         }
     }
@@ -794,7 +870,7 @@ impl InstKind {
             InstKind::Matmul(m) => vec![&m.stationary, &m.moving],
             InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => vec![src],
             InstKind::Memset { .. } => Vec::new(),
-            InstKind::Act { srcs, .. } => srcs.iter().collect(),
+            InstKind::Act { srcs, .. } | InstKind::Engine { srcs, .. } => srcs.iter().collect(),
         }
     }
 
@@ -804,7 +880,7 @@ impl InstKind {
             InstKind::Matmul(m) => vec![&mut m.stationary, &mut m.moving],
             InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => vec![src],
             InstKind::Memset { .. } => Vec::new(),
-            InstKind::Act { srcs, .. } => srcs.iter_mut().collect(),
+            InstKind::Act { srcs, .. } | InstKind::Engine { srcs, .. } => srcs.iter_mut().collect(),
         }
     }
 
@@ -818,7 +894,7 @@ impl InstKind {
             }
             InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => f(src),
             InstKind::Memset { .. } => {}
-            InstKind::Act { srcs, .. } => srcs.iter().for_each(f),
+            InstKind::Act { srcs, .. } | InstKind::Engine { srcs, .. } => srcs.iter().for_each(f),
         }
     }
 
@@ -832,7 +908,9 @@ impl InstKind {
             }
             InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => f(src),
             InstKind::Memset { .. } => {}
-            InstKind::Act { srcs, .. } => srcs.iter_mut().for_each(f),
+            InstKind::Act { srcs, .. } | InstKind::Engine { srcs, .. } => {
+                srcs.iter_mut().for_each(f)
+            }
         }
     }
 
@@ -851,39 +929,44 @@ impl InstKind {
             InstKind::Copy { .. } => "copy",
             InstKind::Memset { .. } => "memset",
             InstKind::Act { .. } => "act",
+            InstKind::Engine { .. } => "engine",
             InstKind::Dma { .. } => "dma",
         }
     }
 }
 
-/// One instruction: an optional label, what it does, and an optional
-/// ordering edge (`after=%L`, SPEC §4.2).
+/// One instruction: an optional label, what it does, an optional
+/// ordering edge (`after=%L`, SPEC §4.2) and an optional kernel source
+/// location (`loc="FILE:LINE"`, SPEC §2.3).
 ///
-/// The label and the edge are boxed together so that an instruction with
-/// neither (the common case) is 80 bytes and owns no heap memory; read them
-/// with [`Inst::label`] and [`Inst::after`]. Serializes as `{label, kind, after}`.
+/// The label, the edge and the location are boxed together so that an
+/// instruction with none of them (the common case) is 80 bytes and owns no
+/// heap memory; read them with [`Inst::label`], [`Inst::after`] and
+/// [`Inst::loc`]. Serializes as `{label, kind, after, loc}`.
 #[derive(Clone, PartialEq, Deserialize)]
 #[serde(from = "InstFields<InstKind, String>")]
 pub struct Inst {
     /// The operation.
     pub kind: InstKind,
-    /// The label and the ordering edge; canonical: `None` when both are absent.
+    /// The label, the ordering edge and the location; canonical: `None` when all are absent.
     labels: Option<Box<Labels>>,
 }
 
 const _: () = assert!(std::mem::size_of::<Inst>() == 80);
 
-/// The boxed names of an [`Inst`]; never both `None`.
-#[derive(Clone, PartialEq)]
+/// The boxed names of an [`Inst`]; never all `None`.
+#[derive(Clone, Default, PartialEq)]
 struct Labels {
     label: Option<String>,
     after: Option<String>,
+    loc: Option<String>,
 }
 
 impl Labels {
-    /// Boxes `label` and `after`, or `None` when both are absent.
-    fn boxed(label: Option<String>, after: Option<String>) -> Option<Box<Labels>> {
-        (label.is_some() || after.is_some()).then(|| Box::new(Labels { label, after }))
+    /// Boxes the names, or `None` when all are absent.
+    fn boxed(names: Labels) -> Option<Box<Labels>> {
+        (names.label.is_some() || names.after.is_some() || names.loc.is_some())
+            .then(|| Box::new(names))
     }
 }
 
@@ -897,13 +980,19 @@ struct InstFields<K, S> {
     kind: K,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     after: Option<S>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    loc: Option<S>,
 }
 
 impl From<InstFields<InstKind, String>> for Inst {
     fn from(f: InstFields<InstKind, String>) -> Self {
         Inst {
             kind: f.kind,
-            labels: Labels::boxed(f.label, f.after),
+            labels: Labels::boxed(Labels {
+                label: f.label,
+                after: f.after,
+                loc: f.loc,
+            }),
         }
     }
 }
@@ -914,6 +1003,7 @@ impl Serialize for Inst {
             label: self.label(),
             kind: &self.kind,
             after: self.after(),
+            loc: self.loc(),
         };
         fields.serialize(s)
     }
@@ -921,11 +1011,14 @@ impl Serialize for Inst {
 
 impl fmt::Debug for Inst {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Inst")
-            .field("label", &self.label())
+        let mut d = f.debug_struct("Inst");
+        d.field("label", &self.label())
             .field("kind", &self.kind)
-            .field("after", &self.after())
-            .finish()
+            .field("after", &self.after());
+        if let Some(loc) = self.loc() {
+            d.field("loc", &loc);
+        }
+        d.finish()
     }
 }
 
@@ -945,16 +1038,31 @@ impl Inst {
         self.labels.as_ref()?.after.as_deref()
     }
 
+    /// The kernel source location (`kernel.py:42`) of a traced instruction, if any.
+    pub fn loc(&self) -> Option<&str> {
+        self.labels.as_ref()?.loc.as_deref()
+    }
+
+    /// Replaces one of the boxed names.
+    fn edit_labels(&mut self, f: impl FnOnce(&mut Labels)) {
+        let mut names = self.labels.take().map(|b| *b).unwrap_or_default();
+        f(&mut names);
+        self.labels = Labels::boxed(names);
+    }
+
     /// Replaces the label.
     pub fn set_label(&mut self, label: Option<String>) {
-        let after = self.labels.take().and_then(|l| l.after);
-        self.labels = Labels::boxed(label, after);
+        self.edit_labels(|n| n.label = label);
     }
 
     /// Replaces the ordering edge.
     pub fn set_after(&mut self, after: Option<String>) {
-        let label = self.labels.take().and_then(|l| l.label);
-        self.labels = Labels::boxed(label, after);
+        self.edit_labels(|n| n.after = after);
+    }
+
+    /// Replaces the kernel source location.
+    pub fn set_loc(&mut self, loc: Option<String>) {
+        self.edit_labels(|n| n.loc = loc);
     }
 }
 
@@ -1289,6 +1397,10 @@ pub enum Attr {
     Label,
     /// A memset's value.
     Value,
+    /// `loc="FILE:LINE"`.
+    Loc,
+    /// `accumulate=true|false`.
+    Accumulate,
 }
 
 /// One step of [`Module::walk`].

@@ -63,6 +63,38 @@ enum Command {
     /// Run a single pass on its own.
     #[command(subcommand)]
     Pass(PassCommand),
+    /// Run an NKI kernel (Python) under psum's tracer and write its psum
+    /// program (SPEC §9).
+    Trace(TraceArgs),
+    /// Report the PSUM hazards of a program (SPEC §9.4), naming kernel lines
+    /// of traced programs; then validate it.
+    Lint(LintArgs),
+}
+
+#[derive(Args)]
+struct LintArgs {
+    /// Input file (`.psum` text or `.json`); `-` reads stdin.
+    file: String,
+}
+
+#[derive(Args)]
+struct TraceArgs {
+    /// The kernel's Python file.
+    kernel: PathBuf,
+    /// The kernel function.
+    function: String,
+    /// A tensor argument: NAME=DTYPE[D0,D1,...] (NKI dtype names, e.g. bfloat16).
+    #[arg(long = "arg", value_name = "NAME=DTYPE[D0,...]")]
+    args: Vec<String>,
+    /// Another argument: NAME=VALUE, VALUE a Python literal.
+    #[arg(long = "kwarg", value_name = "NAME=VALUE")]
+    kwargs: Vec<String>,
+    /// The architecture (default: the kernel's platform_target, else trn1).
+    #[arg(long, value_name = "NAME")]
+    arch: Option<String>,
+    /// Write to OUT.psum or OUT.json (by extension; atomically) instead of stdout.
+    #[command(flatten)]
+    out: OutputArgs,
 }
 
 /// Single passes (`psum pass NAME FILE`).
@@ -149,6 +181,10 @@ struct CompileArgs {
     /// Verify after every pass and name the first whose output fails.
     #[arg(long)]
     verify_each: bool,
+    /// Keep the program's own `bank=` placement (direct allocation) and check
+    /// it instead of allocating (SPEC §9.5).
+    #[arg(long, conflicts_with_all = ["report", "reference"])]
+    keep_banks: bool,
     /// `json`: write the JSON report to stdout (the program then goes to -o
     /// only); `html OUT.html`: write the bank timeline page to OUT.html.
     #[arg(long, num_args = 1..=2, value_names = ["KIND", "FILE"])]
@@ -341,6 +377,8 @@ fn main() -> ExitCode {
         Command::Viz(a) => cmd_viz(a),
         Command::Bench(a) => bench::cmd_bench(a),
         Command::Pass(PassCommand::FirstMatmults(a)) => cmd_first_matmults(a),
+        Command::Trace(a) => cmd_trace(a),
+        Command::Lint(a) => cmd_lint(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -452,7 +490,19 @@ fn compile_failure(loaded: &Loaded, e: &CompileError) -> Failure {
         CompileError::Alloc(a) => alloc_loc(&loaded.module, a),
         _ => Loc::Module,
     };
-    Failure(loaded.diagnostic(loc, e.to_string()).to_string())
+    located(loaded, loc, e.to_string())
+}
+
+/// The diagnostic at `loc`, with a note naming the kernel line of a traced
+/// tile when it points at one (SPEC §2.3).
+fn located(loaded: &Loaded, loc: Loc, message: String) -> Failure {
+    let mut text = loaded.diagnostic(loc, message).to_string();
+    if let Loc::Tensor(t) = loc {
+        if let Some(kernel) = &loaded.module.tensor(t).loc {
+            text.push_str(&format!("\n   = note: the tile is allocated at {kernel}"));
+        }
+    }
+    Failure(text)
 }
 
 fn json_text(v: &serde_json::Value) -> String {
@@ -464,13 +514,8 @@ fn cmd_alloc(a: AllocArgs) -> Result<(), Failure> {
     let t0 = Instant::now();
     let result = psum::alloc::allocate(&loaded.module, &a.flags.options());
     let elapsed = t0.elapsed();
-    let outcome = result.map_err(|e| {
-        Failure(
-            loaded
-                .diagnostic(alloc_loc(&loaded.module, &e), e.to_string())
-                .to_string(),
-        )
-    })?;
+    let outcome =
+        result.map_err(|e| located(&loaded, alloc_loc(&loaded.module, &e), e.to_string()))?;
     a.flags.print_log(&outcome);
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
@@ -489,6 +534,14 @@ fn cmd_alloc(a: AllocArgs) -> Result<(), Failure> {
 
 fn cmd_compile(a: CompileArgs) -> Result<(), Failure> {
     let loaded = load(&a.file)?;
+    if psum::lint::is_traced(&loaded.module) {
+        for l in psum::lint::lint(&loaded.module) {
+            eprintln!("{l}");
+        }
+    }
+    if a.keep_banks {
+        return compile_kept(&a, &loaded);
+    }
     let opts = CompileOptions {
         alloc: a.flags.options(),
         verify: !a.no_verify,
@@ -697,4 +750,105 @@ fn cmd_import(a: ImportArgs) -> Result<(), Failure> {
 fn print_stdout(s: &str) -> Result<(), Failure> {
     std::io::stdout().write_all(s.as_bytes())?;
     Ok(())
+}
+
+fn cmd_trace(a: TraceArgs) -> Result<(), Failure> {
+    use psum::trace::{self, TensorArg, TraceError, TraceRequest};
+    let args = a
+        .args
+        .iter()
+        .map(|s| TensorArg::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap_or_else(|e| usage_error(&e));
+    let kwargs = a
+        .kwargs
+        .iter()
+        .map(|s| match s.split_once('=') {
+            Some((n, v)) if !n.is_empty() => (n.to_string(), v.to_string()),
+            _ => usage_error(&format!("--kwarg '{s}': expected NAME=VALUE")),
+        })
+        .collect();
+    if let Some(name) = &a.arch {
+        arch::lookup(name)?;
+    }
+    let req = TraceRequest {
+        python: std::env::var("PSUM_PYTHON").unwrap_or_else(|_| "python3".to_string()),
+        kernel: a.kernel.clone(),
+        function: a.function.clone(),
+        args,
+        kwargs,
+        arch: a.arch.clone(),
+    };
+    let traced = trace::trace(&req).map_err(|e| match e {
+        TraceError::Kernel {
+            loc: Some(loc),
+            message,
+        } => Failure(format!("{loc}: error: {message}")),
+        e => Failure(format!("{}: error: {e}", a.kernel.display())),
+    })?;
+    for w in &traced.warnings {
+        match &w.loc {
+            Some(loc) => eprintln!("{loc}: warning: {}", w.message),
+            None => eprintln!("warning: {}", w.message),
+        }
+    }
+    for l in psum::lint::lint(&traced.module) {
+        eprintln!("{l}");
+    }
+    let json = a
+        .out
+        .output
+        .as_ref()
+        .is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
+    let format = if json { Emit::Json } else { Emit::Text };
+    emit(&a.out, &module_text(&traced.module, format))
+}
+
+fn cmd_lint(a: LintArgs) -> Result<(), Failure> {
+    let mut bytes = Vec::new();
+    if a.file == "-" {
+        std::io::stdin().read_to_end(&mut bytes)?;
+    } else {
+        bytes = std::fs::read(&a.file).map_err(|e| Failure(format!("{}: error: {e}", a.file)))?;
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    // Text input is linted before validation, which rejects some hazards
+    // outright; JSON input may be structurally unsound, so it is validated first.
+    let json = a.file.ends_with(".json") || (a.file == "-" && text.trim_start().starts_with('{'));
+    let loaded = || source::load(&a.file, &bytes).map_err(|d| Failure(d.to_string()));
+    let module = match text::parse(&text) {
+        Ok(p) if !json => p.module,
+        _ => loaded()?.module,
+    };
+    let mut out = String::new();
+    for l in psum::lint::lint(&module) {
+        out.push_str(&format!("{l}\n"));
+    }
+    print_stdout(&out)?;
+    loaded().map(|_| ())
+}
+
+/// `compile --keep-banks`: check the program's placement, then unroll,
+/// legalize and verify with it.
+fn compile_kept(a: &CompileArgs, loaded: &Loaded) -> Result<(), Failure> {
+    let problems = psum::placement::check(&loaded.module, &a.flags.options());
+    if !problems.is_empty() {
+        let lines: Vec<String> = problems.iter().map(|p| format!("error: {p}")).collect();
+        return Err(Failure(lines.join("\n")));
+    }
+    let arch = arch::lookup(&loaded.module.arch)?;
+    let mut m = psum::unroll::unroll(&loaded.module)?;
+    matmul::legalize_program(&mut m, &arch)?;
+    emit(&a.out, &module_text(&m, a.emit))?;
+    eprintln!("psum compile --keep-banks: placement ok");
+    if a.no_verify {
+        return Ok(());
+    }
+    match verify::verify(&loaded.module, &m).first_error() {
+        Some(e) => Err(Failure(format!("error: verification failed: {e}"))),
+        None => {
+            eprintln!("  verify    ok");
+            Ok(())
+        }
+    }
 }

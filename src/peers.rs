@@ -153,6 +153,7 @@ impl Problem {
                     pos: (0, 0),
                     flags: Flags::Auto,
                     zr: None,
+                    accumulate: None,
                 })),
                 Step::Use(t) => InstKind::Act {
                     dst: whole(&m, out),

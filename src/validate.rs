@@ -175,7 +175,7 @@ pub enum ValidateErrorKind {
         /// Its memory.
         mem: Mem,
     },
-    /// A matmul destination that is not f32.
+    /// A matmul destination that is not f32 (nor bf16 on gen4).
     #[error("{inst}: matmul destination '{name}' is {dtype}, not f32")]
     MatmulDstDtype {
         /// The instruction.
@@ -428,9 +428,15 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
                     return malformed(Loc::Inst(i), format!("bad label {l:?}"));
                 }
             }
-            if let InstKind::Act { srcs, .. } = &inst.kind {
+            if let Some(loc) = inst.loc().filter(|l| !is_loc(l)) {
+                return malformed(Loc::Inst(i), format!("bad location {loc:?}"));
+            }
+            if let InstKind::Act { srcs, .. } | InstKind::Engine { srcs, .. } = &inst.kind {
                 if srcs.is_empty() {
-                    return malformed(Loc::Inst(i), "act without sources".to_string());
+                    return malformed(
+                        Loc::Inst(i),
+                        format!("{} without sources", inst.kind.mnemonic()),
+                    );
                 }
             }
             let accesses = std::iter::once(inst.kind.dst()).chain(inst.kind.srcs());
@@ -489,6 +495,9 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
         if !is_name(&t.name) {
             return malformed(Loc::Module, format!("bad tensor name {:?}", t.name));
         }
+        if let Some(loc) = t.loc.as_deref().filter(|l| !is_loc(l)) {
+            return malformed(Loc::Module, format!("bad location {loc:?}"));
+        }
     }
     if m.blocks.is_empty() {
         return malformed(Loc::Module, "no block".to_string());
@@ -507,6 +516,11 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
         s.body(&b.body)?;
     }
     Ok(s.loop_of_var)
+}
+
+/// Whether `s` prints as a `"…"` string the lexer reads back (SPEC §2.1).
+fn is_loc(s: &str) -> bool {
+    !s.contains(['"', '\n'])
 }
 
 fn declarations(m: &Module, arch: &Arch) -> Result<(), ValidateError> {
@@ -590,9 +604,13 @@ impl<'m> Cx<'m> {
 
     fn inst_name(&self, id: InstId) -> String {
         let inst = self.m.inst(id);
+        let what = match inst.loc() {
+            Some(loc) => format!("{} at {loc}", inst.kind.mnemonic()),
+            None => inst.kind.mnemonic().to_string(),
+        };
         match inst.label() {
-            Some(l) => format!("%{l} ({})", inst.kind.mnemonic()),
-            None => format!("%{} ({})", self.pos[id.index()], inst.kind.mnemonic()),
+            Some(l) => format!("%{l} ({what})"),
+            None => format!("%{} ({what})", self.pos[id.index()]),
         }
     }
 
@@ -710,7 +728,7 @@ impl<'m> Cx<'m> {
                 }
                 Ok(())
             }
-            InstKind::Memset { .. } => Ok(()),
+            InstKind::Memset { .. } | InstKind::Engine { .. } => Ok(()),
         }
     }
 
@@ -870,7 +888,7 @@ impl<'m> Cx<'m> {
                 },
             );
         }
-        if dt.dtype != DType::F32 {
+        if dt.dtype != DType::F32 && (dt.dtype != DType::Bf16 || self.arch.arch_level() < 40) {
             return err(
                 Loc::Operand(id, 0),
                 ValidateErrorKind::MatmulDstDtype {

@@ -186,7 +186,11 @@ fn huge_numbers_are_errors() {
 fn every_truncation_of_every_example_is_handled() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     for e in std::fs::read_dir(dir).unwrap() {
-        let src = std::fs::read(e.unwrap().path()).unwrap();
+        let path = e.unwrap().path();
+        if path.extension().is_none_or(|x| x != "psum") {
+            continue; // examples/nki/ holds kernels
+        }
+        let src = std::fs::read(path).unwrap();
         let mut ok = 0;
         for cut in 0..src.len() {
             if load("t.psum", &src[..cut]).is_ok() {

@@ -25,6 +25,7 @@ fn bar() -> impl Strategy<Value = TensorBar> {
             banks,
             start,
             end: start.saturating_add(len).saturating_sub(len % 7),
+            loc: None,
         },
     )
 }

@@ -15,6 +15,7 @@ fn bar(name: &str, bank: u32, banks: u32, start: u32, end: u32) -> TensorBar {
         start,
         end,
         role: BarRole::Normal,
+        loc: None,
     }
 }
 
@@ -80,6 +81,7 @@ fn ex01() -> Timeline {
 fn ex02() -> Timeline {
     let mut tensors = vec![TensorBar {
         role: BarRole::Spilled,
+        loc: None,
         ..bar("t0", 0, 1, 0, 1)
     }];
     for i in 1..=8u32 {
@@ -87,6 +89,7 @@ fn ex02() -> Timeline {
     }
     tensors.push(TensorBar {
         role: BarRole::Reload { of: "t0".into() },
+        loc: None,
         ..bar("t0_ReloadTensorCopy1", 0, 1, 11, 12)
     });
     let after = pressure(15, tensors.iter().map(|b| (b.start, b.end, b.banks)));

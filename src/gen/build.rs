@@ -239,6 +239,7 @@ impl Builder {
             pos,
             flags: Flags::Auto,
             zr: None,
+            accumulate: None,
         })));
     }
 

@@ -13,6 +13,8 @@ pub enum Tok<'a> {
     Num(&'a str),
     /// `%NAME` (the text after `%`).
     Label(&'a str),
+    /// `"TEXT"` (the text between the quotes; no escapes, no newline).
+    Str(&'a str),
     /// `[`
     LBracket,
     /// `]`
@@ -51,6 +53,7 @@ impl Tok<'_> {
             Tok::Ident(s) => format!("'{s}'"),
             Tok::Num(s) => format!("number {s}"),
             Tok::Label(s) => format!("label '%{s}'"),
+            Tok::Str(s) => format!("string {s:?}"),
             Tok::LBracket => p("["),
             Tok::RBracket => p("]"),
             Tok::LBrace => p("{"),
@@ -146,6 +149,19 @@ impl<'a> Lexer<'a> {
                 });
             }
             Tok::Label(&self.src[start + 1..self.pos])
+        } else if b == b'"' {
+            let rest = &self.src[start + 1..];
+            let Some(len) = rest
+                .find(['"', '\n'])
+                .filter(|&i| rest.as_bytes()[i] == b'"')
+            else {
+                return Err(ParseError::Lex {
+                    span: Span::new(start, start + 1),
+                    message: "unterminated string (a '\"' before the end of the line)".to_string(),
+                });
+            };
+            self.pos = start + len + 2;
+            Tok::Str(&rest[..len])
         } else {
             let two = (b, self.peek_byte(1));
             let (tok, len) = match two {
@@ -244,6 +260,25 @@ mod tests {
                 Tok::Ident("w"),
             ]
         );
+    }
+
+    #[test]
+    fn strings_end_at_the_quote_on_their_line() {
+        assert_eq!(
+            toks(r#"loc="k/a-b.py:7" x"#),
+            vec![
+                Tok::Ident("loc"),
+                Tok::Eq,
+                Tok::Str("k/a-b.py:7"),
+                Tok::Ident("x")
+            ]
+        );
+        for src in ["\"abc", "\"ab\nc\""] {
+            match Lexer::new(src).next_token() {
+                Err(ParseError::Lex { span, .. }) => assert_eq!(span, Span::new(0, 1)),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -3,14 +3,14 @@
 //! Grammar (newlines are whitespace):
 //! ```text
 //! module  := 'arch' NAME decl* block+
-//! decl    := MEM NAME '[' INT ',' INT ']' DTYPE? (NAME '=' INT)*
+//! decl    := MEM NAME '[' INT ',' INT ']' DTYPE? (NAME '=' (INT | STRING))*
 //! block   := 'block' NAME '{' stmt* '}'
 //! stmt    := 'loop' NAME INT '..' INT '{' stmt* '}' | (LABEL ':')? inst
 //! inst    := MNEMONIC access ('<-' access (',' access)* | '=' NUMBER) attr*
 //! access  := NAME ('[' affine ':' affine ',' affine ':' affine ']')?
 //! affine  := ('-'|'+')? term (('+'|'-') term)*
 //! term    := INT | VAR | INT '*' VAR | VAR '*' INT
-//! attr    := NAME '=' ...   (tile=RxC pos=R,C flags=F zr=N after=%L)
+//! attr    := NAME '=' ...   (tile=RxC pos=R,C flags=F zr=N after=%L loc="FILE:LINE")
 //! ```
 
 use super::lexer::{Lexer, Tok};
@@ -73,12 +73,7 @@ fn mem_of(s: &str) -> Option<Mem> {
 }
 
 fn dtype_of(s: &str) -> Option<DType> {
-    match s {
-        "f32" => Some(DType::F32),
-        "bf16" => Some(DType::Bf16),
-        "fp8" => Some(DType::Fp8),
-        _ => None,
-    }
+    DType::from_keyword(s)
 }
 
 fn matmul_kind_of(s: &str) -> Option<MatmulKind> {
@@ -101,10 +96,12 @@ enum Rhs {
 #[derive(Default)]
 struct InstAttrs {
     after: Option<String>,
+    loc: Option<String>,
     tile: Option<Tile>,
     pos: Option<(u32, u32)>,
     flags: Option<Flags>,
     zr: Option<u32>,
+    accumulate: Option<bool>,
 }
 
 impl<'a> Parser<'a> {
@@ -265,7 +262,8 @@ impl<'a> Parser<'a> {
             match attr {
                 "bank" if t.bank.is_none() => t.bank = Some(self.u32_("bank")?.0),
                 "addr" if t.addr.is_none() => t.addr = Some(self.unsigned("addr")?.0),
-                "bank" | "addr" => {
+                "loc" if t.loc.is_none() => t.loc = Some(self.string("a location")?),
+                "bank" | "addr" | "loc" => {
                     return Self::invalid(span, format!("duplicate attribute '{attr}'"))
                 }
                 _ => {
@@ -370,7 +368,7 @@ impl<'a> Parser<'a> {
             _ => return self.unexpected("an instruction, 'loop' or '}'"),
         };
         let kind_tag = matmul_kind_of(mnemonic).map(Some).or(match mnemonic {
-            "copy" | "memset" | "act" | "dma" => Some(None),
+            "copy" | "memset" | "act" | "engine" | "dma" => Some(None),
             _ => None,
         });
         let Some(matmul_kind) = kind_tag else {
@@ -414,9 +412,11 @@ impl<'a> Parser<'a> {
                     pos: at.pos.unwrap_or((0, 0)),
                     flags: at.flags.unwrap_or(Flags::Auto),
                     zr: at.zr,
+                    accumulate: at.accumulate,
                 }))
             }
             (Rhs::Sources(srcs), None) if mnemonic == "act" => InstKind::Act { dst, srcs },
+            (Rhs::Sources(srcs), None) if mnemonic == "engine" => InstKind::Engine { dst, srcs },
             (Rhs::Sources(srcs), None) => {
                 let [src] = <[Access; 1]>::try_from(srcs).or_else(|s| {
                     Self::invalid(
@@ -434,6 +434,7 @@ impl<'a> Parser<'a> {
         let mut inst = Inst::new(kind);
         inst.set_label(label);
         inst.set_after(at.after);
+        inst.set_loc(at.loc);
         let id = self.module.add_inst(inst);
         self.map.insts.push(InstSpans {
             span: start.to(Span::new(start.start, self.prev_end)),
@@ -459,6 +460,10 @@ impl<'a> Parser<'a> {
                     self.bump()?;
                     Attr::After
                 }
+                "loc" => {
+                    at.loc = Some(self.string("a location")?);
+                    Attr::Loc
+                }
                 "tile" => {
                     let t = self.tile()?;
                     at.tile = Some(Tile {
@@ -482,6 +487,19 @@ impl<'a> Parser<'a> {
                     at.zr = Some(self.u32_("zero-region width")?.0);
                     Attr::Zr
                 }
+                "accumulate" => {
+                    at.accumulate = Some(match self.name("true or false")? {
+                        ("true", _) => true,
+                        ("false", _) => false,
+                        (w, span) => {
+                            return Self::invalid(
+                                span,
+                                format!("accumulate={w}: expected true or false"),
+                            )
+                        }
+                    });
+                    Attr::Accumulate
+                }
                 _ => {
                     return Self::invalid(
                         name_span,
@@ -491,7 +509,7 @@ impl<'a> Parser<'a> {
                     )
                 }
             };
-            if key != Attr::After && !is_matmul {
+            if !matches!(key, Attr::After | Attr::Loc) && !is_matmul {
                 return Self::invalid(
                     name_span,
                     format!("attribute '{name}' is only valid on matmul instructions"),
@@ -520,6 +538,17 @@ impl<'a> Parser<'a> {
             cols,
             span: span.to(end),
         })
+    }
+
+    /// A `"TEXT"` string (attribute values such as `loc="kernel.py:42"`).
+    fn string(&mut self, what: &str) -> PResult<String> {
+        match self.tok {
+            Tok::Str(s) => {
+                self.bump()?;
+                Ok(s.to_string())
+            }
+            _ => self.unexpected(&format!("{what} (a \"quoted\" string)")),
+        }
     }
 
     fn flags(&mut self) -> PResult<Flags> {

@@ -73,9 +73,15 @@ fn write_inst(f: &mut impl Write, m: &Module, id: InstId) -> fmt::Result {
         if let Some(zr) = mm.zr {
             write!(f, " zr={zr}")?;
         }
+        if let Some(acc) = mm.accumulate {
+            write!(f, " accumulate={acc}")?;
+        }
     }
     if let Some(a) = inst.after() {
         write!(f, " after=%{a}")?;
+    }
+    if let Some(loc) = inst.loc() {
+        write!(f, " loc=\"{loc}\"")?;
     }
     Ok(())
 }
@@ -120,6 +126,9 @@ impl fmt::Display for Module {
             }
             if let Some(a) = t.addr {
                 write!(f, " addr={a}")?;
+            }
+            if let Some(loc) = &t.loc {
+                write!(f, " loc=\"{loc}\"")?;
             }
             f.write_str("\n")?;
         }

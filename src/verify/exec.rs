@@ -84,9 +84,14 @@ impl InstNames {
 
     /// The static name of `id`.
     pub fn get(&self, m: &Module, id: InstId) -> String {
-        match m.inst(id).label() {
+        let inst = m.inst(id);
+        let name = match inst.label() {
             Some(l) => format!("%{l}"),
             None => format!("%{}", self.positions[id.index()]),
+        };
+        match inst.loc() {
+            Some(loc) => format!("{name} at {loc}"),
+            None => name,
         }
     }
 

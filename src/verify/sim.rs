@@ -307,6 +307,12 @@ impl Sim<'_> {
                 }
                 false
             }
+            InstKind::Engine { .. } => {
+                self.runs.write(m, dst.tensor, dr);
+                let total = values.iter().flatten().fold(-0.0, |acc, x| acc + x);
+                out.resize(n_dst, total);
+                false
+            }
         };
         let len = span.len;
         span.write_rows(self.mem.cells.buf_mut(span.buf), |i, row| {

@@ -91,6 +91,7 @@ const INPUT: u64 = 3;
 const RESHAPE: u64 = 4;
 const MIXED: u64 = 5;
 const GARBAGE: u64 = 6;
+const ENGINE: u64 = 7;
 
 /// Powers `r^e` of one base by two table lookups (`e < 2^20`).
 struct Powers {
@@ -514,6 +515,19 @@ impl<'a> Run<'a> {
                     _ => run.accumulates(),
                 };
                 self.write(dst, &dr, &[whole(a, 0, garbage)], accumulate);
+                Ok(())
+            }
+            InstKind::Engine { .. } => {
+                // Every destination element depends on every source element.
+                let mut words = vec![ENGINE, rows.into(), elems.into()];
+                let mut garbage = false;
+                for buf in &bufs[..srcs.len()] {
+                    words.push(self.model.digest(buf));
+                    garbage |= buf.iter().any(|p| p.garbage);
+                }
+                let a = self.model.hash(&words);
+                self.runs.write(m, dst, dr);
+                self.write(dst, &dr, &[whole(a, 0, garbage)], false);
                 Ok(())
             }
             InstKind::Memset { value, .. } => {

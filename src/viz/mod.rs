@@ -123,6 +123,8 @@ pub struct TensorBar {
     pub end: u32,
     /// How it is drawn.
     pub role: BarRole,
+    /// Where a traced kernel allocated the tile (`loc=`), shown in the tooltip.
+    pub loc: Option<String>,
 }
 
 /// Which spill copy a [`SpillMark`] stands for.
@@ -215,6 +217,7 @@ impl Timeline {
                 }
             }
         }
+        let by_name = m.name_index();
         let tensors: Vec<TensorBar> = (report.tensors.iter())
             .filter_map(|t| {
                 let (bank, [start, end]) = (t.bank?, t.interval?);
@@ -233,6 +236,9 @@ impl Timeline {
                     start,
                     end,
                     role,
+                    loc: by_name
+                        .get(t.name.as_str())
+                        .and_then(|&id| m.tensor(id).loc.clone()),
                 })
             })
             .collect();

@@ -846,6 +846,10 @@ fn bars(o: &mut String, t: &Timeline, l: &Layout) {
             ),
             BarRole::Reload { of } => (" class=\"rl\"", format!(" (reload of {})", escape(of))),
         };
+        let what = match &b.loc {
+            Some(loc) => format!("{what}\nallocated at {}", escape(loc)),
+            None => what,
+        };
         put!(
             o,
             "<g><title>{}{what}\nbanks {} ({} bank{})\ninterval [{}, {}]\npeak live banks in interval: {} of {}</title>",

@@ -247,6 +247,7 @@ impl Gen<'_> {
             pos: (0, pos_col),
             flags: Flags::Auto,
             zr: None,
+            accumulate: None,
         }))))
     }
 

@@ -1,0 +1,15 @@
+"""Hazard: the iterations of an affine_range loop all copy into one PSUM tile."""
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+
+@nki.jit
+def kernel(x):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    stage = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+    for i in nl.affine_range(4):
+        x_tile = nl.load(x[i * 128:(i + 1) * 128, :])
+        nisa.tensor_copy(dst=stage, src=x_tile)
+        nl.store(out, value=nl.copy(stage))
+    return out
