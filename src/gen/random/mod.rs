@@ -292,7 +292,7 @@ impl Gen<'_> {
         let sinks = BANK * sizes + if cfg.writes { 512 + 1024 } else { 0 };
         let inputs = self
             .operands
-            .declare(&mut self.b, cfg.fresh_operands, sinks)?;
+            .declare(&mut self.b, cfg.fresh_operands, cfg.syntax, sinks)?;
         if !cfg.writes {
             for s in 1..=self.max_banks {
                 self.reads.sink(&mut self.b, self.mt, s * BANK, true)?;
