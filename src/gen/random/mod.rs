@@ -7,7 +7,7 @@
 //! straight line, each by one or two accumulating matmuls per bank; before
 //! each tensor is written, reads of random live tensors are issued until
 //! about [`RandomConfig::pressure`] banks are live; a read is an
-//! `act sinkS <- sinkS, pI, …` that sums tensors of one shape into an SBUF
+//! `act sinkS <- sinkS, pI, …` that sums tensors of one size into an SBUF
 //! sink, and the sinks are stored to DRAM at the end, so every read reaches
 //! the output. Time and memory are linear in the number of tensors.
 //!
@@ -292,7 +292,7 @@ impl Gen<'_> {
         let sinks = BANK * sizes + if cfg.writes { 512 + 1024 } else { 0 };
         let inputs = self
             .operands
-            .declare(&mut self.b, cfg.fresh_operands, sinks)?;
+            .declare(&mut self.b, cfg.fresh_operands, cfg.syntax, sinks)?;
         if !cfg.writes {
             for s in 1..=self.max_banks {
                 self.reads.sink(&mut self.b, self.mt, s * BANK, true)?;

@@ -15,8 +15,6 @@ use std::ops::Range;
 const SHARED_W_BYTES: u32 = 8192;
 /// Bytes per partition of the shared moving operand `x`.
 const SHARED_X_BYTES: u32 = 16384;
-/// Bytes per partition of one operand pool.
-const POOL_BYTES: u32 = 16384;
 
 /// The operand side a slice is for.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -30,6 +28,16 @@ enum Side {
 }
 
 impl Side {
+    /// Bytes per partition of one pool: room for the largest slice (a
+    /// moving operand of 1024 bytes in two nested loops of 4, a stationary
+    /// one of 256, a bias of four banks).
+    fn capacity(self) -> u32 {
+        match self {
+            Side::Moving => 16384,
+            Side::Stationary | Side::Bias => 8192,
+        }
+    }
+
     fn prefix(self) -> &'static str {
         match self {
             Side::Stationary => "w",
@@ -39,25 +47,36 @@ impl Side {
     }
 }
 
-/// A pool of fresh `[k, len]` slices of one dtype: `[128, size]`, cut into
-/// `128 / k` lanes of `k` partitions, each handed out in order.
+/// A pool of fresh slices of one dtype, `[128, size]`: a slice of `k`
+/// partitions starts at a multiple of `k`, above every byte handed out in
+/// its partitions.
 struct Pool {
     tensor: TensorId,
     side: Side,
     dtype: DType,
-    k: u32,
-    /// Bytes handed out per lane since the pool was (re)started.
-    lanes: Vec<u32>,
+    /// Bytes handed out per partition since the pool was (re)started.
+    used: [u32; K_TILE as usize],
     /// Bytes per partition the pool needs.
     size: u32,
 }
 
 impl Pool {
-    /// The lane with the fewest bytes handed out.
-    fn lane(&self) -> usize {
-        (0..self.lanes.len())
-            .min_by_key(|&l| self.lanes[l])
-            .unwrap_or(0)
+    /// The lowest free byte offset for `k` partitions, and the first of them.
+    fn place(&self, k: u32) -> (u32, usize) {
+        let k = (k as usize).clamp(1, self.used.len());
+        (0..self.used.len() / k)
+            .map(|l| {
+                (
+                    self.used[l * k..(l + 1) * k]
+                        .iter()
+                        .copied()
+                        .max()
+                        .unwrap_or(0),
+                    l * k,
+                )
+            })
+            .min()
+            .unwrap_or((0, 0))
     }
 }
 
@@ -70,19 +89,32 @@ pub(super) struct Operands {
     /// Bytes per partition the pools may take; past it, pools are reused
     /// from their start.
     budget: u32,
+    /// The kinds (side and dtype) of pool there may be.
+    kinds: Vec<(Side, DType)>,
 }
 
 impl Operands {
     /// Declares the shared `w` and `x` (unless `fresh`) and returns the
     /// tensors to load from DRAM; the pools leave `reserve` bytes per
-    /// partition of SBUF free.
+    /// partition of SBUF free, and with `fp8` operands come in two dtypes.
     pub(super) fn declare(
         &mut self,
         b: &mut Builder,
         fresh: bool,
+        fp8: bool,
         reserve: u32,
     ) -> Result<Vec<TensorId>, GenError> {
         self.budget = b.arch.sbuf().partition_size.saturating_sub(reserve);
+        let dtypes: &[DType] = if fp8 {
+            &[DType::Bf16, DType::Fp8]
+        } else {
+            &[DType::Bf16]
+        };
+        self.kinds = [Side::Stationary, Side::Moving]
+            .into_iter()
+            .flat_map(|s| dtypes.iter().map(move |&d| (s, d)))
+            .chain([(Side::Bias, DType::F32)])
+            .collect();
         if fresh {
             return Ok(Vec::new());
         }
@@ -111,40 +143,49 @@ impl Operands {
         vars: &[Strided],
     ) -> Result<Access, GenError> {
         let total = len * vars.iter().map(|v| v.trips).product::<u32>();
-        let kind = |p: &Pool| p.side == side && p.dtype == dtype && p.k == k;
-        let spent: u32 = self.pools.iter().map(|p| p.size).sum();
-        let fits = |p: &Pool| {
-            let end = p.lanes[p.lane()] + total;
-            kind(p) && end <= POOL_BYTES && spent + end.saturating_sub(p.size) <= self.budget
+        let kind = |p: &Pool| p.side == side && p.dtype == dtype;
+        let made = |&(side, dtype): &(Side, DType)| {
+            self.pools
+                .iter()
+                .any(|p| p.side == side && p.dtype == dtype)
         };
+        // Room for a first pool of every kind not made yet.
+        let missing: u32 = self
+            .kinds
+            .iter()
+            .filter(|k| !made(k))
+            .map(|k| k.0.capacity())
+            .sum();
+        let spent: u32 = self.pools.iter().map(|p| p.side.capacity()).sum();
+        let cap = side.capacity();
+        let fits = |p: &Pool| kind(p) && p.place(k).0 + total <= cap;
         let idx = match self.pools.iter().position(fits) {
             Some(i) => i,
-            None if spent + total <= self.budget || !self.pools.iter().any(kind) => {
+            None if spent + missing + cap <= self.budget || !made(&(side, dtype)) => {
                 let n = self.pools.iter().filter(|p| p.side == side).count();
                 let name = format!("{}{n}", side.prefix());
-                let tensor = b.sbuf(&name, K_TILE, POOL_BYTES.into(), dtype)?;
+                let tensor = b.sbuf(&name, K_TILE, cap.into(), dtype)?;
                 self.pools.push(Pool {
                     tensor,
                     side,
                     dtype,
-                    k,
-                    lanes: vec![0; (K_TILE / k).max(1) as usize],
+                    used: [0; K_TILE as usize],
                     size: 0,
                 });
                 self.pools.len() - 1
             }
             None => {
                 let i = self.pools.iter().position(kind).unwrap_or(0);
-                self.pools[i].lanes.fill(0);
+                self.pools[i].used = [0; K_TILE as usize];
                 i
             }
         };
         let pool = &mut self.pools[idx];
-        let lane = pool.lane();
-        let base = pool.lanes[lane];
-        pool.lanes[lane] += total;
-        pool.size = pool.size.max(pool.lanes[lane]);
-        let p0 = lane as u32 * k;
+        let (base, p0) = pool.place(k);
+        let end = base + total;
+        pool.used[p0..p0 + k as usize].fill(end);
+        pool.size = pool.size.max(end);
+        let p0 = p0 as u32;
         Ok(slice(pool.tensor, p0..p0 + k, base, len, len, vars))
     }
 }
