@@ -58,7 +58,8 @@ enum Command {
     /// Draw the PSUM bank timeline as SVG or HTML (SPEC §8), allocating first.
     Viz(VizArgs),
     /// Benchmark the allocator (reference vs fast mode, scaling to 1M
-    /// tensors, peak memory) and time each pass of `compile` on the workloads.
+    /// tensors, peak memory) and time each pass of `compile` on the workloads;
+    /// `--pipeline`: every pass's time and peak memory at 100k tensors and on a 2048³ gemm.
     Bench(BenchArgs),
     /// Run a single pass on its own.
     #[command(subcommand)]

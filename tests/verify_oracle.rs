@@ -5,7 +5,7 @@ mod verify_fixtures;
 
 use psum::ir::Flags;
 use psum::verify::sim::{input_value, run, Mode, DEFAULT_SEED};
-use psum::verify::{verify, CheckError};
+use psum::verify::{verify, verify_with, CheckError, Simulator};
 use verify_fixtures::*;
 
 const PAIRS: [(&str, &str, &str); 6] = [
@@ -27,6 +27,16 @@ fn hand_compiled_examples_verify() {
             json,
             serde_json::json!({"checker": "ok", "simulator": "ok", "statics": "ok"})
         );
+    }
+}
+
+/// The exact simulator (`psum verify --exact`) agrees on every pair.
+#[test]
+fn hand_compiled_examples_verify_exactly() {
+    for (name, orig, res) in PAIRS {
+        let r = verify_with(&module(orig), &module(res), Simulator::Exact);
+        assert_eq!(r.simulator, Ok(()), "example {name}");
+        assert!(r.is_ok(), "example {name}: {:?}", r.first_error());
     }
 }
 

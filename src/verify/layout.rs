@@ -277,15 +277,8 @@ impl Layout {
     /// the bytes of `r` in `t` — what a `start` zeroes (SPEC §4.4); `None`
     /// when `t` is not in PSUM or `r` has no bytes.
     pub fn start_span(&self, t: TensorId, r: &Region) -> Option<Span> {
-        let Place::Psum { base } = self.places[t.index()] else {
-            return None;
-        };
-        let (b0, b1) = (r.b0 as u32, r.b1 as u32);
-        if b1 <= b0 {
-            return None;
-        }
-        let lo = ((base + b0) / PSUM_BANK_SIZE * PSUM_BANK_SIZE / self.gran) as usize;
-        let hi = (((base + b1 - 1) / PSUM_BANK_SIZE + 1) * PSUM_BANK_SIZE / self.gran) as usize;
+        let z = self.start_rect(t, r)?;
+        let (lo, hi) = ((z.x0 / self.gran) as usize, (z.x1 / self.gran) as usize);
         Some(Span {
             buf: Buf::Psum,
             first: r.p0 as usize * self.cells_per_part + lo,

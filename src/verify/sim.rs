@@ -102,6 +102,22 @@ impl std::fmt::Display for Value {
     }
 }
 
+impl SimError {
+    /// Operand shapes of instance `id` (under `env`) that disagree.
+    pub(crate) fn shape(
+        m: &Module,
+        names: &InstNames,
+        id: InstId,
+        env: &Env,
+        what: String,
+    ) -> Self {
+        SimError::Shape {
+            inst: names.instance(m, id, env),
+            what,
+        }
+    }
+}
+
 /// The final contents of every tensor after a run.
 pub struct Memory {
     layout: Layout,
@@ -132,7 +148,8 @@ impl Memory {
     }
 }
 
-fn splitmix(mut z: u64) -> u64 {
+/// The splitmix64 finalizer, the simulators' hash.
+pub(crate) fn splitmix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -237,10 +254,7 @@ impl Sim<'_> {
     }
 
     fn shape_error(&self, id: InstId, env: &Env, what: String) -> SimError {
-        SimError::Shape {
-            inst: self.names.instance(self.m, id, env),
-            what,
-        }
+        SimError::shape(self.m, &self.names, id, env, what)
     }
 
     fn step(&mut self, id: InstId, env: &Env) -> Result<(), SimError> {
@@ -466,12 +480,15 @@ fn product_in<T, const BLOCK_COLS: usize>(
     }
 }
 
-/// Runs `original` virtually and `result` physically on the same inputs and
-/// compares every SBUF and DRAM tensor the original declares, exactly.
-pub fn compare(original: &Module, result: &Module, seed: u64) -> Result<(), SimError> {
-    let want = run(original, Mode::Virtual, seed)?;
-    let got = run(result, Mode::Physical, seed)?;
+/// The SBUF and DRAM tensors a comparison covers: every one the original
+/// declares, paired with the result's tensor of that name, which must exist
+/// with the same memory, shape and dtype.
+pub(crate) fn compared_tensors(
+    original: &Module,
+    result: &Module,
+) -> Result<Vec<(TensorId, TensorId)>, SimError> {
     let names = result.name_index();
+    let mut pairs = Vec::new();
     for (i, t) in original.tensors.iter().enumerate() {
         if t.mem == Mem::Psum {
             continue;
@@ -489,7 +506,19 @@ pub fn compare(original: &Module, result: &Module, seed: u64) -> Result<(), SimE
                 problem: "changes the shape of",
             });
         }
-        let a = want.tensor(original, TensorId::new(i));
+        pairs.push((TensorId::new(i), rid));
+    }
+    Ok(pairs)
+}
+
+/// Runs `original` virtually and `result` physically on the same inputs and
+/// compares every SBUF and DRAM tensor the original declares, exactly.
+pub fn compare(original: &Module, result: &Module, seed: u64) -> Result<(), SimError> {
+    let want = run(original, Mode::Virtual, seed)?;
+    let got = run(result, Mode::Physical, seed)?;
+    for (oid, rid) in compared_tensors(original, result)? {
+        let t = original.tensor(oid);
+        let a = want.tensor(original, oid);
         let b = got.tensor(result, rid);
         let elems = t.elems() as usize;
         if let Some(j) = (0..a.len()).find(|&j| a[j] != b[j]) {

@@ -28,9 +28,9 @@
 use super::exec::{checked_region, for_each_step, source_regions, Env, InstNames, RunTracker};
 use super::layout::{Buf, Layout};
 use super::rects::{Rect, RectMap};
-use super::sim::{input_tensors, Mode, SimError, Value};
+use super::sim::{compared_tensors, input_tensors, splitmix, Mode, SimError, Value};
 use crate::arch;
-use crate::ir::{Access, Flags, InstId, InstKind, Mem, Module, Region, TensorId};
+use crate::ir::{Flags, InstId, InstKind, Module, Region, TensorId};
 
 /// The field modulus, the Mersenne prime `2^61 − 1`.
 const P: u64 = (1 << 61) - 1;
@@ -67,13 +67,6 @@ fn pow(mut b: u64, mut e: u64) -> u64 {
         e >>= 1;
     }
     r
-}
-
-fn splitmix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// A non-zero field element hashed from `words` (and the seed).
@@ -272,25 +265,9 @@ pub fn compare(original: &Module, result: &Module, seed: u64) -> Result<(), SimE
     for_each_step(original, |id, env| want.step(id, env))?;
     let mut got = Run::new(result, Mode::Physical, &model)?;
     for_each_step(result, |id, env| got.step(id, env))?;
-    let names = result.name_index();
-    for (i, t) in original.tensors.iter().enumerate() {
-        if t.mem == Mem::Psum {
-            continue;
-        }
-        let Some(&rid) = names.get(t.name.as_str()) else {
-            return Err(SimError::MissingTensor {
-                name: t.name.clone(),
-                problem: "lacks",
-            });
-        };
-        let rt = result.tensor(rid);
-        if (rt.partitions, rt.bytes, rt.dtype, rt.mem) != (t.partitions, t.bytes, t.dtype, t.mem) {
-            return Err(SimError::MissingTensor {
-                name: t.name.clone(),
-                problem: "changes the shape of",
-            });
-        }
-        let a = want.own_map(TensorId::new(i));
+    for (oid, rid) in compared_tensors(original, result)? {
+        let t = original.tensor(oid);
+        let a = want.own_map(oid);
         let b = got.own_map(rid);
         if let Some((p, x, va, vb)) = first_difference(a, b, t.partitions, t.bytes) {
             let value = |v: Val| Value::Symbol {
@@ -443,15 +420,8 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn region(&self, id: InstId, env: &Env, a: &Access) -> Result<Region, SimError> {
-        checked_region(self.m, &self.names, id, env, a).map_err(SimError::Access)
-    }
-
     fn shape_error(&self, id: InstId, env: &Env, what: String) -> SimError {
-        SimError::Shape {
-            inst: self.names.instance(self.m, id, env),
-            what,
-        }
+        SimError::shape(self.m, &self.names, id, env, what)
     }
 
     /// `[partitions, elements]` of region `r` of `t`.
@@ -466,7 +436,7 @@ impl<'a> Run<'a> {
         let mut srcs = std::mem::take(&mut self.srcs);
         source_regions(m, &self.names, id, env, &mut srcs).map_err(SimError::Access)?;
         let dst = kind.dst().tensor;
-        let dr = self.region(id, env, kind.dst())?;
+        let dr = checked_region(m, &self.names, id, env, kind.dst()).map_err(SimError::Access)?;
         let mut bufs = std::mem::take(&mut self.bufs);
         bufs.resize_with(bufs.len().max(srcs.len()), Vec::new);
         for (buf, (t, r)) in bufs.iter_mut().zip(&srcs) {
