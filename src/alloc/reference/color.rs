@@ -103,8 +103,9 @@ impl<'a> Worklists<'a> {
             };
             list[v] = List::Removed;
             stack.push(v);
-            for u in g.neighbors(v) {
-                if list[u] == List::Removed {
+            // Its remaining neighbors.
+            for u in 0..n {
+                if list[u] == List::Removed || !g.interferes(u, v) {
                     continue;
                 }
                 deg[u] -= 1;
@@ -139,11 +140,10 @@ pub fn select(g: &BitMatrix, nodes: &[Node], stack: &[usize], num_banks: u32) ->
     let mut unplaced = Vec::new();
     for &v in stack.iter().rev() {
         let mut held = vec![false; num_banks as usize];
-        for u in g.neighbors(v) {
-            if let Some(b) = bank[u] {
-                for k in b..b + nodes[u].banks {
-                    held[k as usize] = true;
-                }
+        let placed = (0..nodes.len()).filter_map(|u| Some((u, bank[u]?)));
+        for (u, b) in placed.filter(|&(u, _)| g.interferes(u, v)) {
+            for k in b..b + nodes[u].banks {
+                held[k as usize] = true;
             }
         }
         let need = nodes[v].banks;
