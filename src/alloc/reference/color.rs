@@ -32,18 +32,21 @@ impl<'a> Worklists<'a> {
     /// `numBanks − liveN − nb` is not negative, else `inf` when its cost is
     /// +∞, else `hi`.
     pub fn new(g: &BitMatrix, nodes: &'a [Node], costs: &'a [Option<u64>], num_banks: u32) -> Self {
-        let n = nodes.len();
+        let (deg, nb) = (0..nodes.len())
+            .map(|v| {
+                g.neighbors(v)
+                    .fold((0, 0), |(d, b), u| (d + 1, b + live_n(nodes, u)))
+            })
+            .unzip();
         let mut w = Worklists {
             nodes,
             costs,
             num_banks,
-            deg: (0..n).map(|v| g.neighbors(v).count() as u64).collect(),
-            nb: (0..n)
-                .map(|v| g.neighbors(v).map(|u| live_n(nodes, u)).sum())
-                .collect(),
+            deg,
+            nb,
             list: Vec::new(),
         };
-        w.list = (0..n)
+        w.list = (0..nodes.len())
             .map(|v| match (w.budget(v, w.nb[v]) >= 0, costs[v]) {
                 (true, _) => List::Lo,
                 (false, None) => List::Inf,
@@ -103,8 +106,9 @@ impl<'a> Worklists<'a> {
             };
             list[v] = List::Removed;
             stack.push(v);
-            for u in g.neighbors(v) {
-                if list[u] == List::Removed {
+            // Its remaining neighbors.
+            for u in 0..n {
+                if list[u] == List::Removed || !g.interferes(u, v) {
                     continue;
                 }
                 deg[u] -= 1;
@@ -139,11 +143,10 @@ pub fn select(g: &BitMatrix, nodes: &[Node], stack: &[usize], num_banks: u32) ->
     let mut unplaced = Vec::new();
     for &v in stack.iter().rev() {
         let mut held = vec![false; num_banks as usize];
-        for u in g.neighbors(v) {
-            if let Some(b) = bank[u] {
-                for k in b..b + nodes[u].banks {
-                    held[k as usize] = true;
-                }
+        let placed = (0..nodes.len()).filter_map(|u| Some((u, bank[u]?)));
+        for (u, b) in placed.filter(|&(u, _)| g.interferes(u, v)) {
+            for k in b..b + nodes[u].banks {
+                held[k as usize] = true;
             }
         }
         let need = nodes[v].banks;
