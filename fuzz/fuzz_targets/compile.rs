@@ -7,7 +7,7 @@
 //! Run: `cargo fuzz run compile --sanitizer none` (from the crate root).
 #![no_main]
 
-#[path = "../../tests/verify_compile/mod.rs"]
+#[path = "../../tests/verify/verify_compile/mod.rs"]
 mod verify_compile;
 
 use libfuzzer_sys::fuzz_target;

@@ -2,7 +2,7 @@
 //! fast and reference modes agree byte for byte, and every result obeys
 //! the allocation invariants.
 
-mod alloc_common;
+use crate::alloc_common;
 
 use alloc_common::*;
 use proptest::prelude::*;

@@ -1,7 +1,7 @@
 //! The verification oracle on hand-compiled examples: compiled programs pass,
 //! the simulator computes exact values, and the checker sees what values cannot.
 
-mod verify_fixtures;
+use crate::verify_fixtures;
 
 use psum::ir::Flags;
 use psum::verify::sim::{input_value, run, Mode, DEFAULT_SEED};

@@ -2,7 +2,7 @@
 //! gen1, spill inside loops, node numbering, unspillable values, memloc
 //! split, diagnostics. Every program runs in both modes (compared).
 
-mod alloc_common;
+use crate::alloc_common;
 
 use alloc_common::*;
 use psum::alloc::{AllocError, AllocOptions, Mode};

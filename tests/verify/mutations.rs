@@ -5,7 +5,7 @@
 //! one corruption to the compiled module, and requires `verify` to fail with
 //! a first error containing the expected words.
 
-mod verify_fixtures;
+use crate::verify_fixtures;
 
 use psum::ir::{FlagSet, Flags, InstId, InstKind, Mem, Module, Stmt};
 use psum::text::inst_to_string;

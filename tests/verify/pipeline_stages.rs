@@ -6,10 +6,10 @@ use psum::pipeline::{verify_after, Pass};
 use psum::text;
 
 const EXAMPLES: [&str; 4] = [
-    include_str!("../examples/01_three_tensors.psum"),
-    include_str!("../examples/02_one_spill.psum"),
-    include_str!("../examples/03_column_tiles.psum"),
-    include_str!("../examples/04_gemm_k_loop.psum"),
+    include_str!("../../examples/01_three_tensors.psum"),
+    include_str!("../../examples/02_one_spill.psum"),
+    include_str!("../../examples/03_column_tiles.psum"),
+    include_str!("../../examples/04_gemm_k_loop.psum"),
 ];
 
 #[test]

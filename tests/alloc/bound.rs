@@ -135,7 +135,7 @@ fn module(src: &str) -> psum::ir::Module {
 
 #[test]
 fn one_spill_example_needs_exactly_one_spill() {
-    let m = module(include_str!("../examples/02_one_spill.psum"));
+    let m = module(include_str!("../../examples/02_one_spill.psum"));
     let p = problem(&m, &AllocOptions::default()).unwrap();
     let r = bounds(&p);
     assert_eq!(
@@ -165,7 +165,7 @@ fn one_spill_example_needs_exactly_one_spill() {
 
 #[test]
 fn multi_bank_example_has_peak_but_no_exact_spill_bound() {
-    let m = module(include_str!("../examples/01_three_tensors.psum"));
+    let m = module(include_str!("../../examples/01_three_tensors.psum"));
     let r = bounds(&problem(&m, &AllocOptions::default()).unwrap());
     assert_eq!(
         (r.peak_demand, r.peak_point, r.min_spills),

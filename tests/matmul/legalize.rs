@@ -1,7 +1,7 @@
 //! Legalization of accumulation groups (SPEC §4.3) on hand-checked programs:
 //! flags, zero regions, inserted memsets, ordered edges and the report.
 
-mod matmul_common;
+use crate::matmul_common;
 
 use matmul_common::{arch, flags, legalize, lines, parse, set_banks, try_legalize};
 use psum::matmul::{analyze, legalize_program, MatmulError, PartitionMode};
@@ -14,7 +14,7 @@ fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[test]
 fn example_01_four_singleton_clusters() {
-    let mut m = parse(include_str!("../examples/01_three_tensors.psum"));
+    let mut m = parse(include_str!("../../examples/01_three_tensors.psum"));
     set_banks(&mut m, &[("c", 0), ("b", 2), ("a", 3)]);
     let (out, r) = try_legalize(&m).unwrap();
     assert_eq!(
@@ -45,7 +45,7 @@ fn example_01_four_singleton_clusters() {
 
 #[test]
 fn example_03_column_tiles() {
-    let mut m = parse(include_str!("../examples/03_column_tiles.psum"));
+    let mut m = parse(include_str!("../../examples/03_column_tiles.psum"));
     set_banks(&mut m, &[("acc", 0)]);
     let (out, r) = try_legalize(&m).unwrap();
     assert_eq!(
@@ -481,7 +481,7 @@ fn legalize_is_idempotent() {
         chain_program("trn1", "", 4),
         chain_program("core_v4", "memset acc = 0", 2),
         slices("k", "n"),
-        include_str!("../examples/03_column_tiles.psum")
+        include_str!("../../examples/03_column_tiles.psum")
             .replace("[128, 2048]\nsbuf w", "[128, 2048] bank=0\nsbuf w"),
         format!(
             "{SPLIT_DECLS}

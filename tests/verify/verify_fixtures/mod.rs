@@ -14,13 +14,13 @@ pub fn module(src: &str) -> Module {
 }
 
 /// `examples/01_three_tensors.psum`.
-pub const EX01: &str = include_str!("../../examples/01_three_tensors.psum");
+pub const EX01: &str = include_str!("../../../examples/01_three_tensors.psum");
 /// `examples/02_one_spill.psum`.
-pub const EX02: &str = include_str!("../../examples/02_one_spill.psum");
+pub const EX02: &str = include_str!("../../../examples/02_one_spill.psum");
 /// `examples/03_column_tiles.psum`.
-pub const EX03: &str = include_str!("../../examples/03_column_tiles.psum");
+pub const EX03: &str = include_str!("../../../examples/03_column_tiles.psum");
 /// `examples/04_gemm_k_loop.psum`.
-pub const EX04: &str = include_str!("../../examples/04_gemm_k_loop.psum");
+pub const EX04: &str = include_str!("../../../examples/04_gemm_k_loop.psum");
 /// Two clustered groups, one accumulating onto a memset init.
 pub const O05: &str = include_str!("05_memset.psum");
 /// [`EX01`] compiled.

@@ -132,7 +132,7 @@ fn export_then_import_round_trips() {
 
 #[test]
 fn example_module_exports_one_row_per_node() {
-    let m = psum::text::parse(include_str!("../examples/01_three_tensors.psum"))
+    let m = psum::text::parse(include_str!("../../examples/01_three_tensors.psum"))
         .unwrap()
         .module;
     let p = psum::bound::problem(&m, &psum::alloc::AllocOptions::default()).unwrap();

@@ -1,6 +1,6 @@
 //! `order_column_tiled_mms` (SPEC §4.2) and `set_first_matmults` (SPEC §4.1).
 
-mod matmul_common;
+use crate::matmul_common;
 
 use matmul_common::{arch, lines, parse};
 use psum::arch::lookup;

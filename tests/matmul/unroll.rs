@@ -1,7 +1,7 @@
 //! Full unrolling (SPEC §4.3 preamble): labels, constant bounds, the
 //! instruction limit, and `after=` inside loops.
 
-mod matmul_common;
+use crate::matmul_common;
 
 use matmul_common::parse;
 use psum::ir::Module;
@@ -229,7 +229,7 @@ block main {
 
 #[test]
 fn loop_free_programs_are_unchanged() {
-    let m = parse(include_str!("../examples/01_three_tensors.psum"));
+    let m = parse(include_str!("../../examples/01_three_tensors.psum"));
     assert!(unroll(&m).unwrap().same_program(&m));
 }
 

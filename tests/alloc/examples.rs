@@ -1,7 +1,7 @@
 //! The allocator on the shared examples (SPEC §3): banks, spill code,
 //! iterations, heuristic, costs and percentages as their comments state.
 
-mod alloc_common;
+use crate::alloc_common;
 
 use alloc_common::*;
 use psum::alloc::costs::{find_costs, Cost};

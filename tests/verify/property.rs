@@ -3,7 +3,7 @@
 //!
 //! Time-boxed (about 45 s) so it fits in CI.
 
-mod verify_compile;
+use crate::verify_compile;
 
 use psum::gen::random::{program, program_text, RandomConfig};
 use std::time::{Duration, Instant};

@@ -1,0 +1,9 @@
+//! Integration tests of the PSUM allocator, its bounds and the peer problems (SPEC §3).
+
+mod alloc_common;
+mod bound;
+mod examples;
+mod export;
+mod peers;
+mod programs;
+mod props;

@@ -1,0 +1,7 @@
+//! Integration tests of the `psum` command line end to end (SPEC §6, §7).
+
+mod bound;
+mod commands;
+mod compile_examples;
+mod viz;
+mod workloads;

@@ -1,0 +1,4 @@
+//! Integration tests of NKI kernels traced, compiled and linted (SPEC §9).
+
+mod ir;
+mod kernels;

@@ -1,0 +1,7 @@
+//! Integration tests of the text format: syntax, round trip, validation errors, robustness (SPEC §2).
+
+mod robustness;
+mod round_trip_props;
+mod roundtrip;
+mod syntax;
+mod validate_errors;

@@ -1,0 +1,5 @@
+//! Integration tests of the bank timeline (SPEC §8).
+
+mod alloc;
+mod props;
+mod render;
