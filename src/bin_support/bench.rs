@@ -1,4 +1,4 @@
-//! `psum bench` (issue #6; SPEC §3.10, §7): the allocator's scaling table
+//! `psum bench` (SPEC §3.10, §7): the allocator's scaling table
 //! and the per-pass times of `compile` on the `gen` workloads.
 //!
 //! Every measured size runs in a child process (the binary re-invokes itself

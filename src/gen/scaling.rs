@@ -1,4 +1,4 @@
-//! The scaling workload of the allocator benchmarks (issue #6, SPEC §3.10,
+//! The scaling workload of the allocator benchmarks (SPEC §3.10,
 //! §7): `random` programs of a given size with the default pressure (1.5 ×
 //! the bank count) and mixed 1–4-bank tensors, shared by `psum bench` and
 //! `benches/alloc.rs` so both measure the same programs.
