@@ -1,7 +1,7 @@
 //! PSUM bank allocation (SPEC §3; seed 000: `PSUM_Allocator::allocate`).
 //!
 //! Chaitin–Briggs over banks with TensorCopy spill. [`analyze`] splits
-//! reused tensors ([`split`]), numbers the points ([`linear`]) and computes
+//! reused tensors (`split`), numbers the points ([`linear`]) and computes
 //! the live ranges ([`liveness`]); the allocator then iterates the spill
 //! fixpoint: costs ([`costs`]), interference, simplify and select under
 //! each heuristic H0..H3, keeping the best (best-of-n); if something did
@@ -29,7 +29,7 @@ pub mod liveness;
 mod log;
 mod reference;
 pub mod spill;
-pub mod split;
+pub(crate) mod split;
 mod support;
 
 pub use analysis::{analyze, Analysis};

@@ -1,9 +1,9 @@
 //! Matmul passes (SPEC §4, seed 004 "Matmul Tile Ordering and
 //! Accumulation-Group Legalization").
 //!
-//! - [`first`]: `set_first_matmults`, the provisional start marker (§4.1).
+//! - `first`: `set_first_matmults`, the provisional start marker (§4.1).
 //! - [`order`]: `order_column_tiled_mms`, ordered edges between column tiles (§4.2).
-//! - [`groups`]: accumulation runs, the `MatmulAccGrp` geometry, the five
+//! - `groups`: accumulation runs, the `MatmulAccGrp` geometry, the five
 //!   overlap predicates and the union-find clustering (§4.3.1–3).
 //! - [`legalize`]: the START/STOP/ACCUMULATE flags, inserted memsets and
 //!   zero-region widths (§4.3.4–5), and [`legalize_program`], which runs §4.2
@@ -13,8 +13,8 @@
 //! the cells `B·2048 + offset` of every partition it has (SPEC §4.4).
 
 mod cells;
-pub mod first;
-pub mod groups;
+pub(crate) mod first;
+pub(crate) mod groups;
 pub mod legalize;
 pub mod order;
 

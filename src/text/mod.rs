@@ -2,11 +2,11 @@
 //! [`SourceMap`] of byte spans, [`print`](fn@print) writes the canonical form, and
 //! [`parse_json`]/[`to_json`] are the serde form (`--emit json`).
 //!
-//! The parser is hand-written recursive descent over [`lexer::Lexer`]. It
+//! The parser is hand-written recursive descent over its lexer. It
 //! resolves tensor and loop-variable names; everything else about a
 //! program's meaning is checked by [`crate::validate`].
 
-pub mod lexer;
+pub(crate) mod lexer;
 mod parser;
 mod printer;
 

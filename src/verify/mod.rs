@@ -12,7 +12,7 @@
 //!    multiply-add ([`Simulator::Exact`], `psum verify --exact`).
 //! 3. [`statics`]: banks, spill/reload declarations, flags and `zr` (§5.3).
 //!
-//! The abstract states live in [`rects`] maps, whose cost grows with the
+//! The abstract states live in `rects` maps, whose cost grows with the
 //! pieces a program writes, not with its cells. [`verify`] runs all three
 //! checks; [`VerifyReport`] serializes to the `verify` key of the JSON report.
 
