@@ -17,11 +17,21 @@
 //!   increasing right endpoint and keep one when, with it, no point is covered
 //!   by more than `k` kept intervals.
 //!
+//! - [`min_spill_cost_one_bank`]: when every node holds one bank, the least
+//!   total spill cost (SPEC §3.5 cycles) of a set of nodes whose removal
+//!   leaves at most `k` banks live at every point: the complement of the
+//!   heaviest k-colorable subgraph, weighted by cost, by the minimum-cost
+//!   flow of Carlisle & Lloyd (1995) ([`crate::flow`]). A spilled node
+//!   still holds PSUM at its writes and reads, so no spill set under SPEC
+//!   §3.8 costs less.
+//!
 //! [`problem`] extracts the intervals of a module's first allocation
 //! iteration (after the memloc split, before any spill), which is also what
-//! [`crate::export`] hands to MiniMalloc; [`bounds`] computes both bounds.
+//! [`crate::export`] hands to MiniMalloc; [`bounds`] computes the bounds.
 
+use crate::alloc::costs::{self, Cost};
 use crate::alloc::{self, AllocError, AllocOptions};
+use crate::flow::{self, Weight};
 use crate::ir::Module;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -55,6 +65,9 @@ pub struct AllocProblem {
     pub num_banks: u32,
     /// The nodes, in node order (first definition).
     pub buffers: Vec<Buffer>,
+    /// Each node's spill cost (SPEC §3.5), in node order.
+    #[serde(skip)]
+    pub costs: Vec<Cost>,
 }
 
 impl AllocProblem {
@@ -79,10 +92,12 @@ pub fn problem(m: &Module, opts: &AllocOptions) -> Result<AllocProblem, AllocErr
             },
         })
         .collect();
+    let pinned = vec![false; first.module.tensors.len()];
     Ok(AllocProblem {
         arch: m.arch.clone(),
         num_banks: first.num_banks,
         buffers,
+        costs: costs::find_costs(&first.lin, &first.live, &pinned, opts.spill_latency),
     })
 }
 
@@ -104,6 +119,10 @@ pub struct BoundReport {
     pub min_spills: Option<usize>,
     /// One minimum spill set, by name in node order (`null` with `min_spills`).
     pub spill_set: Option<Vec<String>>,
+    /// Least total spill cost in cycles of a set of nodes whose removal
+    /// fits `num_banks` banks (`null` unless every node holds one bank, or
+    /// when the unspillable nodes alone do not fit).
+    pub min_spill_cost_cycles: Option<u64>,
 }
 
 /// Computes [`BoundReport`] for a problem.
@@ -119,6 +138,7 @@ pub fn bounds(p: &AllocProblem) -> BoundReport {
         peak_point: peak.point,
         min_spills: spilled.as_ref().map(Vec::len),
         spill_set: spilled.map(|s| s.iter().map(|&i| p.buffers[i].id.clone()).collect()),
+        min_spill_cost_cycles: min_spill_cost_one_bank(&ivs, &p.costs, p.num_banks),
     }
 }
 
@@ -148,6 +168,18 @@ impl BoundReport {
                     "minimum spills: not computed (exact only when every node holds one bank)"
                 );
             }
+        }
+        match (self.min_spills, self.min_spill_cost_cycles) {
+            (Some(_), Some(c)) => {
+                let _ = writeln!(out, "minimum spill cost: {c} cycles");
+            }
+            (Some(_), None) => {
+                let _ = writeln!(
+                    out,
+                    "minimum spill cost: inf (the unspillable nodes do not fit)"
+                );
+            }
+            _ => {}
         }
         out
     }
@@ -229,8 +261,36 @@ pub fn min_spills_one_bank(intervals: &[Interval], num_banks: u32) -> Option<Vec
     Some(spilled)
 }
 
+/// The least total cost of a set of one-bank intervals whose removal
+/// leaves no point covered more than `num_banks` times, `costs[i]` being
+/// interval `i`'s ([`Cost::Inf`]: it cannot be removed): the total cost
+/// minus the heaviest kept set of Carlisle & Lloyd's flow
+/// ([`flow::max_weight_k_colorable`]). `None` when some interval holds
+/// other than one bank, or when the unremovable ones alone cover a point
+/// more than `num_banks` times.
+pub fn min_spill_cost_one_bank(
+    intervals: &[Interval],
+    costs: &[Cost],
+    num_banks: u32,
+) -> Option<u64> {
+    if intervals.iter().any(|iv| iv.banks != 1) {
+        return None;
+    }
+    let spans: Vec<(u32, u32)> = intervals.iter().map(|iv| (iv.start, iv.end)).collect();
+    let weights: Vec<Weight> = (costs.iter())
+        .map(|c| c.finite().map_or(Weight::Forced, Weight::Finite))
+        .collect();
+    let kept = flow::max_weight_k_colorable(&spans, &weights, num_banks)?;
+    Some(
+        (kept.iter().zip(costs))
+            .filter(|(&k, _)| !k)
+            .filter_map(|(_, c)| c.finite())
+            .fold(0, u64::saturating_add),
+    )
+}
+
 /// A segment tree over `n` slots with range add and range maximum.
-struct MaxAddTree {
+pub(crate) struct MaxAddTree {
     n: usize,
     /// Max of the subtree, including the node's own pending add.
     max: Vec<i64>,
@@ -239,6 +299,26 @@ struct MaxAddTree {
 }
 
 impl MaxAddTree {
+    /// A tree whose slot `i` holds `values[i]`.
+    pub(crate) fn from_values(values: &[i64]) -> Self {
+        let mut t = MaxAddTree::new(values.len());
+        if !values.is_empty() {
+            t.build(1, 0, values.len(), values);
+        }
+        t
+    }
+
+    fn build(&mut self, node: usize, l: usize, r: usize, values: &[i64]) {
+        if r - l == 1 {
+            self.max[node] = values[l];
+            return;
+        }
+        let mid = (l + r) / 2;
+        self.build(2 * node, l, mid, values);
+        self.build(2 * node + 1, mid, r, values);
+        self.max[node] = self.max[2 * node].max(self.max[2 * node + 1]);
+    }
+
     fn new(n: usize) -> Self {
         let size = 2 * n.next_power_of_two().max(1);
         MaxAddTree {
@@ -249,7 +329,7 @@ impl MaxAddTree {
     }
 
     /// Adds `v` to every slot in `[lo, hi)`.
-    fn add(&mut self, lo: usize, hi: usize, v: i64) {
+    pub(crate) fn add(&mut self, lo: usize, hi: usize, v: i64) {
         if lo < hi {
             self.add_rec(1, 0, self.n, lo, hi, v);
         }
@@ -271,7 +351,7 @@ impl MaxAddTree {
     }
 
     /// The maximum over `[lo, hi)`; 0 for an empty range.
-    fn max(&self, lo: usize, hi: usize) -> i64 {
+    pub(crate) fn max(&self, lo: usize, hi: usize) -> i64 {
         if lo < hi {
             self.max_rec(1, 0, self.n, lo, hi)
         } else {

@@ -53,6 +53,7 @@ pub mod alloc;
 pub mod arch;
 pub mod bound;
 pub mod export;
+pub mod flow;
 pub mod gen;
 pub mod ir;
 pub mod lint;

@@ -7,7 +7,7 @@ mod bin_support;
 
 use bin_support::bench::{self, BenchArgs};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use psum::alloc::{AllocError, AllocOptions, AllocOutcome, Mode};
+use psum::alloc::{AllocError, AllocOptions, AllocOutcome, Allocator, Mode};
 use psum::ir::{Loc, Module};
 use psum::pipeline::{CompileError, CompileOptions};
 use psum::source::{self, Loaded};
@@ -120,6 +120,20 @@ struct AllocFlags {
     /// Print the allocator's log on stderr (-v), with its trace lines (-vv).
     #[arg(short, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Which allocator runs (SPEC §3, §3.11).
+    #[arg(long, value_enum, default_value = "briggs")]
+    allocator: AllocatorKind,
+}
+
+/// `--allocator`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum AllocatorKind {
+    /// The reference compiler's Chaitin–Briggs allocator (SPEC §3).
+    Briggs,
+    /// psum's own: the least spill cost it finds, fast on any size.
+    Mincost,
+    /// The least spill cost there is, by search (at most 24 PSUM nodes).
+    Exact,
 }
 
 impl AllocFlags {
@@ -133,6 +147,11 @@ impl AllocFlags {
             spill_latency: self.spill_latency,
             psum_banks: self.psum_banks,
             trace: self.verbose >= 2,
+            allocator: match self.allocator {
+                AllocatorKind::Briggs => Allocator::Briggs,
+                AllocatorKind::Mincost => Allocator::Mincost,
+                AllocatorKind::Exact => Allocator::Exact,
+            },
             ..AllocOptions::default()
         }
     }

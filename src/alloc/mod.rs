@@ -24,9 +24,12 @@
 mod analysis;
 mod briggs;
 pub mod costs;
+pub mod exact;
 pub mod linear;
 pub mod liveness;
 mod log;
+pub mod mincost;
+mod outcome;
 mod reference;
 pub mod spill;
 pub(crate) mod split;
@@ -57,9 +60,23 @@ pub enum Mode {
     Reference,
 }
 
+/// Which allocator runs (`--allocator`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Allocator {
+    /// The reference's Chaitin–Briggs allocator (SPEC §3.1–3.10).
+    #[default]
+    Briggs,
+    /// psum's own least-spill-cost sweep ([`mincost`], SPEC §3.11).
+    Mincost,
+    /// The least-cost allocation by exhaustive search ([`exact`], SPEC §3.11).
+    Exact,
+}
+
 /// Allocator settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AllocOptions {
+    /// Which allocator runs (Briggs by default).
+    pub allocator: Allocator,
     /// Fast or reference data structures.
     pub mode: Mode,
     /// Cycles per bank moved by one TensorCopy (`--spill-latency`).
@@ -94,6 +111,7 @@ impl AllocOptions {
 impl Default for AllocOptions {
     fn default() -> Self {
         AllocOptions {
+            allocator: Allocator::Briggs,
             mode: Mode::Fast,
             spill_latency: arch::DEFAULT_SPILL_LATENCY,
             psum_banks: None,
@@ -147,6 +165,14 @@ pub enum AllocError {
     /// The spill fixpoint did not finish within the iteration limit.
     #[error("PSUM allocation did not converge")]
     NotConverged,
+    /// `--allocator exact` on more nodes than its search takes.
+    #[error("--allocator exact takes at most {limit} PSUM nodes; this program has {nodes}")]
+    ExactTooLarge {
+        /// Nodes of the program (after the memloc split).
+        nodes: usize,
+        /// [`exact::MAX_NODES`].
+        limit: usize,
+    },
 }
 
 /// One PSUM tensor of the result (SPEC §6 `tensors`).
@@ -213,6 +239,11 @@ pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocEr
 /// over: the result program is `m` itself, split and with spill code
 /// inserted, so a caller that no longer needs the input saves a copy.
 pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
+    match opts.allocator {
+        Allocator::Briggs => {}
+        Allocator::Mincost => return mincost::allocate(m, opts),
+        Allocator::Exact => return exact::allocate(m, opts),
+    }
     if opts.mode == Mode::Reference || opts.trace {
         reference::allocate(m, opts)
     } else {

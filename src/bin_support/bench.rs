@@ -56,6 +56,10 @@ pub struct BenchArgs {
     /// Internal: one `--pipeline` measurement (`passes`, `compile` or `fmt`) of one program file.
     #[arg(long, hide = true, num_args = 3, value_names = ["WHAT", "PROGRAM", "FILE"])]
     pipeline_child: Option<Vec<String>>,
+    /// Allocation quality instead: briggs, mincost, exact and the bounds
+    /// side by side (SPEC §3.11), then the peer comparison (`--peers`).
+    #[arg(long)]
+    quality: bool,
     /// Internal: measure one size in this process and print one result line.
     #[arg(long, hide = true, num_args = 2, value_names = ["SIZE", "MODE"])]
     child: Option<Vec<String>>,
@@ -138,6 +142,9 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
     }
     if a.pipeline {
         return run_pipeline(a.million);
+    }
+    if a.quality {
+        return super::quality::run_quality().and_then(|()| run_peers());
     }
     let compare = a
         .compare_sizes

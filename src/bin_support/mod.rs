@@ -2,3 +2,4 @@
 //! submodule holds one subcommand's arguments and its `cmd_*` function.
 
 pub mod bench;
+pub mod quality;

@@ -146,7 +146,8 @@ fn one_spill_example_needs_exactly_one_spill() {
     assert_eq!(
         r.render(),
         "peak demand: 9 banks at point 8 (9 nodes, 8 banks available)\n\
-         minimum spills: 1 (for example t0)\n"
+         minimum spills: 1 (for example t0)\n\
+         minimum spill cost: 128 cycles\n"
     );
     let four = AllocOptions {
         psum_banks: Some(4),
@@ -181,7 +182,8 @@ fn multi_bank_example_has_peak_but_no_exact_spill_bound() {
         json,
         serde_json::json!({
             "arch": "trn1", "num_banks": 8, "nodes": 3, "peak_demand": 4,
-            "peak_point": 2, "min_spills": null, "spill_set": null
+            "peak_point": 2, "min_spills": null, "spill_set": null,
+            "min_spill_cost_cycles": null
         })
     );
 }
@@ -221,6 +223,7 @@ fn problem_uses_memloc_pieces_and_loop_extension() {
     assert_eq!(
         bounds(&p).render(),
         "peak demand: 1 banks at point 0 (2 nodes, 8 banks available)\n\
-         minimum spills: 0 (every node fits without spilling)\n"
+         minimum spills: 0 (every node fits without spilling)\n\
+         minimum spill cost: 0 cycles\n"
     );
 }

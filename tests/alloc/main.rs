@@ -4,6 +4,7 @@ mod alloc_common;
 mod bound;
 mod examples;
 mod export;
+mod mincost;
 mod peers;
 mod programs;
 mod props;

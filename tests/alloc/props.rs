@@ -13,30 +13,8 @@ use psum::alloc::{allocate, analyze, spill, AllocOptions, AllocOutcome, Analysis
 use psum::arch::{self, bank_alignment};
 use psum::ir::Module;
 
-const ARCHS: [&str; 4] = ["trn1", "inf1", "core_v4", "gen3"];
-
 fn config() -> impl Strategy<Value = (u64, Config, Option<u32>)> {
-    (
-        any::<u64>(),
-        0..ARCHS.len(),
-        1usize..40,
-        1u32..=3,
-        1usize..12,
-        any::<bool>(),
-        prop::option::weighted(0.2, 1u32..=8),
-    )
-        .prop_map(|(seed, a, tensors, max_banks, pressure, loops, banks)| {
-            let arch = ARCHS[a];
-            let total = arch::lookup(arch).unwrap().num_banks();
-            let cfg = Config {
-                arch,
-                tensors,
-                max_banks,
-                pressure,
-                loops,
-            };
-            (seed, cfg, banks.map(|b| b.min(total)))
-        })
+    random_config(40)
 }
 
 /// Allocates in every mode ([`alloc_all`]); `None` when all fail alike.

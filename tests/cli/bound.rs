@@ -21,13 +21,14 @@ fn bound_reports_peak_and_minimum_spills() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         stdout(&o),
-        "peak demand: 9 banks at point 8 (9 nodes, 8 banks available)\nminimum spills: 1 (for example t0)\n"
+        "peak demand: 9 banks at point 8 (9 nodes, 8 banks available)\nminimum spills: 1 (for example t0)\nminimum spill cost: 128 cycles\n"
     );
     let o = psum(&["bound", "examples/02_one_spill.psum", "--report", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["peak_demand"], 9);
     assert_eq!(v["min_spills"], 1);
     assert_eq!(v["spill_set"], serde_json::json!(["t0"]));
+    assert_eq!(v["min_spill_cost_cycles"], 128);
 }
 
 #[test]

@@ -3,5 +3,6 @@
 mod bound;
 mod commands;
 mod compile_examples;
+mod mincost;
 mod viz;
 mod workloads;

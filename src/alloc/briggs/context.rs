@@ -7,10 +7,9 @@ use crate::alloc::analysis::Analysis;
 use crate::alloc::liveness;
 use crate::alloc::log::{hundredths, pct_text, Log};
 use crate::alloc::spill::Namer;
-use crate::alloc::support::threads::{in_halves, PARALLEL_MIN_NODES};
-use crate::alloc::{AllocOptions, AllocOutcome, AllocReport, TensorReport};
+use crate::alloc::support::threads::PARALLEL_MIN_NODES;
+use crate::alloc::{outcome, AllocOptions, AllocOutcome, AllocReport};
 use crate::ir::{Mem, TensorId};
-use std::ops::Range;
 
 /// Everything the iterations of one allocation share.
 pub struct Context<'o> {
@@ -82,7 +81,7 @@ impl<'o> Context<'o> {
         let Context {
             program:
                 Analysis {
-                    module: mut work,
+                    module: work,
                     arch,
                     num_banks,
                     lin,
@@ -116,39 +115,10 @@ impl<'o> Context<'o> {
         // goes before the report is built.
         drop((it, reuse, buffers, pinned, namer, lin));
         let live = live.without_events();
-        for (n, b) in live.nodes.iter().zip(&banks) {
-            work.tensors[n.tensor.index()].bank = *b;
-        }
-        let node_of = live.node_index(work.tensors.len());
-        let mut was_spilled = vec![false; work.tensors.len()];
-        for t in &spilled {
-            was_spilled[t.index()] = true;
-        }
-        let rows = |range: Range<usize>| {
-            let psum = range.filter(|&i| work.tensors[i].mem == Mem::Psum);
-            psum.map(|i| {
-                let t = &work.tensors[i];
-                TensorReport {
-                    name: t.name.clone(),
-                    bank: t.bank,
-                    banks: arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes))),
-                    interval: node_of[i].map(|v| {
-                        let n = &live.nodes[v.index()];
-                        [n.start, n.end]
-                    }),
-                    spilled: was_spilled[i],
-                }
-            })
-            .collect::<Vec<_>>()
-        };
-        // A large program's rows (a name each) are built in two halves at once.
-        let parallel = two_threads && work.tensors.len() >= PARALLEL_MIN_NODES;
-        let (mut tensors, rest) = in_halves(parallel, work.tensors.len(), rows);
-        tensors.extend(rest);
         let report = AllocReport {
             arch: work.arch.clone(),
             num_banks,
-            tensors,
+            tensors: Vec::new(),
             spilled: (spilled.iter())
                 .map(|&t| work.tensor(t).name.clone())
                 .collect(),
@@ -158,12 +128,10 @@ impl<'o> Context<'o> {
             demand_pct: demand as f64 / 100.0,
             utilization_pct: utilization as f64 / 100.0,
         };
-        AllocOutcome {
-            module: work,
-            report,
-            log: log.log,
-            trace: log.trace,
-            warnings,
-        }
+        // A large program's rows (a name each) are built in two halves at once.
+        let parallel = two_threads && work.tensors.len() >= PARALLEL_MIN_NODES;
+        outcome::complete(
+            work, &arch, &live, &banks, &spilled, report, log, warnings, parallel,
+        )
     }
 }

@@ -44,6 +44,39 @@ pub fn program(seed: u64, cfg: Config) -> String {
     random::program_text(seed, &rc).unwrap_or_else(|e| panic!("seed {seed}: {e}"))
 }
 
+/// The architectures random programs are drawn for.
+pub const ARCHS: [&str; 4] = ["trn1", "inf1", "core_v4", "gen3"];
+
+/// A proptest strategy for a seed, a [`Config`] of fewer than
+/// `max_tensors` tensors on any of [`ARCHS`] (1–3 banks, pressure 1–11,
+/// loops or not), and now and then a `--psum-banks` below the arch's.
+pub fn random_config(
+    max_tensors: usize,
+) -> impl proptest::strategy::Strategy<Value = (u64, Config, Option<u32>)> {
+    use proptest::prelude::*;
+    (
+        any::<u64>(),
+        0..ARCHS.len(),
+        1usize..max_tensors,
+        1u32..=3,
+        1usize..12,
+        any::<bool>(),
+        prop::option::weighted(0.2, 1u32..=8),
+    )
+        .prop_map(|(seed, a, tensors, max_banks, pressure, loops, banks)| {
+            let arch = ARCHS[a];
+            let total = psum::arch::lookup(arch).unwrap().num_banks();
+            let cfg = Config {
+                arch,
+                tensors,
+                max_banks,
+                pressure,
+                loops,
+            };
+            (seed, cfg, banks.map(|b| b.min(total)))
+        })
+}
+
 /// Parses and validates `src`, panicking with the message on error.
 pub fn module(src: &str) -> Module {
     let parsed = text::parse(src).unwrap_or_else(|e| panic!("parse: {e}\n{src}"));

@@ -1,0 +1,838 @@
+//! psum's own allocator, `--allocator mincost` (SPEC §3.11, not the
+//! reference's): one sweep over the program points that places every
+//! live range in aligned banks and, where one does not fit, spills the
+//! values whose spilling frees the most points per cycle, under the spill
+//! code of SPEC §3.8 and the costs of SPEC §3.5.
+//!
+//! A spilled node keeps PSUM only where §3.8's code needs it: from its
+//! start to its save (its head) and over each read group (a reload
+//! temporary each). The sweep knows these pieces in advance ([`Pieces`]),
+//! so it can let a value go at any point where it holds PSUM for nothing
+//! and later place each reload where it starts, as if the spill code were
+//! already there. When a piece starting at point `p` finds no free
+//! aligned block, the sweep frees the block whose holders cost least per
+//! point freed: each holder `u` that `p` leaves idle costs `cost(u)`
+//! cycles and frees its banks over its remaining idle points (furthest
+//! next use in the manner of Belady, weighed by cost). A block is chosen
+//! among the free ones by aligned (buddy) placement: the one whose
+//! enclosing block of twice its size is the fullest, so large blocks
+//! stay whole.
+//!
+//! The spill code then goes in in one round ([`spill::insert_spill_code`]),
+//! and the banks of the sweep carry over to the program with it. When the
+//! program's own live ranges disagree with the sweep's pieces (a value a
+//! loop carries across its save), the program is swept again, as it now
+//! is, until it fits; a piece that no spilling can place hands the
+//! program as it stands to [`super::Allocator::Briggs`].
+
+use super::analysis::{analyze, Analysis};
+use super::costs::{self, spill_plan, Cost};
+use super::linear::Linear;
+use super::liveness::{self, Liveness, Node};
+use super::log::{hundredths, pct_text, Log};
+use super::support::threads::PARALLEL_MIN_NODES;
+use super::{
+    outcome, spill, AllocError, AllocOptions, AllocOutcome, AllocReport, Allocator, NodeId,
+};
+use crate::arch::{self, bank_alignment};
+use crate::bound::MaxAddTree;
+use crate::flow::{self, Weight};
+use crate::ir::{InstKind, Mem, Module, Stmt, TensorId};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// What each node of one iteration holds when it is spilled, and its cost.
+pub(super) struct Pieces {
+    /// Spill cost of each node (SPEC §3.5).
+    pub cost: Vec<Cost>,
+    /// The last point of each spillable node's head (its interval from its
+    /// start to its save, loop extension included).
+    pub head_end: Vec<u32>,
+    /// Node `v`'s read groups are `groups[first[v]..first[v + 1]]`.
+    pub first: Vec<u32>,
+    /// Read groups, closed point ranges, each node's in order.
+    pub groups: Vec<(u32, u32)>,
+}
+
+impl Pieces {
+    /// The pieces of every node of `live` on `lin`; `pinned` flags by
+    /// tensor the nodes that cannot spill again.
+    pub fn of(lin: &Linear, live: &Liveness, pinned: &[bool], latency: u64) -> Pieces {
+        let cost = costs::find_costs(lin, live, pinned, latency);
+        let n = live.nodes.len();
+        let mut pieces = Pieces {
+            head_end: vec![0; n],
+            first: Vec::with_capacity(n + 1),
+            groups: Vec::new(),
+            cost,
+        };
+        pieces.first.push(0);
+        for (i, node) in live.nodes.iter().enumerate() {
+            let v = NodeId::new(i);
+            if pieces.cost[i] != Cost::Inf {
+                let plan = spill_plan(lin, live, v).expect("a finite cost has a plan");
+                pieces.head_end[i] = liveness::extend(lin, node.def, plan.save_after).1;
+                (pieces.groups).extend(plan.groups(live.events_of(v, lin)));
+            }
+            pieces.first.push(pieces.groups.len() as u32);
+        }
+        pieces
+    }
+
+    fn groups_of(&self, v: usize) -> std::ops::Range<usize> {
+        self.first[v] as usize..self.first[v + 1] as usize
+    }
+
+    /// The closed point ranges where spillable node `v` (`node`) would
+    /// hold no PSUM once spilled: between its head, its read groups and
+    /// its end.
+    pub fn idle(&self, v: usize, node: &Node) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let groups = &self.groups[self.groups_of(v)];
+        let ends = (groups.iter().map(|g| (g.0, g.1))).chain([(node.end + 1, node.end)]);
+        let mut from = self.head_end[v] + 1;
+        ends.filter_map(move |(lo, hi)| {
+            let gap = (lo > from).then(|| (from, lo - 1));
+            from = hi + 1;
+            gap
+        })
+    }
+
+    /// The banks in use at each of `points` points when the nodes that
+    /// `spilled` flags hold PSUM only over their heads and read groups.
+    fn load(&self, nodes: &[Node], spilled: &[bool], points: usize) -> Vec<i64> {
+        let mut delta = vec![0i64; points + 1];
+        for (v, n) in nodes.iter().enumerate() {
+            let b = i64::from(n.banks);
+            delta[n.start as usize] += b;
+            delta[n.end as usize + 1] -= b;
+            if spilled[v] {
+                for (lo, hi) in self.idle(v, n) {
+                    delta[lo as usize] -= b;
+                    delta[hi as usize + 1] += b;
+                }
+            }
+        }
+        let mut at = 0;
+        delta.truncate(points);
+        for d in &mut delta {
+            at += *d;
+            *d = at;
+        }
+        delta
+    }
+}
+
+/// A free bank in [`Sweep`]'s bank table.
+const FREE: u32 = u32::MAX;
+
+/// The placement one sweep found: the spilled nodes and every piece's base bank.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Placement {
+    /// The nodes to spill, ascending.
+    pub spilled: Vec<NodeId>,
+    /// Base bank of each node (over its whole interval, or its head when
+    /// spilled).
+    pub bank: Vec<u8>,
+    /// Base bank of each read group of [`Pieces::groups`] (meaningful for
+    /// the spilled nodes' groups).
+    pub group_bank: Vec<u8>,
+}
+
+/// A piece that no spilling could place: its node and first point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Stuck {
+    /// The node.
+    pub node: NodeId,
+    /// Where it starts.
+    pub point: u32,
+}
+
+/// The state of one sweep. Segment `v < n` is node `v` (its interval, cut
+/// to its head when spilled); segment `n + g` is read group `g`.
+struct Sweep<'a> {
+    nodes: &'a [Node],
+    pieces: &'a Pieces,
+    /// The nodes chosen beforehand to spill: free to let go.
+    chosen: &'a [bool],
+    num_banks: u32,
+    /// The segment holding each bank.
+    owner: Vec<u32>,
+    /// Each segment's base bank and current last point.
+    base: Vec<u8>,
+    end: Vec<u32>,
+    spilled: Vec<bool>,
+    /// Per node, its first read group not yet behind the sweep.
+    cursor: Vec<u32>,
+    /// `over[p]`: the points before `p` where the program, nothing
+    /// spilled, needs more banks than there are.
+    over: Vec<u32>,
+    /// Segments placed, by last point (stale entries skipped).
+    ends: BinaryHeap<Reverse<(u32, u32)>>,
+    /// Read groups of spilled nodes still to place, by first point.
+    pending: BinaryHeap<Reverse<(u32, u32)>>,
+}
+
+impl<'a> Sweep<'a> {
+    fn new(nodes: &'a [Node], pieces: &'a Pieces, chosen: &'a [bool], num_banks: u32) -> Self {
+        let n = nodes.len();
+        let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
+        let load = pieces.load(nodes, &vec![false; n], points);
+        let mut over = Vec::with_capacity(points + 1);
+        over.push(0);
+        for &l in &load {
+            let last = *over.last().expect("starts with 0");
+            over.push(last + u32::from(l > i64::from(num_banks)));
+        }
+        let segs = n + pieces.groups.len();
+        let mut end: Vec<u32> = nodes.iter().map(|v| v.end).collect();
+        end.extend(pieces.groups.iter().map(|g| g.1));
+        Sweep {
+            nodes,
+            pieces,
+            chosen,
+            over,
+            num_banks,
+            owner: vec![FREE; num_banks as usize],
+            base: vec![0; segs],
+            end,
+            spilled: vec![false; n],
+            cursor: pieces.first[..n].to_vec(),
+            ends: BinaryHeap::new(),
+            pending: BinaryHeap::new(),
+        }
+    }
+
+    fn banks(&self, seg: usize) -> u32 {
+        self.nodes[self.node_of(seg)].banks
+    }
+
+    /// The node of segment `seg`.
+    fn node_of(&self, seg: usize) -> usize {
+        let n = self.nodes.len();
+        if seg < n {
+            seg
+        } else {
+            let g = (seg - n) as u32;
+            self.pieces.first.partition_point(|&f| f <= g) - 1
+        }
+    }
+
+    /// Runs the sweep: every piece placed, or the first that cannot be.
+    fn run(mut self) -> Result<Placement, Stuck> {
+        let n = self.nodes.len();
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        order.sort_by_key(|&v| (self.nodes[v as usize].start, v));
+        let mut next = order.iter().peekable();
+        let mut starting: Vec<(u32, u32)> = Vec::new();
+        loop {
+            let node_at = next.peek().map(|&&v| self.nodes[v as usize].start);
+            let group_at = self.pending.peek().map(|r| r.0 .0);
+            let p = match (node_at, group_at) {
+                (Some(a), Some(b)) => a.min(b),
+                (Some(a), None) | (None, Some(a)) => a,
+                (None, None) => break,
+            };
+            self.release_before(p);
+            starting.clear();
+            while let Some(&&v) = next.peek() {
+                if self.nodes[v as usize].start != p {
+                    break;
+                }
+                starting.push((self.nodes[v as usize].banks, v));
+                next.next();
+            }
+            while let Some(&Reverse((lo, seg))) = self.pending.peek() {
+                if lo != p {
+                    break;
+                }
+                starting.push((self.banks(seg as usize), seg));
+                self.pending.pop();
+            }
+            // The largest pieces first: they have the fewest blocks to go to.
+            starting.sort_unstable_by_key(|&(b, s)| (Reverse(b), s));
+            for &(banks, seg) in &starting {
+                self.place(seg as usize, banks, p)?;
+            }
+        }
+        let spilled: Vec<NodeId> = (0..n)
+            .filter(|&v| self.spilled[v])
+            .map(NodeId::new)
+            .collect();
+        let group_bank = self.base.split_off(n);
+        Ok(Placement {
+            spilled,
+            bank: self.base,
+            group_bank,
+        })
+    }
+
+    /// Frees the banks of the segments that end before `p`.
+    fn release_before(&mut self, p: u32) {
+        while let Some(&Reverse((end, seg))) = self.ends.peek() {
+            if end >= p {
+                break;
+            }
+            self.ends.pop();
+            if self.end[seg as usize] == end {
+                self.free(seg as usize);
+            }
+        }
+    }
+
+    fn free(&mut self, seg: usize) {
+        for o in &mut self.owner {
+            if *o == seg as u32 {
+                *o = FREE;
+            }
+        }
+    }
+
+    /// Whether node `u`, holding banks at `p`, holds them for nothing
+    /// there: spillable, past its head, in no read group. Moves its cursor
+    /// to its first group not behind `p`.
+    fn idle_at(&mut self, u: usize, p: u32) -> bool {
+        if u >= self.nodes.len() || self.spilled[u] || self.pieces.cost[u] == Cost::Inf {
+            return false;
+        }
+        if p <= self.pieces.head_end[u] {
+            return false;
+        }
+        let end = self.pieces.first[u + 1];
+        let mut c = self.cursor[u];
+        while c < end && self.pieces.groups[c as usize].1 < p {
+            c += 1;
+        }
+        self.cursor[u] = c;
+        c == end || self.pieces.groups[c as usize].0 > p
+    }
+
+    /// What letting idle node `u` go at `p` is worth: the points from `p`
+    /// on at which it would hold no bank and the program, nothing
+    /// spilled, needs more banks than there are (at least 1: `p` needs it).
+    fn freed_from(&self, u: usize, p: u32) -> u64 {
+        let over = |lo: u32, hi: u32| self.over[hi as usize + 1] - self.over[lo as usize];
+        let freed: u32 = (self.pieces.idle(u, &self.nodes[u]))
+            .filter(|&(_, hi)| hi >= p)
+            .map(|(lo, hi)| over(lo.max(p), hi))
+            .sum();
+        u64::from(freed.max(1))
+    }
+
+    /// Places segment `seg` of `banks` banks starting at `p`, spilling the
+    /// idle holders of the cheapest block when no block is free.
+    fn place(&mut self, seg: usize, banks: u32, p: u32) -> Result<(), Stuck> {
+        let align = bank_alignment(banks);
+        let bases = (0..=self.num_banks.saturating_sub(banks)).step_by(align as usize);
+        let mut best_free: Option<(u32, u32)> = None;
+        for b in bases.clone() {
+            let block = b as usize..(b + banks) as usize;
+            if self.owner[block].iter().all(|&o| o == FREE) {
+                // The fuller the enclosing block of twice the size, the better.
+                let pair = 2 * align;
+                let lo = b - b % pair;
+                let hi = (lo + pair).min(self.num_banks);
+                let held = (lo..hi).filter(|&x| self.owner[x as usize] != FREE).count() as u32;
+                if best_free.is_none_or(|(h, _)| held > h) {
+                    best_free = Some((held, b));
+                }
+            }
+        }
+        let base = match best_free {
+            Some((_, b)) => b,
+            None => self.free_cheapest(bases, banks, p).ok_or_else(|| Stuck {
+                node: NodeId::new(self.node_of(seg)),
+                point: p,
+            })?,
+        };
+        for x in base..base + banks {
+            self.owner[x as usize] = seg as u32;
+        }
+        self.base[seg] = base as u8;
+        self.ends.push(Reverse((self.end[seg], seg as u32)));
+        Ok(())
+    }
+
+    /// Spills the idle holders of the aligned block (of `bases`) that
+    /// costs least per point freed and returns its base; `None` when every
+    /// block has a holder that is not idle.
+    fn free_cheapest(
+        &mut self,
+        bases: impl Iterator<Item = u32>,
+        banks: u32,
+        p: u32,
+    ) -> Option<u32> {
+        let mut best: Option<(f64, u32)> = None;
+        for b in bases {
+            let mut price = 0.0;
+            let mut ok = true;
+            let mut seen: [u32; 64] = [FREE; 64];
+            for (k, x) in (b..b + banks).enumerate() {
+                let o = self.owner[x as usize];
+                if o == FREE || seen[..k].contains(&o) {
+                    continue;
+                }
+                seen[k] = o;
+                if !self.idle_at(o as usize, p) {
+                    ok = false;
+                    break;
+                }
+                if !self.chosen[o as usize] {
+                    let c = self.pieces.cost[o as usize].finite().unwrap_or(u64::MAX);
+                    price += c as f64 / self.freed_from(o as usize, p) as f64;
+                }
+            }
+            if ok && best.is_none_or(|(q, _)| price < q) {
+                best = Some((price, b));
+            }
+        }
+        let (_, base) = best?;
+        for x in base..base + banks {
+            let o = self.owner[x as usize];
+            if o != FREE {
+                self.spill(o as usize, p);
+            }
+        }
+        Some(base)
+    }
+
+    /// Spills idle node `u` at `p`: its banks go free now (its head ended
+    /// before `p`), its read groups behind the sweep keep the bank they
+    /// held with it, and those still ahead wait to be placed.
+    fn spill(&mut self, u: usize, p: u32) {
+        self.spilled[u] = true;
+        self.free(u);
+        self.end[u] = self.pieces.head_end[u];
+        let n = self.nodes.len();
+        for g in self.pieces.groups_of(u) {
+            let (lo, _) = self.pieces.groups[g];
+            if lo > p {
+                self.pending.push(Reverse((lo, (n + g) as u32)));
+            } else {
+                self.base[n + g] = self.base[u];
+            }
+        }
+    }
+}
+
+/// Sweeps one iteration's nodes on `num_banks` banks, letting the
+/// `chosen` ones go first wherever they are idle.
+pub(super) fn sweep(
+    nodes: &[Node],
+    pieces: &Pieces,
+    chosen: &[bool],
+    num_banks: u32,
+) -> Result<Placement, Stuck> {
+    Sweep::new(nodes, pieces, chosen, num_banks).run()
+}
+
+/// The cycles spilling `spilled` costs.
+fn cost_of(pieces: &Pieces, spilled: &[NodeId]) -> u64 {
+    (spilled.iter())
+        .filter_map(|v| pieces.cost[v.index()].finite())
+        .fold(0, u64::saturating_add)
+}
+
+/// The best placement of one iteration: the plain sweep's, or the
+/// sweep's that first lets go of the nodes a better-informed choice
+/// spills (the plain sweep's own spill set, and on one-bank programs
+/// [`flow_choice`]), each choice first thinned by [`keep_back`]; the
+/// cheapest wins (ties: the earlier).
+pub(super) fn best_placement(
+    nodes: &[Node],
+    pieces: &Pieces,
+    num_banks: u32,
+    points: usize,
+) -> Result<Placement, Stuck> {
+    let n = nodes.len();
+    let plain = sweep(nodes, pieces, &vec![false; n], num_banks)?;
+    let mut best = (cost_of(pieces, &plain.spilled), plain);
+    let mut own = vec![false; n];
+    for v in &best.1.spilled {
+        own[v.index()] = true;
+    }
+    let choices = [Some(own), flow_choice(nodes, pieces, num_banks)];
+    for (i, mut chosen) in choices.into_iter().enumerate() {
+        let Some(chosen) = chosen.as_mut() else {
+            continue;
+        };
+        // The plain sweep's own set, none of it taken back, would only
+        // be swept again.
+        if !keep_back(nodes, pieces, chosen, num_banks, points) && i == 0 {
+            continue;
+        }
+        if let Ok(placed) = sweep(nodes, pieces, chosen, num_banks) {
+            let cost = cost_of(pieces, &placed.spilled);
+            if cost < best.0 {
+                best = (cost, placed);
+            }
+        }
+    }
+    Ok(best.1)
+}
+
+/// Takes back from `spilled` every node the banks can hold over its idle
+/// ranges as well, the costliest first (each taken back holds its banks
+/// for the rest); returns whether it took any back.
+fn keep_back(
+    nodes: &[Node],
+    pieces: &Pieces,
+    spilled: &mut [bool],
+    num_banks: u32,
+    points: usize,
+) -> bool {
+    let mut tree = MaxAddTree::from_values(&pieces.load(nodes, spilled, points));
+    let mut order: Vec<usize> = (0..nodes.len()).filter(|&v| spilled[v]).collect();
+    order.sort_by_key(|&v| (Reverse(pieces.cost[v]), v));
+    let mut took = false;
+    for v in order {
+        let b = i64::from(nodes[v].banks);
+        let limit = i64::from(num_banks) - b;
+        let room = |(lo, hi): (u32, u32)| tree.max(lo as usize, hi as usize + 1) <= limit;
+        if pieces.idle(v, &nodes[v]).all(room) {
+            for (lo, hi) in pieces.idle(v, &nodes[v]) {
+                tree.add(lo as usize, hi as usize + 1, b);
+            }
+            spilled[v] = false;
+            took = true;
+        }
+    }
+    took
+}
+
+/// The nodes of a one-bank program to spill, by minimum-cost flow: the
+/// heaviest k-colorable set of Carlisle & Lloyd ([`flow`]) over the
+/// pieces, where every node's head and read groups (and the whole of an
+/// unspillable node) must be kept and each idle range is worth the
+/// node's cost. A node with an idle range left out is chosen; spilling
+/// the chosen leaves every point within the banks. `None` when the
+/// program is not one-bank or the kept pieces alone do not fit.
+fn flow_choice(nodes: &[Node], pieces: &Pieces, num_banks: u32) -> Option<Vec<bool>> {
+    if nodes.iter().any(|n| n.banks != 1) {
+        return None;
+    }
+    let mut spans = Vec::new();
+    let mut weights = Vec::new();
+    let mut owner = Vec::new();
+    for (v, n) in nodes.iter().enumerate() {
+        let Cost::Finite(c) = pieces.cost[v] else {
+            spans.push((n.start, n.end));
+            weights.push(Weight::Forced);
+            owner.push(v);
+            continue;
+        };
+        let mut from = n.start;
+        for (lo, hi) in pieces.idle(v, n) {
+            spans.extend([(from, lo - 1), (lo, hi)]);
+            weights.extend([Weight::Forced, Weight::Finite(c)]);
+            owner.extend([v, v]);
+            from = hi + 1;
+        }
+        if from <= n.end {
+            spans.push((from, n.end));
+            weights.push(Weight::Forced);
+            owner.push(v);
+        }
+    }
+    let kept = flow::max_weight_k_colorable(&spans, &weights, num_banks)?;
+    let mut chosen = vec![false; nodes.len()];
+    for (k, &v) in kept.iter().zip(&owner) {
+        chosen[v] |= !k;
+    }
+    Some(chosen)
+}
+
+/// Whether giving `nodes` the base banks `bank` puts no two live ranges
+/// that meet on a common bank.
+pub(super) fn fits(nodes: &[Node], bank: &[Option<u32>], num_banks: u32) -> bool {
+    let mut order: Vec<usize> = (0..nodes.len()).collect();
+    order.sort_by_key(|&v| nodes[v].start);
+    let mut busy_until: Vec<Option<u32>> = vec![None; num_banks as usize];
+    for v in order {
+        let (n, Some(b)) = (&nodes[v], bank[v]) else {
+            return false;
+        };
+        if b % bank_alignment(n.banks) != 0 || b + n.banks > num_banks {
+            return false;
+        }
+        for x in b..b + n.banks {
+            let slot = &mut busy_until[x as usize];
+            if slot.is_some_and(|e| e >= n.start) {
+                return false;
+            }
+            *slot = Some(slot.map_or(n.end, |e| e.max(n.end)));
+        }
+    }
+    true
+}
+
+/// The base banks of the program after spilling `placed.spilled` in one
+/// round, by tensor: each node keeps the sweep's bank (a spilled one for
+/// its head) and each reload temporary takes its group's.
+fn banks_by_tensor(
+    tensors: usize,
+    live: &Liveness,
+    pieces: &Pieces,
+    placed: &Placement,
+    shift: &spill::SpillShift,
+) -> Vec<Option<u32>> {
+    let mut by = vec![None; tensors];
+    for (n, &b) in live.nodes.iter().zip(&placed.bank) {
+        by[n.tensor.index()] = Some(u32::from(b));
+    }
+    let groups = (placed.spilled.iter()).flat_map(|v| pieces.groups_of(v.index()));
+    for (g, r) in groups.zip(&shift.reloads) {
+        by[r.tensor.index()] = Some(u32::from(placed.group_bank[g]));
+    }
+    by
+}
+
+/// The first iteration of an allocation: the split program, its points
+/// and live ranges, its demand (hundredths of the banks) and warnings.
+pub(super) struct First {
+    pub work: Module,
+    pub lin: Linear,
+    pub live: Liveness,
+    pub demand: u64,
+    pub warnings: Vec<String>,
+}
+
+impl First {
+    /// The first analysis of `m` ([`analyze`]), the input banks dropped,
+    /// with its demand and warnings.
+    pub fn of(m: Module, opts: &AllocOptions) -> Result<First, AllocError> {
+        let Analysis {
+            module: mut work,
+            num_banks,
+            lin,
+            live,
+            ..
+        } = analyze(m, opts)?;
+        for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
+            t.bank = None;
+        }
+        let warnings = (live.unused.iter())
+            .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
+            .collect();
+        let demand = hundredths(liveness::peak_demand(&live.nodes, lin.len()).0, num_banks);
+        Ok(First {
+            work,
+            lin,
+            live,
+            demand,
+            warnings,
+        })
+    }
+}
+
+/// Allocates the PSUM tensors of a validated module with the mincost
+/// allocator (SPEC §3.11), taking it over.
+pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
+    let arch = arch::lookup(&m.arch)?;
+    let num_banks = opts.num_banks(&arch)?;
+    let mut log = Log::new(opts.trace);
+    log.v(" allocating PSUM".into());
+    let parallel = opts.parallel && m.insts.len() >= PARALLEL_MIN_NODES;
+    let First {
+        work,
+        lin,
+        live,
+        demand,
+        warnings,
+    } = First::of(m, opts)?;
+    let mut a = Analysis {
+        module: work,
+        arch,
+        num_banks,
+        lin,
+        live,
+    };
+    log.v(format!("{}% PSUM demand before spilling", pct_text(demand)));
+    let mut pinned = vec![false; a.module.tensors.len()];
+    let mut namer = spill::Namer::new(&a.module);
+    let before = (a.module.tensors.len(), a.module.insts.len());
+    let mut spilled: Vec<TensorId> = Vec::new();
+    let mut spill_cost = 0u64;
+    let placed_all = 'rounds: {
+        for iteration in 1..=opts.max_iterations {
+            let (lin, live) = (&a.lin, &a.live);
+            let pieces = Pieces::of(lin, live, &pinned, opts.spill_latency);
+            let placed = match best_placement(&live.nodes, &pieces, num_banks, lin.len()) {
+                Ok(placed) => placed,
+                Err(stuck) => {
+                    let name = &a.module.tensor(live.nodes[stuck.node.index()].tensor).name;
+                    let line = format!(
+                        "mincost cannot place {name} at point {}: briggs allocates the program",
+                        stuck.point
+                    );
+                    let work = without_spill_code(a.module, before);
+                    return hand_over(work, opts, line, warnings);
+                }
+            };
+            if placed.spilled.is_empty() {
+                let bank: Vec<Option<u32>> =
+                    placed.bank.iter().map(|&b| Some(u32::from(b))).collect();
+                break 'rounds Some((bank, iteration));
+            }
+            let cycles = cost_of(&pieces, &placed.spilled);
+            log.v(format!("spilling from PSUM cost about {cycles} cycles"));
+            spill_cost = spill_cost.saturating_add(cycles);
+            spilled.extend(placed.spilled.iter().map(|v| live.nodes[v.index()].tensor));
+            let big = parallel && placed.spilled.len() >= PARALLEL_MIN_NODES;
+            let plans = [costs::spill_plans(lin, live, &placed.spilled)];
+            let shift = spill::insert_spill_code(&mut a.module, lin, &plans, &mut namer, big);
+            pinned.resize(a.module.tensors.len(), false);
+            for &v in &placed.spilled {
+                pinned[live.nodes[v.index()].tensor.index()] = true;
+            }
+            for r in &shift.reloads {
+                pinned[r.tensor.index()] = true;
+            }
+            let by_tensor = banks_by_tensor(a.module.tensors.len(), live, &pieces, &placed, &shift);
+            liveness::live_ranges_after(&mut a, &shift, parallel)?;
+            let bank: Vec<Option<u32>> = (a.live.nodes.iter())
+                .map(|n| by_tensor[n.tensor.index()])
+                .collect();
+            if fits(&a.live.nodes, &bank, num_banks) {
+                break 'rounds Some((bank, iteration + 1));
+            }
+        }
+        None
+    };
+    let Some((bank, iterations)) = placed_all else {
+        return Err(AllocError::NotConverged);
+    };
+    let r = report(
+        &a.module, num_banks, &spilled, spill_cost, iterations, demand,
+    );
+    let end = Ending {
+        arch: &a.arch,
+        points: a.lin.len(),
+        log,
+        warnings,
+    };
+    Ok(end.finish(a.module, &a.live, &bank, &spilled, r))
+}
+
+/// The report of an allocation that spilled `spilled` for `cycles` in
+/// `iterations`, with `demand` hundredths of the banks before spilling
+/// (the utilization is [`Ending::finish`]'s; no heuristic applies: 0).
+pub(super) fn report(
+    work: &Module,
+    num_banks: u32,
+    spilled: &[TensorId],
+    cycles: u64,
+    iterations: u32,
+    demand: u64,
+) -> AllocReport {
+    AllocReport {
+        arch: work.arch.clone(),
+        num_banks,
+        tensors: Vec::new(),
+        spilled: (spilled.iter())
+            .map(|&t| work.tensor(t).name.clone())
+            .collect(),
+        spill_cost_cycles: cycles,
+        iterations,
+        best_heuristic: 0,
+        demand_pct: demand as f64 / 100.0,
+        utilization_pct: 0.0,
+    }
+}
+
+/// What completing an outcome needs besides the program and its banks.
+pub(super) struct Ending<'a> {
+    /// The module's architecture.
+    pub arch: &'a arch::Arch,
+    /// Points of the final program.
+    pub points: usize,
+    /// The log so far.
+    pub log: Log,
+    /// Warnings of the first iteration.
+    pub warnings: Vec<String>,
+}
+
+impl Ending<'_> {
+    /// Logs the closing lines of SPEC §3.9 that apply (the spill count and
+    /// the utilization), sets the utilization and completes the outcome.
+    pub fn finish(
+        mut self,
+        work: Module,
+        live: &Liveness,
+        bank: &[Option<u32>],
+        spilled: &[TensorId],
+        mut report: AllocReport,
+    ) -> AllocOutcome {
+        let used = liveness::peak_demand(&live.nodes, self.points).0;
+        let utilization = hundredths(used, report.num_banks);
+        report.utilization_pct = utilization as f64 / 100.0;
+        self.log.v(format!(
+            "number of tensors spilled from PSUM = {}",
+            spilled.len()
+        ));
+        self.log.v(format!(
+            "{}% PSUM utilization after allocation",
+            pct_text(utilization)
+        ));
+        let parallel = work.tensors.len() >= PARALLEL_MIN_NODES;
+        outcome::complete(
+            work,
+            self.arch,
+            live,
+            bank,
+            spilled,
+            report,
+            self.log,
+            self.warnings,
+            parallel,
+        )
+    }
+}
+
+/// `m` as it was before any spill code: the copies from instruction
+/// `before.1` on and the tensors from `before.0` on removed, and the reads
+/// of each reload temporary given back to the tensor it reloads.
+fn without_spill_code(mut m: Module, (tensors, insts): (usize, usize)) -> Module {
+    // What each new tensor holds: a save copies a tensor of the program,
+    // a reload copies a save (created after it).
+    let mut holds: Vec<TensorId> = (0..m.tensors.len()).map(TensorId::new).collect();
+    for inst in &m.insts[insts..] {
+        if let InstKind::Copy { dst, src } = &inst.kind {
+            holds[dst.tensor.index()] = holds[src.tensor.index()];
+        }
+    }
+    for inst in &mut m.insts[..insts] {
+        inst.kind
+            .for_each_src_mut(|a| a.tensor = holds[a.tensor.index()]);
+    }
+    let keep = |s: &Stmt| !matches!(s, Stmt::Inst(i) if i.index() >= insts);
+    for b in &mut m.blocks {
+        b.body.retain(keep);
+    }
+    for l in &mut m.loops {
+        l.body.retain(keep);
+    }
+    m.insts.truncate(insts);
+    m.tensors.truncate(tensors);
+    m
+}
+
+/// Hands `work` (split, without spill code) to the Briggs allocator: its
+/// outcome, with `line` (why) logged after its opening two lines.
+fn hand_over(
+    work: Module,
+    opts: &AllocOptions,
+    line: String,
+    warnings: Vec<String>,
+) -> Result<AllocOutcome, AllocError> {
+    let briggs = AllocOptions {
+        allocator: Allocator::Briggs,
+        ..*opts
+    };
+    let mut out = super::allocate_owned(work, &briggs)?;
+    out.log.insert(2.min(out.log.len()), line.clone());
+    if opts.trace {
+        out.trace.insert(2.min(out.trace.len()), line);
+    }
+    out.warnings = warnings;
+    Ok(out)
+}

@@ -1,0 +1,278 @@
+//! Minimum-cost flow on interval graphs: the heaviest subset of closed
+//! intervals that covers no point more than `k` times (`psum bound`'s
+//! cost bound, SPEC §3.11).
+//!
+//! Carlisle & Lloyd ("On the k-coloring of intervals", Discrete Applied
+//! Mathematics 59, 1995) reduce the maximum-weight k-colorable subgraph of
+//! an interval graph to a minimum-cost flow: one node per distinct
+//! endpoint coordinate (every `start` and `end + 1`), a chain arc from each
+//! coordinate to the next of capacity `k` and cost 0, and an arc of
+//! capacity 1 and cost `−weight` from `start` to `end + 1` per interval.
+//! Any `k` units of flow from the first coordinate to the last use at most
+//! `k` interval arcs across each cut, so the intervals they carry are
+//! k-colorable, and every k-colorable set is carried so; the cheapest flow
+//! of value `k` keeps the heaviest set. The flow is found by `k`
+//! successive shortest paths (Dijkstra over reduced costs, with the first
+//! potentials from one pass over the acyclic network), O(k · n log n).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// What keeping an interval is worth.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Weight {
+    /// Dropping it costs this much.
+    Finite(u64),
+    /// It cannot be dropped.
+    Forced,
+}
+
+/// A residual arc: head, remaining capacity, cost, index of its reverse.
+#[derive(Clone, Copy)]
+struct Arc {
+    to: u32,
+    cap: u32,
+    cost: i128,
+    rev: u32,
+}
+
+/// The flow network of one problem, arcs grouped by tail.
+struct Network {
+    /// Arcs of node `v` are `arcs[first[v]..first[v + 1]]`.
+    first: Vec<u32>,
+    arcs: Vec<Arc>,
+}
+
+impl Network {
+    /// Builds the network of `arcs` (tail, head, capacity, cost) over
+    /// `nodes` nodes, each with its zero-capacity reverse.
+    fn new(nodes: usize, list: &[(u32, u32, u32, i128)]) -> (Network, Vec<u32>) {
+        let mut degree = vec![0u32; nodes + 1];
+        for &(u, v, _, _) in list {
+            degree[u as usize + 1] += 1;
+            degree[v as usize + 1] += 1;
+        }
+        for i in 1..=nodes {
+            degree[i] += degree[i - 1];
+        }
+        let first = degree.clone();
+        let mut next = degree;
+        let blank = Arc {
+            to: 0,
+            cap: 0,
+            cost: 0,
+            rev: 0,
+        };
+        let mut arcs = vec![blank; 2 * list.len()];
+        let mut forward = Vec::with_capacity(list.len());
+        for &(u, v, cap, cost) in list {
+            let (a, b) = (next[u as usize], next[v as usize]);
+            next[u as usize] += 1;
+            next[v as usize] += 1;
+            arcs[a as usize] = Arc {
+                to: v,
+                cap,
+                cost,
+                rev: b,
+            };
+            arcs[b as usize] = Arc {
+                to: u,
+                cap: 0,
+                cost: -cost,
+                rev: a,
+            };
+            forward.push(a);
+        }
+        (Network { first, arcs }, forward)
+    }
+
+    fn out(&self, v: usize) -> std::ops::Range<usize> {
+        self.first[v] as usize..self.first[v + 1] as usize
+    }
+
+    /// Sends `units` units from node 0 to the last node, one shortest path
+    /// at a time. Every arc points forward (tail below head), so the first
+    /// potentials come from one pass in node order.
+    fn send(&mut self, units: u32) {
+        let n = self.first.len() - 1;
+        const FAR: i128 = i128::MAX / 4;
+        let mut pot = vec![FAR; n];
+        pot[0] = 0;
+        for v in 0..n {
+            if pot[v] == FAR {
+                continue;
+            }
+            for a in self.out(v) {
+                let arc = self.arcs[a];
+                if arc.cap > 0 && pot[v] + arc.cost < pot[arc.to as usize] {
+                    pot[arc.to as usize] = pot[v] + arc.cost;
+                }
+            }
+        }
+        let mut dist = vec![FAR; n];
+        let mut via = vec![u32::MAX; n];
+        for _ in 0..units {
+            dist.fill(FAR);
+            via.fill(u32::MAX);
+            dist[0] = 0;
+            let mut heap = BinaryHeap::new();
+            heap.push(Reverse((0i128, 0u32)));
+            while let Some(Reverse((d, v))) = heap.pop() {
+                let v = v as usize;
+                if d > dist[v] {
+                    continue;
+                }
+                for a in self.out(v) {
+                    let arc = self.arcs[a];
+                    if arc.cap == 0 {
+                        continue;
+                    }
+                    let w = arc.to as usize;
+                    let nd = d + arc.cost + pot[v] - pot[w];
+                    if nd < dist[w] {
+                        dist[w] = nd;
+                        via[w] = a as u32;
+                        heap.push(Reverse((nd, arc.to)));
+                    }
+                }
+            }
+            if dist[n - 1] == FAR {
+                return;
+            }
+            for v in 0..n {
+                if dist[v] < FAR {
+                    pot[v] += dist[v];
+                }
+            }
+            let mut w = n - 1;
+            while w != 0 {
+                let a = via[w] as usize;
+                self.arcs[a].cap -= 1;
+                let rev = self.arcs[a].rev as usize;
+                self.arcs[rev].cap += 1;
+                w = self.arcs[rev].to as usize;
+            }
+        }
+    }
+}
+
+/// The heaviest set of the closed intervals `[start, end]` that covers no
+/// point more than `k` times, as a flag per interval (true: kept), or
+/// `None` when the [`Weight::Forced`] intervals alone cover some point
+/// more than `k` times.
+pub fn max_weight_k_colorable(
+    intervals: &[(u32, u32)],
+    weights: &[Weight],
+    k: u32,
+) -> Option<Vec<bool>> {
+    assert_eq!(intervals.len(), weights.len(), "one weight per interval");
+    let mut coords: Vec<u64> = (intervals.iter())
+        .flat_map(|&(s, e)| [u64::from(s), u64::from(e) + 1])
+        .collect();
+    coords.sort_unstable();
+    coords.dedup();
+    let at = |c: u64| coords.partition_point(|&x| x < c) as u32;
+    // A forced interval is worth more than every finite one together.
+    let finite: i128 = (weights.iter())
+        .map(|w| match w {
+            Weight::Finite(c) => i128::from(*c),
+            Weight::Forced => 0,
+        })
+        .sum();
+    let forced = finite + 1;
+    let mut list: Vec<(u32, u32, u32, i128)> = Vec::with_capacity(intervals.len() + coords.len());
+    for i in 1..coords.len() as u32 {
+        list.push((i - 1, i, k, 0));
+    }
+    let chain = list.len();
+    for (&(s, e), w) in intervals.iter().zip(weights) {
+        let worth = match w {
+            Weight::Finite(c) => i128::from(*c),
+            Weight::Forced => forced,
+        };
+        list.push((at(u64::from(s)), at(u64::from(e) + 1), 1, -worth));
+    }
+    if coords.len() < 2 {
+        return Some(Vec::new());
+    }
+    let (mut net, forward) = Network::new(coords.len(), &list);
+    net.send(k);
+    let kept: Vec<bool> = forward[chain..]
+        .iter()
+        .map(|&a| net.arcs[a as usize].cap == 0)
+        .collect();
+    let all_forced_kept = (kept.iter().zip(weights)).all(|(&k, w)| k || *w != Weight::Forced);
+    all_forced_kept.then_some(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::random::Rng;
+
+    /// The weight of the heaviest k-colorable subset, by trying every subset.
+    fn brute(ivs: &[(u32, u32)], ws: &[Weight], k: u32) -> Option<u64> {
+        let covered = |mask: u32, p: u32| {
+            (0..ivs.len())
+                .filter(|&i| mask & (1 << i) != 0 && ivs[i].0 <= p && p <= ivs[i].1)
+                .count() as u32
+        };
+        (0u32..1 << ivs.len())
+            .filter(|&mask| (0..40).all(|p| covered(mask, p) <= k))
+            .filter(|&mask| (0..ivs.len()).all(|i| mask & (1 << i) != 0 || ws[i] != Weight::Forced))
+            .map(|mask| {
+                (0..ivs.len())
+                    .filter(|&i| mask & (1 << i) != 0)
+                    .filter_map(|i| match ws[i] {
+                        Weight::Finite(c) => Some(c),
+                        Weight::Forced => None,
+                    })
+                    .sum()
+            })
+            .max()
+    }
+
+    /// The flow keeps a k-colorable set exactly as heavy as the heaviest,
+    /// and reports the forced intervals that cannot all be kept.
+    #[test]
+    fn flow_keeps_the_heaviest_k_colorable_set() {
+        let mut rng = Rng::new(21);
+        let mut infeasible = 0;
+        for _ in 0..600 {
+            let n = rng.below(11) as usize;
+            let ivs: Vec<(u32, u32)> = (0..n)
+                .map(|_| {
+                    let s = rng.below(30) as u32;
+                    (s, s + rng.below(8) as u32)
+                })
+                .collect();
+            let ws: Vec<Weight> = (0..n)
+                .map(|_| match rng.below(6) {
+                    0 => Weight::Forced,
+                    _ => Weight::Finite(1 + rng.below(9)),
+                })
+                .collect();
+            let k = 1 + rng.below(3) as u32;
+            let got = max_weight_k_colorable(&ivs, &ws, k);
+            let want = brute(&ivs, &ws, k);
+            infeasible += usize::from(want.is_none());
+            let Some(kept) = got else {
+                assert_eq!(want, None, "{ivs:?} {ws:?} k={k}");
+                continue;
+            };
+            for p in 0..40 {
+                let c = (0..n).filter(|&i| kept[i] && ivs[i].0 <= p && p <= ivs[i].1);
+                assert!(c.count() as u32 <= k, "{ivs:?} k={k}: point {p}");
+            }
+            let weight: u64 = (0..n)
+                .filter(|&i| kept[i])
+                .filter_map(|i| match ws[i] {
+                    Weight::Finite(c) => Some(c),
+                    Weight::Forced => None,
+                })
+                .sum();
+            assert_eq!(Some(weight), want, "{ivs:?} {ws:?} k={k}");
+        }
+        assert!(infeasible > 10, "{infeasible} infeasible cases");
+    }
+}

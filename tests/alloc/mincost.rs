@@ -1,0 +1,265 @@
+//! `--allocator mincost` and `--allocator exact` (SPEC §3.11): every result
+//! verifies (checker, simulator, static checks) on random programs of
+//! every kind; mincost never fails where Briggs allocates; exact costs no
+//! more than mincost or Briggs on small programs, and exactly what trying
+//! every spill set costs on tiny ones; the cost bound never exceeds exact.
+
+use crate::alloc_common;
+
+use alloc_common::*;
+use proptest::prelude::*;
+use psum::alloc::costs::Cost;
+use psum::alloc::{allocate, exact, AllocError, AllocOptions, AllocOutcome, Allocator};
+use psum::bound::{bounds, min_spill_cost_one_bank, peak_demand, problem, Interval};
+use psum::gen::workloads::{generate, random, RandomParams, Workload, WorkloadKind};
+use psum::ir::Module;
+use psum::verify::verify;
+
+fn opts(allocator: Allocator, psum_banks: Option<u32>) -> AllocOptions {
+    AllocOptions {
+        allocator,
+        psum_banks,
+        ..AllocOptions::default()
+    }
+}
+
+/// Fails unless `out` verifies against `m`.
+fn assert_verifies(m: &Module, out: &AllocOutcome, what: &str) {
+    let v = verify(m, &out.module);
+    assert_eq!(v.first_error(), None, "{what}");
+}
+
+/// A random program of `alloc_common` (loops, loop-carried values,
+/// memloc splits, 1–3-bank tensors) on any architecture.
+fn config(max_tensors: usize) -> impl Strategy<Value = (u64, Config, Option<u32>)> {
+    random_config(max_tensors)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Mincost's result verifies whenever Briggs allocates the program,
+    /// and mincost allocates it too; its report counts what it spilled.
+    #[test]
+    fn mincost_verifies_where_briggs_allocates((seed, cfg, banks) in config(40)) {
+        let m = module(&program(seed, cfg));
+        let briggs = allocate(&m, &opts(Allocator::Briggs, banks));
+        let mincost = allocate(&m, &opts(Allocator::Mincost, banks));
+        if briggs.is_ok() {
+            let out = mincost.expect("mincost allocates what briggs does");
+            assert_verifies(&m, &out, "mincost");
+            let flagged = out.report.tensors.iter().filter(|t| t.spilled).count();
+            prop_assert_eq!(flagged, out.report.spilled.len());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// On the `gen random` programs of every shape, mincost's result
+    /// verifies.
+    #[test]
+    fn mincost_verifies_on_gen_random(
+        seed in any::<u64>(),
+        a in 0..ARCHS.len(),
+        tensors in 20u32..100,
+        pressure in 0.75f64..2.0,
+        multi_bank in any::<bool>(),
+        loops in any::<bool>(),
+    ) {
+        let arch = ARCHS[a];
+        let banks = psum::arch::lookup(arch).unwrap().num_banks();
+        let m = random(&RandomParams {
+            arch: arch.into(),
+            tensors,
+            pressure: Some(pressure * f64::from(banks)),
+            seed,
+            multi_bank,
+            loops,
+            rich: false,
+        }).unwrap();
+        let out = allocate(&m, &opts(Allocator::Mincost, None)).unwrap();
+        assert_verifies(&m, &out, "mincost");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Exact verifies and costs no more than mincost or Briggs on small
+    /// programs, and no less than the cost bound of one-bank ones.
+    #[test]
+    fn exact_is_no_worse_than_mincost((seed, cfg, banks) in config(14)) {
+        let m = module(&program(seed, cfg));
+        let Ok(exact) = allocate(&m, &opts(Allocator::Exact, banks)) else {
+            return Ok(());
+        };
+        assert_verifies(&m, &exact, "exact");
+        let cost = exact.report.spill_cost_cycles;
+        let mincost = allocate(&m, &opts(Allocator::Mincost, banks)).unwrap();
+        prop_assert!(cost <= mincost.report.spill_cost_cycles, "exact {} > mincost {}", cost, mincost.report.spill_cost_cycles);
+        if let Ok(briggs) = allocate(&m, &opts(Allocator::Briggs, banks)) {
+            prop_assert!(cost <= briggs.report.spill_cost_cycles);
+        }
+        let p = problem(&m, &opts(Allocator::Briggs, banks)).unwrap();
+        if let Some(bound) = bounds(&p).min_spill_cost_cycles {
+            prop_assert!(bound <= cost, "bound {} > exact {}", bound, cost);
+        }
+    }
+}
+
+/// The least cost of any spill set of a tiny program, trying every subset
+/// of its spillable nodes, and its allocation (verified); `None` when no
+/// set fits.
+fn brute_force(m: &Module, o: &AllocOptions) -> Result<Option<u64>, AllocError> {
+    let cand = exact::candidates(m, o)?;
+    assert!(cand.len() < 12, "{} candidates", cand.len());
+    let mut best: Option<(u64, AllocOutcome)> = None;
+    for mask in 0u32..1 << cand.len() {
+        let chosen = || (0..cand.len()).filter(|&i| mask & (1 << i) != 0);
+        let cost: u64 = chosen().map(|i| cand[i].1).sum();
+        if best.as_ref().is_some_and(|b| b.0 <= cost) {
+            continue;
+        }
+        let set: Vec<String> = chosen().map(|i| cand[i].0.clone()).collect();
+        if let Some(out) = exact::with_spills(m, o, &set)? {
+            assert_eq!(out.report.spill_cost_cycles, cost);
+            assert_eq!(out.report.spilled, set);
+            best = Some((cost, out));
+        }
+    }
+    if let Some((_, out)) = &best {
+        assert_verifies(m, out, "the cheapest spill set");
+    }
+    Ok(best.map(|b| b.0))
+}
+
+/// On tiny programs exact finds what trying every spill set finds.
+#[test]
+fn exact_matches_brute_force_on_tiny_programs() {
+    let (mut spilling, mut compared) = (0, 0);
+    for seed in 0..120u64 {
+        let arch = ARCHS[seed as usize % 4];
+        let cfg = Config {
+            arch,
+            tensors: 3 + seed as usize % 6,
+            max_banks: 1 + (seed as u32 / 4) % 3,
+            pressure: 2 + seed as usize % 5,
+            loops: seed % 3 == 0,
+        };
+        let m = module(&program(seed, cfg));
+        let o = opts(Allocator::Exact, Some(2 + (seed as u32 % 3)));
+        match (allocate(&m, &o), brute_force(&m, &o)) {
+            (Ok(out), Ok(want)) => {
+                assert_eq!(Some(out.report.spill_cost_cycles), want, "seed {seed}");
+                spilling += usize::from(want.is_some_and(|c| c > 0));
+                compared += 1;
+            }
+            (Err(AllocError::TooManyReloads { .. }), Ok(want)) => {
+                assert_eq!(want, None, "seed {seed}");
+            }
+            (Err(e), Err(f)) => assert_eq!(e, f, "seed {seed}"),
+            (got, want) => panic!("seed {seed}: exact {:?}, brute force {want:?}", got.err()),
+        }
+    }
+    assert!(compared > 80, "{compared} programs compared");
+    assert!(spilling > 30, "{spilling} programs spill");
+}
+
+/// Every `gen` workload at its defaults allocates with mincost, verifies,
+/// and costs no more than Briggs.
+#[test]
+fn mincost_allocates_every_gen_workload() {
+    for kind in WorkloadKind::ALL {
+        let m = generate(&Workload::defaults(kind)).unwrap();
+        let briggs = allocate(&m, &opts(Allocator::Briggs, None)).unwrap();
+        let out = allocate(&m, &opts(Allocator::Mincost, None)).unwrap();
+        assert_verifies(&m, &out, kind.name());
+        assert!(
+            out.report.spill_cost_cycles <= briggs.report.spill_cost_cycles,
+            "{kind}: mincost {} > briggs {}",
+            out.report.spill_cost_cycles,
+            briggs.report.spill_cost_cycles
+        );
+    }
+}
+
+/// The one-spill example: mincost and exact spill the one tensor the
+/// bound names, for the bound's cost, and log the lines that apply.
+#[test]
+fn one_spill_example_spills_the_bound() {
+    let m = module(include_str!("../../examples/02_one_spill.psum"));
+    let b = bounds(&problem(&m, &AllocOptions::default()).unwrap());
+    assert_eq!(b.min_spill_cost_cycles, Some(128));
+    for allocator in [Allocator::Mincost, Allocator::Exact] {
+        let out = allocate(&m, &opts(allocator, None)).unwrap();
+        assert_verifies(&m, &out, "example");
+        assert_eq!(out.report.spilled, vec!["t0".to_string()]);
+        assert_eq!(out.report.spill_cost_cycles, 128);
+        assert_eq!(out.report.iterations, 2);
+        assert_eq!(
+            out.log,
+            [
+                " allocating PSUM",
+                "112.50% PSUM demand before spilling",
+                "spilling from PSUM cost about 128 cycles",
+                "number of tensors spilled from PSUM = 1",
+                "100.00% PSUM utilization after allocation",
+            ]
+        );
+    }
+}
+
+/// Exact refuses a program of more than its limit of nodes.
+#[test]
+fn exact_refuses_large_programs() {
+    let m = random(&RandomParams {
+        tensors: exact::MAX_NODES as u32 + 1,
+        ..RandomParams::default()
+    })
+    .unwrap();
+    assert_eq!(
+        allocate(&m, &opts(Allocator::Exact, None)).unwrap_err(),
+        AllocError::ExactTooLarge {
+            nodes: exact::MAX_NODES + 1,
+            limit: exact::MAX_NODES
+        }
+    );
+}
+
+/// The least cost of one-bank intervals to drop so that no point is
+/// covered more than `k` times, trying every subset.
+fn brute_min_cost(ivs: &[Interval], costs: &[Cost], k: u32) -> Option<u64> {
+    (0u32..1 << ivs.len())
+        .filter(|&drop| {
+            let kept: Vec<Interval> = (0..ivs.len())
+                .filter(|&i| drop & (1 << i) == 0)
+                .map(|i| ivs[i])
+                .collect();
+            peak_demand(&kept).banks <= k
+        })
+        .filter_map(|drop| {
+            (0..ivs.len())
+                .filter(|&i| drop & (1 << i) != 0)
+                .map(|i| costs[i].finite())
+                .sum::<Option<u64>>()
+        })
+        .min()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// The flow's cost bound is the least cost of a removal that fits,
+    /// unremovable intervals included (`None` when they alone do not fit).
+    #[test]
+    fn cost_bound_matches_brute_force(
+        spans in prop::collection::vec((0u32..24, 0u32..10, prop::option::weighted(0.85, 1u64..500)), 0..11),
+        k in 1u32..4,
+    ) {
+        let ivs: Vec<Interval> = spans.iter().map(|&(s, len, _)| Interval { start: s, end: s + len, banks: 1 }).collect();
+        let costs: Vec<Cost> = spans.iter().map(|&(_, _, c)| c.map_or(Cost::Inf, Cost::Finite)).collect();
+        prop_assert_eq!(min_spill_cost_one_bank(&ivs, &costs, k), brute_min_cost(&ivs, &costs, k));
+    }
+}

@@ -1,0 +1,94 @@
+//! `--allocator` through the binary: mincost and exact on a shipped
+//! example, exact's size limit (exit 1), and an unknown allocator (exit 2).
+
+use std::io::Write as _;
+use std::process::{Command, Output, Stdio};
+
+fn psum(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_psum"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("psum runs");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(stdin.as_bytes())
+        .expect("stdin written");
+    child.wait_with_output().expect("psum finishes")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn mincost_and_exact_spill_the_one_tensor_of_the_example() {
+    for allocator in ["mincost", "exact"] {
+        let args = [
+            "alloc",
+            "examples/02_one_spill.psum",
+            "--allocator",
+            allocator,
+            "--report",
+            "json",
+        ];
+        let o = psum(&args, "");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["spilled"], serde_json::json!(["t0"]), "{allocator}");
+        assert_eq!(v["spill_cost_cycles"], 128, "{allocator}");
+        assert_eq!(v["iterations"], 2, "{allocator}");
+    }
+    let o = psum(
+        &[
+            "compile",
+            "examples/02_one_spill.psum",
+            "--allocator",
+            "mincost",
+        ],
+        "",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn exact_refuses_more_than_24_nodes() {
+    let gen = Command::new(env!("CARGO_BIN_EXE_psum"))
+        .args(["gen", "random", "--tensors", "25"])
+        .output()
+        .expect("psum gen runs");
+    let program = String::from_utf8(gen.stdout).unwrap();
+    let o = psum(&["alloc", "-", "--allocator", "exact"], &program);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--allocator exact takes at most 24 PSUM nodes; this program has 25"),
+        "{}",
+        stderr(&o)
+    );
+    let o = psum(&["alloc", "-", "--allocator", "mincost"], &program);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn an_unknown_allocator_is_a_usage_error() {
+    let o = psum(
+        &[
+            "alloc",
+            "examples/02_one_spill.psum",
+            "--allocator",
+            "linear",
+        ],
+        "",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("briggs, mincost, exact"),
+        "{}",
+        stderr(&o)
+    );
+}
