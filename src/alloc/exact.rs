@@ -20,8 +20,8 @@ use super::costs::Cost;
 use super::linear::Linear;
 use super::liveness::{self, Liveness, Node};
 use super::log::{pct_text, Log};
-use super::mincost::{self, Ending, First, Pieces};
-use super::{costs, spill, AllocError, AllocOptions, AllocOutcome, NodeId};
+use super::mincost::{Ending, First, Pieces};
+use super::{costs, outcome, spill, AllocError, AllocOptions, AllocOutcome, NodeId};
 use crate::arch::{self, bank_alignment, Arch};
 use crate::ir::{Module, TensorId};
 use std::collections::HashSet;
@@ -307,7 +307,7 @@ fn outcome(
         .map(|v| first.live.nodes[v.index()].tensor)
         .collect();
     let iterations = 1 + u32::from(!ids.is_empty());
-    let report = mincost::report(
+    let report = outcome::report(
         &r.module,
         num_banks,
         &spilled,

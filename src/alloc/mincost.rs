@@ -701,7 +701,7 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
     let Some((bank, iterations)) = placed_all else {
         return Err(AllocError::NotConverged);
     };
-    let r = report(
+    let r = outcome::report(
         &a.module, num_banks, &spilled, spill_cost, iterations, demand,
     );
     let end = Ending {
@@ -711,32 +711,6 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
         warnings,
     };
     Ok(end.finish(a.module, &a.live, &bank, &spilled, r))
-}
-
-/// The report of an allocation that spilled `spilled` for `cycles` in
-/// `iterations`, with `demand` hundredths of the banks before spilling
-/// (the utilization is [`Ending::finish`]'s; no heuristic applies: 0).
-pub(super) fn report(
-    work: &Module,
-    num_banks: u32,
-    spilled: &[TensorId],
-    cycles: u64,
-    iterations: u32,
-    demand: u64,
-) -> AllocReport {
-    AllocReport {
-        arch: work.arch.clone(),
-        num_banks,
-        tensors: Vec::new(),
-        spilled: (spilled.iter())
-            .map(|&t| work.tensor(t).name.clone())
-            .collect(),
-        spill_cost_cycles: cycles,
-        iterations,
-        best_heuristic: 0,
-        demand_pct: demand as f64 / 100.0,
-        utilization_pct: 0.0,
-    }
 }
 
 /// What completing an outcome needs besides the program and its banks.
@@ -762,17 +736,14 @@ impl Ending<'_> {
         spilled: &[TensorId],
         mut report: AllocReport,
     ) -> AllocOutcome {
-        let used = liveness::peak_demand(&live.nodes, self.points).0;
-        let utilization = hundredths(used, report.num_banks);
+        let utilization = outcome::log_closing(
+            &mut self.log,
+            spilled.len(),
+            live,
+            self.points,
+            report.num_banks,
+        );
         report.utilization_pct = utilization as f64 / 100.0;
-        self.log.v(format!(
-            "number of tensors spilled from PSUM = {}",
-            spilled.len()
-        ));
-        self.log.v(format!(
-            "{}% PSUM utilization after allocation",
-            pct_text(utilization)
-        ));
         let parallel = work.tensors.len() >= PARALLEL_MIN_NODES;
         outcome::complete(
             work,

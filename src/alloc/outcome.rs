@@ -1,8 +1,9 @@
 //! The end of an allocation (SPEC §3.9, §6): the banks written into the
 //! program and the report's rows of every PSUM tensor.
 
+use super::liveness;
 use super::liveness::Liveness;
-use super::log::Log;
+use super::log::{hundredths, pct_text, Log};
 use super::support::threads::in_halves;
 use super::{AllocOutcome, AllocReport, TensorReport};
 use crate::arch::Arch;
@@ -59,5 +60,51 @@ pub(crate) fn complete(
         log: log.log,
         trace: log.trace,
         warnings,
+    }
+}
+
+/// Logs the closing lines of SPEC §3.9 (the spill count, then the
+/// utilization of `live`'s nodes over `points` points of `num_banks`
+/// banks) and returns the utilization in hundredths.
+pub(crate) fn log_closing(
+    log: &mut Log,
+    spilled: usize,
+    live: &Liveness,
+    points: usize,
+    num_banks: u32,
+) -> u64 {
+    log.v(format!("number of tensors spilled from PSUM = {spilled}"));
+    let used = liveness::peak_demand(&live.nodes, points).0;
+    let utilization = hundredths(used, num_banks);
+    log.v(format!(
+        "{}% PSUM utilization after allocation",
+        pct_text(utilization)
+    ));
+    utilization
+}
+
+/// The report of an allocation that spilled `spilled` for `cycles` in
+/// `iterations`, with `demand` hundredths of the banks before spilling;
+/// its rows ([`complete`]), heuristic and utilization are 0 until set.
+pub(crate) fn report(
+    work: &Module,
+    num_banks: u32,
+    spilled: &[TensorId],
+    cycles: u64,
+    iterations: u32,
+    demand: u64,
+) -> AllocReport {
+    AllocReport {
+        arch: work.arch.clone(),
+        num_banks,
+        tensors: Vec::new(),
+        spilled: (spilled.iter())
+            .map(|&t| work.tensor(t).name.clone())
+            .collect(),
+        spill_cost_cycles: cycles,
+        iterations,
+        best_heuristic: 0,
+        demand_pct: demand as f64 / 100.0,
+        utilization_pct: 0.0,
     }
 }

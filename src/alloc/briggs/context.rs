@@ -8,7 +8,7 @@ use crate::alloc::liveness;
 use crate::alloc::log::{hundredths, pct_text, Log};
 use crate::alloc::spill::Namer;
 use crate::alloc::support::threads::PARALLEL_MIN_NODES;
-use crate::alloc::{outcome, AllocOptions, AllocOutcome, AllocReport};
+use crate::alloc::{outcome, AllocOptions, AllocOutcome};
 use crate::ir::{Mem, TensorId};
 
 /// Everything the iterations of one allocation share.
@@ -99,35 +99,17 @@ impl<'o> Context<'o> {
             spill_cost,
             ..
         } = self;
-        log.v(format!(
-            "number of tensors spilled from PSUM = {}",
-            spilled.len()
-        ));
-        let used = liveness::peak_demand(&live.nodes, lin.len()).0;
-        let utilization = hundredths(used, num_banks);
-        log.v(format!(
-            "{}% PSUM utilization after allocation",
-            pct_text(utilization)
-        ));
+        let utilization =
+            outcome::log_closing(&mut log, spilled.len(), &live, lin.len(), num_banks);
         let banks = it.banks(&live, &reuse);
         let best_heuristic = it.best.index();
         // Only the live ranges outlive the search: the rest of its state
         // goes before the report is built.
         drop((it, reuse, buffers, pinned, namer, lin));
         let live = live.without_events();
-        let report = AllocReport {
-            arch: work.arch.clone(),
-            num_banks,
-            tensors: Vec::new(),
-            spilled: (spilled.iter())
-                .map(|&t| work.tensor(t).name.clone())
-                .collect(),
-            spill_cost_cycles: spill_cost,
-            iterations: iteration,
-            best_heuristic,
-            demand_pct: demand as f64 / 100.0,
-            utilization_pct: utilization as f64 / 100.0,
-        };
+        let mut report = outcome::report(&work, num_banks, &spilled, spill_cost, iteration, demand);
+        report.best_heuristic = best_heuristic;
+        report.utilization_pct = utilization as f64 / 100.0;
         // A large program's rows (a name each) are built in two halves at once.
         let parallel = two_threads && work.tensors.len() >= PARALLEL_MIN_NODES;
         outcome::complete(
