@@ -203,6 +203,10 @@ pub struct Tensor {
     /// Where a traced kernel allocated the tile (`loc="FILE:LINE"`, SPEC §2.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loc: Option<String>,
+    /// The variable of the innermost loop whose every iteration allocated the
+    /// tile afresh in a traced kernel (`scope=VAR`, SPEC §2.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 impl Tensor {
@@ -223,6 +227,7 @@ impl Tensor {
             bank: None,
             addr: None,
             loc: None,
+            scope: None,
         }
     }
 
@@ -1075,6 +1080,10 @@ pub struct Loop {
     pub lo: i64,
     /// One past the last value.
     pub hi: i64,
+    /// The kernel declared the iterations independent (NKI's `affine_range`,
+    /// `loop VAR LO..HI affine`); it changes no meaning, the lints read it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub affine: bool,
     /// The body.
     pub body: Vec<Stmt>,
 }
@@ -1283,6 +1292,7 @@ impl Module {
                         var: nv,
                         lo: lp.lo,
                         hi: lp.hi,
+                        affine: lp.affine,
                         body: Vec::new(),
                     });
                     let b = self.compact_body(&lp.body, out, var_map);

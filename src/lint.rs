@@ -10,7 +10,7 @@
 //! non-f32 or too wide matmul destination on gen2/gen3) are still named.
 
 use crate::arch::{self, PSUM_BANK_SIZE};
-use crate::ir::{DType, InstId, InstKind, Mem, Module, Region, TensorId};
+use crate::ir::{DType, InstId, InstKind, LoopId, Mem, Module, Region, Stmt, TensorId};
 use crate::text::access_to_string;
 use crate::unroll;
 use std::fmt;
@@ -48,6 +48,14 @@ pub enum Hazard {
     MatmulWiderThanBank {
         /// The matmul.
         inst: InstId,
+    },
+    /// Two iterations of an `affine` loop write one PSUM location of a tile
+    /// they share, other than by matmul accumulation.
+    AffineSameLocation {
+        /// The writing instruction.
+        inst: InstId,
+        /// The affine loop whose iterations collide.
+        loop_: LoopId,
     },
 }
 
@@ -125,6 +133,9 @@ pub fn lint(m: &Module) -> Vec<Lint> {
             ));
         }
     }
+    for b in &m.blocks {
+        affine_writes(&cx, &b.body, &mut Vec::new(), &mut out);
+    }
     let Ok((flat, origins)) = unroll::unroll_with_origins(m) else {
         return out;
     };
@@ -201,6 +212,52 @@ pub fn lint(m: &Module) -> Vec<Lint> {
         }
     }
     out
+}
+
+/// The [`Hazard::AffineSameLocation`]s of `body`, inside the loops `nest`
+/// (outermost first): a non-matmul write to a PSUM tile that the affine loop's
+/// iterations share (the tile's `scope` is not that loop or one inside it)
+/// whose regions in two consecutive iterations overlap. One lint per
+/// instruction, for the innermost such loop.
+fn affine_writes(cx: &Cx<'_>, body: &[Stmt], nest: &mut Vec<LoopId>, out: &mut Vec<Lint>) {
+    let m = cx.m;
+    for s in body {
+        let id = match *s {
+            Stmt::Loop(l) => {
+                nest.push(l);
+                affine_writes(cx, &m.loop_(l).body, nest, out);
+                nest.pop();
+                continue;
+            }
+            Stmt::Inst(id) => id,
+        };
+        let kind = &m.inst(id).kind;
+        let dst = kind.dst();
+        let t = m.tensor(dst.tensor);
+        if kind.as_matmul().is_some() || t.mem != Mem::Psum {
+            continue;
+        }
+        let var_name = |l: LoopId| m.vars[m.loop_(l).var.index()].name.as_str();
+        for (depth, &l) in nest.iter().enumerate().rev() {
+            let lp = m.loop_(l);
+            let private = t
+                .scope
+                .as_deref()
+                .is_some_and(|v| nest[depth..].iter().any(|&inner| var_name(inner) == v));
+            if !lp.affine || lp.trip_count() < 2 || private {
+                continue;
+            }
+            let at = |val: i64| dst.region(|v| if v == lp.var { val } else { 0 });
+            if at(lp.lo).overlaps(&at(lp.lo + 1)) {
+                let msg = format!(
+                    "affine_range iterations write the same PSUM location {} (not by matmul accumulation); use sequential_range",
+                    access_to_string(m, dst)
+                );
+                out.push(cx.at(id, Hazard::AffineSameLocation { inst: id, loop_: l }, msg));
+                break;
+            }
+        }
+    }
 }
 
 /// A PSUM access in dynamic order.
@@ -298,6 +355,32 @@ mod tests {
         );
         let auto = INIT.replace("  memset acc = 0\n", "");
         assert_eq!(lints(&format!("arch trn1\n{auto}")), []);
+    }
+
+    #[test]
+    fn affine_iterations_writing_one_shared_psum_location() {
+        let src = |decl: &str, range: &str, dst: &str| {
+            format!(
+                "arch trn1\npsum acc [128, 2048]{decl}\nsbuf x [128, 2048]\nsbuf y [128, 8192]\n\
+                 block b {{\n  loop i {range} {{\n    copy {dst} <- x\n    copy y[0:128, 2048*i:2048*i+2048] <- acc\n  }}\n}}\n"
+            )
+        };
+        let hit = [Hazard::AffineSameLocation {
+            inst: InstId(0),
+            loop_: LoopId(0),
+        }];
+        assert_eq!(lints(&src("", "0..4 affine", "acc")), hit);
+        assert_eq!(lints(&src("", "0..4", "acc")), []);
+        assert_eq!(lints(&src("", "0..1 affine", "acc")), []);
+        assert_eq!(lints(&src(" scope=i", "0..4 affine", "acc")), []);
+        assert_eq!(lints(&src(" scope=j", "0..4 affine", "acc")), hit);
+        let half = src("", "0..2 affine", "acc[0:128, 1024*i:1024*i+1024]");
+        assert_eq!(lints(&half.replace("<- x", "<- x[0:128, 0:1024]")), []);
+        let overlapping = src("", "0..2 affine", "acc[0:128, 512*i:512*i+1024]");
+        assert_eq!(
+            lints(&overlapping.replace("<- x", "<- x[0:128, 0:1024]")),
+            hit
+        );
     }
 
     #[test]

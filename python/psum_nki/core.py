@@ -180,6 +180,8 @@ class IRTensor:
         self.loc = loc
         self.bank = bank
         self.alias = None
+        # The Var of the innermost folded loop whose iterations allocate the tile.
+        self.scope = None
         self.name = None
         self.order = IRTensor._next
         IRTensor._next += 1
@@ -241,11 +243,12 @@ class Inst:
 class LoopItem:
     """A folded psum loop."""
 
-    def __init__(self, var, lo, hi, body):
+    def __init__(self, var, lo, hi, body, affine=False):
         self.var = var
         self.lo = lo
         self.hi = hi
         self.body = body
+        self.affine = affine
 
 
 # ---------------------------------------------------------------------------
@@ -312,33 +315,56 @@ class Recorder:
         folded = fold(f) if f.count >= 2 else None
         if folded is not None:
             item, kept = folded
+            item.affine = f.kind == "affine"
+            for t in kept:
+                if t.scope is None:
+                    t.scope = item.var
             self.body().append(item)
             self.allocs().extend(kept)
-            if f.kind == "affine":
-                self.check_affine_writes(f, item)
             return
+        if f.kind == "affine":
+            self.check_unrolled_affine(f)
         for body, allocs in zip(f.bodies, f.allocs):
             self.body().extend(body)
             self.allocs().extend(allocs)
 
-    def check_affine_writes(self, frame, item):
-        """Warns of an affine_range loop whose iterations write one PSUM location
-        other than by matmul accumulation."""
-        local = set(id(t) for t in frame.allocs[0])
-        for inst in walk(item.body):
-            if inst.op.startswith("matmul"):
-                continue
-            t = inst.dst.tensor.canon()
-            if t.mem != "psum" or id(t) in local:
-                continue
-            if all(item.var not in dict(b[1]) for b in inst.dst.bounds):
-                self.warnings.append(
-                    (
-                        inst.loc,
-                        lambda a=inst.dst: "affine_range iterations write the same PSUM location %s "
-                        "(not by matmul accumulation); use sequential_range" % a.text(),
-                    )
-                )
+    def check_unrolled_affine(self, frame):
+        """Warns of an unrolled affine_range loop whose iterations write one
+        PSUM location of a tile they share, other than by matmul accumulation.
+
+        A folded loop keeps ``affine`` and its tiles ``scope=``, and psum's own
+        lint sees it; an unrolled one is checked here, on the writes whose
+        bounds are constants.
+        """
+        earlier = []
+        for body, allocs in zip(frame.bodies, frame.allocs):
+            local = set(id(t) for t in allocs)
+            mine = []
+            for inst in walk(body):
+                t = inst.dst.tensor.canon()
+                if inst.op.startswith("matmul") or t.mem != "psum" or id(t) in local:
+                    continue
+                if any(terms for _, terms in inst.dst.bounds):
+                    continue
+                p0, p1, b0, b1 = (c for c, _ in inst.dst.bounds)
+                if any(
+                    u is t and p0 < q1 and q0 < p1 and b0 < c1 and c0 < b1
+                    for u, (q0, q1, c0, c1) in earlier
+                ):
+                    self.warn_affine(inst)
+                mine.append((t, (p0, p1, b0, b1)))
+            earlier.extend(mine)
+
+    def warn_affine(self, inst):
+        if any(loc == inst.loc for loc, _ in self.warnings):
+            return
+        self.warnings.append(
+            (
+                inst.loc,
+                lambda a=inst.dst: "affine_range iterations write the same PSUM location %s "
+                "(not by matmul accumulation); use sequential_range" % a.text(),
+            )
+        )
 
 
 def walk(body):
@@ -415,7 +441,7 @@ def rebuild(body, var, lo, steps):
     out = []
     for item in body:
         if isinstance(item, LoopItem):
-            out.append(LoopItem(item.var, item.lo, item.hi, rebuild(item.body, var, lo, steps)))
+            out.append(LoopItem(item.var, item.lo, item.hi, rebuild(item.body, var, lo, steps), item.affine))
             continue
         accs = []
         for a in item.accesses():
@@ -454,6 +480,8 @@ def program_text(arch, block, args, rec):
             n += 1
         taken.add(name)
         t.name = name
+    body = []
+    write_body(body, rec.top, 1, [])
     lines = ["arch %s" % arch, ""]
     for t in decls:
         line = "%s %s [%d, %d]" % (t.mem, t.name, t.partitions, t.bytes)
@@ -463,10 +491,12 @@ def program_text(arch, block, args, rec):
             line += " bank=%d" % t.bank
         if t.loc is not None:
             line += ' loc="%s"' % t.loc
+        if t.scope is not None:
+            line += " scope=%s" % t.scope.name
         lines.append(line)
     lines.append("")
     lines.append("block %s {" % block)
-    write_body(lines, rec.top, 1, [])
+    lines.extend(body)
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -481,7 +511,8 @@ def write_body(lines, body, depth, scope):
                 name = "%s_%d" % (item.var.name, n)
                 n += 1
             item.var.name = name
-            lines.append("%sloop %s %d..%d {" % (pad, name, item.lo, item.hi))
+            affine = " affine" if item.affine else ""
+            lines.append("%sloop %s %d..%d%s {" % (pad, name, item.lo, item.hi, affine))
             write_body(lines, item.body, depth + 1, scope + [name])
             lines.append("%s}" % pad)
             continue

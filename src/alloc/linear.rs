@@ -312,12 +312,14 @@ mod tests {
             var: vj,
             lo: 0,
             hi: 3,
+            affine: false,
             body: vec![Stmt::Inst(i2)],
         });
         let outer = m.add_loop(Loop {
             var: vi,
             lo: 0,
             hi: 4,
+            affine: false,
             body: vec![Stmt::Inst(i1), Stmt::Loop(inner)],
         });
         m.blocks.push(crate::ir::Block {

@@ -269,6 +269,7 @@ impl Builder {
             var,
             lo,
             hi,
+            affine: false,
             body: Vec::new(),
         });
         self.open.push(Open {

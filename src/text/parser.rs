@@ -3,9 +3,9 @@
 //! Grammar (newlines are whitespace):
 //! ```text
 //! module  := 'arch' NAME decl* block+
-//! decl    := MEM NAME '[' INT ',' INT ']' DTYPE? (NAME '=' (INT | STRING))*
+//! decl    := MEM NAME '[' INT ',' INT ']' DTYPE? (NAME '=' (INT | STRING | NAME))*
 //! block   := 'block' NAME '{' stmt* '}'
-//! stmt    := 'loop' NAME INT '..' INT '{' stmt* '}' | (LABEL ':')? inst
+//! stmt    := 'loop' NAME INT '..' INT 'affine'? '{' stmt* '}' | (LABEL ':')? inst
 //! inst    := MNEMONIC access ('<-' access (',' access)* | '=' NUMBER) attr*
 //! access  := NAME ('[' affine ':' affine ',' affine ':' affine ']')?
 //! affine  := ('-'|'+')? term (('+'|'-') term)*
@@ -263,7 +263,10 @@ impl<'a> Parser<'a> {
                 "bank" if t.bank.is_none() => t.bank = Some(self.u32_("bank")?.0),
                 "addr" if t.addr.is_none() => t.addr = Some(self.unsigned("addr")?.0),
                 "loc" if t.loc.is_none() => t.loc = Some(self.string("a location")?),
-                "bank" | "addr" | "loc" => {
+                "scope" if t.scope.is_none() => {
+                    t.scope = Some(self.name("a loop variable name")?.0.to_string())
+                }
+                "bank" | "addr" | "loc" | "scope" => {
                     return Self::invalid(span, format!("duplicate attribute '{attr}'"))
                 }
                 _ => {
@@ -333,16 +336,19 @@ impl<'a> Parser<'a> {
         let (lo, lo_span) = self.signed("loop lower bound")?;
         self.expect(Tok::DotDot)?;
         let (hi, hi_span) = self.signed("loop upper bound")?;
+        let affine = self.tok == Tok::Ident("affine");
+        let header_end = if affine { self.bump()?.1 } else { hi_span };
         self.expect(Tok::LBrace)?;
         let var = self.module.add_var(name);
         let id = self.module.add_loop(Loop {
             var,
             lo,
             hi,
+            affine,
             body: Vec::new(),
         });
         self.map.loops.push(LoopSpans {
-            header: start.to(hi_span),
+            header: start.to(header_end),
             range: lo_span.to(hi_span),
         });
         self.scope.push((name, var));

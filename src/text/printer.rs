@@ -99,7 +99,8 @@ fn write_body(f: &mut fmt::Formatter<'_>, m: &Module, body: &[Stmt], depth: usiz
                 let lp = m.loop_(l);
                 let var = &m.vars[lp.var.index()].name;
                 indent(f)?;
-                writeln!(f, "loop {var} {}..{} {{", lp.lo, lp.hi)?;
+                let affine = if lp.affine { " affine" } else { "" };
+                writeln!(f, "loop {var} {}..{}{affine} {{", lp.lo, lp.hi)?;
                 write_body(f, m, &lp.body, depth + 1)?;
                 indent(f)?;
                 f.write_str("}\n")?;
@@ -129,6 +130,9 @@ impl fmt::Display for Module {
             }
             if let Some(loc) = &t.loc {
                 write!(f, " loc=\"{loc}\"")?;
+            }
+            if let Some(scope) = &t.scope {
+                write!(f, " scope={scope}")?;
             }
             f.write_str("\n")?;
         }

@@ -1,6 +1,6 @@
 //! The IR additions for NKI kernels (SPEC §2, psum's own): `loc=` on
 //! instructions and declarations, `accumulate=`, the `engine` op, NKI's
-//! dtypes, bf16 matmul destinations on gen4.
+//! dtypes, bf16 matmul destinations on gen4, `affine` loops and `scope=`.
 
 use psum::ir::{DType, InstKind};
 use psum::text;
@@ -38,6 +38,27 @@ fn locations_and_accumulate_print_parse_and_serialize() {
     assert!(json.contains(r#""accumulate": false"#));
     assert!(text::parse_json(&json).unwrap().same_program(m));
     psum::validate::validate(m).unwrap();
+}
+
+#[test]
+fn affine_loops_and_scopes_print_parse_and_serialize() {
+    let src = "arch trn1\n\npsum t [128, 2048] scope=i\nsbuf x [128, 2048]\n\n\
+               block main {\n  loop i 0..2 affine {\n    copy t <- x\n    copy x <- t\n  }\n}\n";
+    let p = text::parse(src).unwrap();
+    assert_eq!(text::print(&p.module), src);
+    assert!(p.module.loops[0].affine);
+    assert_eq!(p.module.tensors[0].scope.as_deref(), Some("i"));
+    let json = text::to_json(&p.module);
+    assert!(json.contains(r#""affine": true"#) && json.contains(r#""scope": "i""#));
+    assert!(text::parse_json(&json).unwrap().same_program(&p.module));
+    let plain = text::to_json(&text::parse(TRACED).unwrap().module);
+    assert!(!plain.contains("affine") && !plain.contains("scope"));
+    let twice = src.replace("scope=i", "scope=i scope=i");
+    assert!(text::parse(&twice)
+        .unwrap_err()
+        .to_string()
+        .contains("duplicate attribute 'scope'"));
+    psum::validate::validate(&p.module).unwrap();
 }
 
 #[test]

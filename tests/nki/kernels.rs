@@ -436,14 +436,29 @@ fn lint_a_matmul_wider_than_a_bank_on_trn1() {
 
 #[test]
 fn trace_warns_of_affine_iterations_writing_one_psum_location() {
-    let (p, stderr, _) = trace_lint_kernel(
+    let (p, stderr, path) = trace_lint_kernel(
         "lint_affine_same_location.py",
         &["--arg", "x=float32[512,512]"],
     );
     insta::assert_snapshot!("lint_affine_same_location", p);
+    let warning = "tests/nki_kernels/lint_affine_same_location.py:13: warning: affine_range iterations write \
+                   the same PSUM location stage (not by matmul accumulation); use sequential_range";
+    assert_eq!(stderr, format!("{warning}\n"));
+    assert_lints(&path, &[warning], 0);
+    let o = psum(&["compile", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stderr).lines().next(), Some(warning));
+    compile_verified(&p);
+}
+
+#[test]
+fn trace_warns_of_an_unrolled_affine_loop_but_not_of_tiles_each_iteration_allocates() {
+    let (p, stderr, _) =
+        trace_lint_kernel("lint_affine_unrolled.py", &["--arg", "x=float32[256,512]"]);
+    insta::assert_snapshot!("lint_affine_unrolled", p);
     assert_eq!(
         stderr,
-        "tests/nki_kernels/lint_affine_same_location.py:13: warning: affine_range iterations write the same PSUM \
+        "tests/nki_kernels/lint_affine_unrolled.py:19: warning: affine_range iterations write the same PSUM \
          location stage (not by matmul accumulation); use sequential_range\n"
     );
     compile_verified(&p);
