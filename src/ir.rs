@@ -423,31 +423,38 @@ struct AffineDisplay<'a> {
 
 impl fmt::Display for AffineDisplay<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::new();
+        self.a.write_text(&mut s, self.vars);
+        f.write_str(&s)
+    }
+}
+
+impl Affine {
+    /// Appends the canonical text syntax (`k*1024+256`) to `out`, naming
+    /// variables via `vars`; what [`Affine::display`] shows.
+    pub fn write_text(&self, out: &mut String, vars: &[Var]) {
+        let mut num = itoa::Buffer::new();
         let mut first = true;
-        for &(v, c) in &self.a.terms {
-            let name = &self.vars[v.index()].name;
+        for &(v, c) in &self.terms {
             let mag = c.unsigned_abs();
             if c < 0 {
-                f.write_str("-")?;
+                out.push('-');
             } else if !first {
-                f.write_str("+")?;
+                out.push('+');
             }
-            if mag == 1 {
-                write!(f, "{name}")?;
-            } else {
-                write!(f, "{name}*{mag}")?;
+            out.push_str(&vars[v.index()].name);
+            if mag != 1 {
+                out.push('*');
+                out.push_str(num.format(mag));
             }
             first = false;
         }
-        let c = self.a.constant;
-        if first {
-            write!(f, "{c}")
+        let c = self.constant;
+        if first || c < 0 {
+            out.push_str(num.format(c));
         } else if c > 0 {
-            write!(f, "+{c}")
-        } else if c < 0 {
-            write!(f, "-{}", c.unsigned_abs())
-        } else {
-            Ok(())
+            out.push('+');
+            out.push_str(num.format(c));
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Reading a module from input bytes and reporting errors against the input
 //! (SPEC §2.6): [`load`] parses text (or JSON, by the file name) and
-//! validates; a [`Diagnostic`] renders as `file:line:col: error: message`
-//! followed by the source line and a caret under the offending span.
+//! validates ([`parse`] and [`Loaded::validate`] are its two halves); a
+//! [`Diagnostic`] renders as `file:line:col: error: message` followed by the
+//! source line and a caret under the offending span.
 
 use crate::ir::{Loc, Module};
 use crate::text::{self, line_col, SourceMap, Span};
@@ -109,16 +110,26 @@ impl std::error::Error for Diagnostic {}
 /// `.json` (or when stdin, `-`, starts with `{`), else the text format.
 /// Diagnostics name stdin `<stdin>`.
 pub fn load(file: &str, bytes: &[u8]) -> Result<Loaded, Diagnostic> {
+    let loaded = parse(file, bytes.to_vec())?;
+    loaded.validate()?;
+    Ok(loaded)
+}
+
+/// [`load`] without the validation, taking the bytes (no copy): for a
+/// caller that validates while it does other work ([`Loaded::validate`]).
+pub fn parse(file: &str, bytes: Vec<u8>) -> Result<Loaded, Diagnostic> {
     let stdin = file == "-";
     let file = if stdin { "<stdin>" } else { file };
-    let text = match std::str::from_utf8(bytes) {
-        Ok(s) => s.to_string(),
+    let text = match String::from_utf8(bytes) {
+        Ok(s) => s,
         Err(e) => {
+            let bytes = e.as_bytes();
+            let valid = e.utf8_error().valid_up_to();
             let lossy = String::from_utf8_lossy(bytes).into_owned();
-            let at = String::from_utf8_lossy(&bytes[..e.valid_up_to()]).len();
+            let at = String::from_utf8_lossy(&bytes[..valid]).len();
             let msg = format!(
                 "input is not UTF-8 text (invalid byte 0x{:02x})",
-                bytes[e.valid_up_to()]
+                bytes[valid]
             );
             return Err(Diagnostic::new(
                 file,
@@ -138,16 +149,21 @@ pub fn load(file: &str, bytes: &[u8]) -> Result<Loaded, Diagnostic> {
             .map_err(|e| Diagnostic::new(file, &text, Some(e.span()), e.to_string()))?;
         (p.module, Some(p.source_map))
     };
-    let loaded = Loaded {
+    Ok(Loaded {
         file: file.to_string(),
         text,
         module,
         source_map,
-    };
-    let checked = match &loaded.source_map {
-        Some(map) => validate::validate_source(&loaded.module, map),
-        None => validate::validate(&loaded.module),
-    };
-    checked.map_err(|e| loaded.diagnostic(e.loc, e.to_string()))?;
-    Ok(loaded)
+    })
+}
+
+impl Loaded {
+    /// Validates the module (SPEC §2), the error pointing into the input.
+    pub fn validate(&self) -> Result<(), Diagnostic> {
+        let checked = match &self.source_map {
+            Some(map) => validate::validate_source(&self.module, map),
+            None => validate::validate(&self.module),
+        };
+        checked.map_err(|e| self.diagnostic(e.loc, e.to_string()))
+    }
 }

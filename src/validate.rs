@@ -830,17 +830,12 @@ impl<'m> Cx<'m> {
             }
         }
         let checks = [
-            (Bound::P0, false, 0, String::new()),
-            (
-                Bound::P1,
-                true,
-                t.partitions,
-                format!("{} partitions", t.partitions),
-            ),
-            (Bound::B0, false, 0, String::new()),
-            (Bound::B1, true, t.bytes, format!("{} bytes", t.bytes)),
+            (Bound::P0, false, 0),
+            (Bound::P1, true, t.partitions),
+            (Bound::B0, false, 0),
+            (Bound::B1, true, t.bytes),
         ];
-        for (b, upper, limit, what) in checks {
+        for (b, upper, limit) in checks {
             let e = b.of(a);
             let (value, it) = self.extreme(&e, upper);
             let bad = if upper {
@@ -850,7 +845,12 @@ impl<'m> Cx<'m> {
             };
             if bad {
                 let limit = if upper {
-                    format!("beyond the {what} of '{}'", t.name)
+                    let what = if b == Bound::P1 {
+                        "partitions"
+                    } else {
+                        "bytes"
+                    };
+                    format!("beyond the {limit} {what} of '{}'", t.name)
                 } else {
                     "below 0".to_string()
                 };
@@ -944,28 +944,18 @@ impl<'m> Cx<'m> {
         let pe = *self.arch.pe();
         let codename = &self.m.arch;
         let limits = [
-            ('K', k, pe.rows, 1, format!("the {} PE rows", pe.rows)),
-            (
-                'M',
-                m,
-                pe.cols,
-                1,
-                format!("the {} PE columns of {codename}", pe.cols),
-            ),
-            (
-                'N',
-                n,
-                self.arch.max_matmul_n(),
-                2,
-                if self.arch.arch_level() >= 40 {
-                    format!("eight banks on {codename}")
-                } else {
-                    format!("one bank on {codename}; only gen4 allows 4096")
-                },
-            ),
+            ('K', k, pe.rows, 1),
+            ('M', m, pe.cols, 1),
+            ('N', n, self.arch.max_matmul_n(), 2),
         ];
-        for (dim, value, max, operand, why) in limits {
+        for (dim, value, max, operand) in limits {
             if value > i64::from(max) {
+                let why = match dim {
+                    'K' => format!("the {} PE rows", pe.rows),
+                    'M' => format!("the {} PE columns of {codename}", pe.cols),
+                    _ if self.arch.arch_level() >= 40 => format!("eight banks on {codename}"),
+                    _ => format!("one bank on {codename}; only gen4 allows 4096"),
+                };
                 return err(
                     Loc::Operand(id, operand),
                     ValidateErrorKind::MatmulLimit {

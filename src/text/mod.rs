@@ -247,7 +247,7 @@ pub fn parse(src: &str) -> Result<Parsed, ParseError> {
 
 /// Prints the canonical form (SPEC §2.5); the same as `module.to_string()`.
 pub fn print(module: &Module) -> String {
-    module.to_string()
+    printer::module_to_string(module)
 }
 
 /// Reads a module from its JSON form (the serde form of [`Module`]).

@@ -1,146 +1,205 @@
 //! The canonical printer (SPEC §2.5): `Display` for [`Module`] writes the
 //! text format such that parsing it back gives the same program. It expects a
 //! structurally sound module (ids in range), as [`crate::validate`] ensures.
+//!
+//! Everything is appended to one `String` with numbers formatted by `itoa`:
+//! a program of 100k tensors is tens of megabytes, and `core::fmt`'s
+//! machinery per number and per piece of text would cost more than the rest
+//! of printing.
 
 use crate::ir::{Access, Flags, InstId, InstKind, Module, Stmt};
-use std::fmt::{self, Write};
+use std::fmt;
 
 /// Prints one access: the bare name when it covers the whole tensor, else
 /// `NAME[p0:p1, b0:b1]`.
 pub fn access_to_string(m: &Module, a: &Access) -> String {
     let mut s = String::new();
-    write_access(&mut s, m, a).expect("writing to a String cannot fail");
+    push_access(&mut s, m, a);
     s
 }
 
 /// Prints one instruction as it appears in the canonical form (no indent).
 pub fn inst_to_string(m: &Module, id: InstId) -> String {
     let mut s = String::new();
-    write_inst(&mut s, m, id).expect("writing to a String cannot fail");
+    push_inst(&mut s, m, id);
     s
 }
 
-fn write_access(f: &mut impl Write, m: &Module, a: &Access) -> fmt::Result {
-    let t = m.tensor(a.tensor);
-    f.write_str(&t.name)?;
-    if a.is_whole(t) {
-        return Ok(());
-    }
-    if !a.is_affine() {
-        // Constant bounds print as their numbers, without building expressions.
-        let r = a.region(|_| 0);
-        return write!(f, "[{}:{}, {}:{}]", r.p0, r.p1, r.b0, r.b1);
-    }
-    let v = &m.vars;
-    write!(
-        f,
-        "[{}:{}, {}:{}]",
-        a.p0().display(v),
-        a.p1().display(v),
-        a.b0().display(v),
-        a.b1().display(v)
-    )
+/// The canonical text of `m` (what `Display` writes).
+pub(super) fn module_to_string(m: &Module) -> String {
+    let mut out = String::with_capacity(64 * (m.insts.len() + m.tensors.len()) + 64);
+    push_module(&mut out, m);
+    out
 }
 
-fn write_inst(f: &mut impl Write, m: &Module, id: InstId) -> fmt::Result {
+fn push_num(out: &mut String, n: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(n));
+}
+
+fn push_access(out: &mut String, m: &Module, a: &Access) {
+    let t = m.tensor(a.tensor);
+    out.push_str(&t.name);
+    if a.is_whole(t) {
+        return;
+    }
+    out.push('[');
+    if a.is_affine() {
+        let v = &m.vars;
+        a.p0().write_text(out, v);
+        out.push(':');
+        a.p1().write_text(out, v);
+        out.push_str(", ");
+        a.b0().write_text(out, v);
+        out.push(':');
+        a.b1().write_text(out, v);
+    } else {
+        // Constant bounds print as their numbers, without building expressions.
+        let r = a.region(|_| 0);
+        push_num(out, r.p0);
+        out.push(':');
+        push_num(out, r.p1);
+        out.push_str(", ");
+        push_num(out, r.b0);
+        out.push(':');
+        push_num(out, r.b1);
+    }
+    out.push(']');
+}
+
+fn push_inst(out: &mut String, m: &Module, id: InstId) {
     let inst = m.inst(id);
     if let Some(l) = inst.label() {
-        write!(f, "%{l}: ")?;
+        out.push('%');
+        out.push_str(l);
+        out.push_str(": ");
     }
-    write!(f, "{} ", inst.kind.mnemonic())?;
-    write_access(f, m, inst.kind.dst())?;
+    out.push_str(inst.kind.mnemonic());
+    out.push(' ');
+    push_access(out, m, inst.kind.dst());
     if let InstKind::Memset { value, .. } = &inst.kind {
-        write!(f, " = {value}")?;
+        out.push_str(" = ");
+        out.push_str(&value.to_string());
     } else {
-        f.write_str(" <- ")?;
+        out.push_str(" <- ");
         let mut sep = "";
-        let mut written = Ok(());
         inst.kind.for_each_src(|s| {
-            written = written
-                .and_then(|()| f.write_str(sep))
-                .and_then(|()| write_access(f, m, s));
+            out.push_str(sep);
+            push_access(out, m, s);
             sep = ", ";
         });
-        written?;
     }
     if let InstKind::Matmul(mm) = &inst.kind {
         if mm.pos != (0, 0) {
-            write!(f, " pos={},{}", mm.pos.0, mm.pos.1)?;
+            out.push_str(" pos=");
+            push_num(out, mm.pos.0);
+            out.push(',');
+            push_num(out, mm.pos.1);
         }
         if let Flags::Set(s) = mm.flags {
-            write!(f, " flags={s}")?;
+            out.push_str(" flags=");
+            out.push_str(&s.to_string());
         }
         if let Some(zr) = mm.zr {
-            write!(f, " zr={zr}")?;
+            out.push_str(" zr=");
+            push_num(out, zr);
         }
         if let Some(acc) = mm.accumulate {
-            write!(f, " accumulate={acc}")?;
+            out.push_str(if acc {
+                " accumulate=true"
+            } else {
+                " accumulate=false"
+            });
         }
     }
     if let Some(a) = inst.after() {
-        write!(f, " after=%{a}")?;
+        out.push_str(" after=%");
+        out.push_str(a);
     }
     if let Some(loc) = inst.loc() {
-        write!(f, " loc=\"{loc}\"")?;
+        out.push_str(" loc=\"");
+        out.push_str(loc);
+        out.push('"');
     }
-    Ok(())
 }
 
-fn write_body(f: &mut fmt::Formatter<'_>, m: &Module, body: &[Stmt], depth: usize) -> fmt::Result {
-    let indent = |f: &mut fmt::Formatter<'_>| (0..depth).try_for_each(|_| f.write_str("  "));
+fn push_body(out: &mut String, m: &Module, body: &[Stmt], depth: usize) {
+    let indent = |out: &mut String| (0..depth).for_each(|_| out.push_str("  "));
     for s in body {
         match *s {
             Stmt::Inst(i) => {
-                indent(f)?;
-                write_inst(f, m, i)?;
-                f.write_str("\n")?;
+                indent(out);
+                push_inst(out, m, i);
+                out.push('\n');
             }
             Stmt::Loop(l) => {
                 let lp = m.loop_(l);
-                let var = &m.vars[lp.var.index()].name;
-                indent(f)?;
-                let affine = if lp.affine { " affine" } else { "" };
-                writeln!(f, "loop {var} {}..{}{affine} {{", lp.lo, lp.hi)?;
-                write_body(f, m, &lp.body, depth + 1)?;
-                indent(f)?;
-                f.write_str("}\n")?;
+                indent(out);
+                out.push_str("loop ");
+                out.push_str(&m.vars[lp.var.index()].name);
+                out.push(' ');
+                push_num(out, lp.lo);
+                out.push_str("..");
+                push_num(out, lp.hi);
+                out.push_str(if lp.affine { " affine {\n" } else { " {\n" });
+                push_body(out, m, &lp.body, depth + 1);
+                indent(out);
+                out.push_str("}\n");
             }
         }
     }
-    Ok(())
+}
+
+fn push_module(out: &mut String, m: &Module) {
+    out.push_str("arch ");
+    out.push_str(&m.arch);
+    out.push('\n');
+    if !m.tensors.is_empty() {
+        out.push('\n');
+    }
+    for t in &m.tensors {
+        out.push_str(t.mem.keyword());
+        out.push(' ');
+        out.push_str(&t.name);
+        out.push_str(" [");
+        push_num(out, t.partitions);
+        out.push_str(", ");
+        push_num(out, t.bytes);
+        out.push(']');
+        if t.dtype != Default::default() {
+            out.push(' ');
+            out.push_str(t.dtype.keyword());
+        }
+        if let Some(b) = t.bank {
+            out.push_str(" bank=");
+            push_num(out, b);
+        }
+        if let Some(a) = t.addr {
+            out.push_str(" addr=");
+            push_num(out, a);
+        }
+        if let Some(loc) = &t.loc {
+            out.push_str(" loc=\"");
+            out.push_str(loc);
+            out.push('"');
+        }
+        if let Some(scope) = &t.scope {
+            out.push_str(" scope=");
+            out.push_str(scope);
+        }
+        out.push('\n');
+    }
+    for b in &m.blocks {
+        out.push_str("\nblock ");
+        out.push_str(&b.name);
+        out.push_str(" {\n");
+        push_body(out, m, &b.body, 1);
+        out.push_str("}\n");
+    }
 }
 
 impl fmt::Display for Module {
     /// The canonical text form (SPEC §2.5).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "arch {}", self.arch)?;
-        if !self.tensors.is_empty() {
-            f.write_str("\n")?;
-        }
-        for t in &self.tensors {
-            write!(f, "{} {} [{}, {}]", t.mem, t.name, t.partitions, t.bytes)?;
-            if t.dtype != Default::default() {
-                write!(f, " {}", t.dtype)?;
-            }
-            if let Some(b) = t.bank {
-                write!(f, " bank={b}")?;
-            }
-            if let Some(a) = t.addr {
-                write!(f, " addr={a}")?;
-            }
-            if let Some(loc) = &t.loc {
-                write!(f, " loc=\"{loc}\"")?;
-            }
-            if let Some(scope) = &t.scope {
-                write!(f, " scope={scope}")?;
-            }
-            f.write_str("\n")?;
-        }
-        for b in &self.blocks {
-            writeln!(f, "\nblock {} {{", b.name)?;
-            write_body(f, self, &b.body, 1)?;
-            f.write_str("}\n")?;
-        }
-        Ok(())
+        f.write_str(&module_to_string(self))
     }
 }
