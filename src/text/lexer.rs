@@ -103,111 +103,131 @@ impl<'a> Lexer<'a> {
         Lexer { src, pos: 0 }
     }
 
-    fn peek_byte(&self, off: usize) -> Option<u8> {
-        self.src.as_bytes().get(self.pos + off).copied()
-    }
-
-    fn skip_trivia(&mut self) {
-        while let Some(b) = self.peek_byte(0) {
-            if b.is_ascii_whitespace() {
-                self.pos += 1;
-            } else if b == b'#' {
-                let rest = &self.src[self.pos..];
-                self.pos += rest.find('\n').unwrap_or(rest.len());
-            } else {
-                break;
+    /// The first position at or after `pos` that is not whitespace or part of a comment.
+    fn skip_trivia(&self, mut pos: usize) -> usize {
+        let bytes = self.src.as_bytes();
+        while let Some(&b) = bytes.get(pos) {
+            match b {
+                b' ' | b'\n' | b'\t' | b'\r' | b'\x0C' => pos += 1,
+                b'#' => {
+                    pos += bytes[pos..]
+                        .iter()
+                        .position(|&c| c == b'\n')
+                        .unwrap_or(bytes.len() - pos)
+                }
+                _ => break,
             }
         }
+        pos
     }
 
-    fn take_while(&mut self, f: impl Fn(u8) -> bool) {
-        while self.peek_byte(0).is_some_and(&f) {
-            self.pos += 1;
+    /// The first byte of the next token, without lexing it (`=` after a
+    /// name starts an attribute).
+    pub fn next_byte(&self) -> Option<u8> {
+        self.src.as_bytes().get(self.skip_trivia(self.pos)).copied()
+    }
+
+    /// The end of the run of bytes satisfying `f` from `pos`.
+    fn run(&self, mut pos: usize, f: impl Fn(u8) -> bool) -> usize {
+        let bytes = self.src.as_bytes();
+        while bytes.get(pos).is_some_and(|&b| f(b)) {
+            pos += 1;
         }
+        pos
     }
 
     /// The next token and its span.
+    #[inline]
     pub fn next_token(&mut self) -> Result<(Tok<'a>, Span), ParseError> {
-        self.skip_trivia();
-        let start = self.pos;
-        let Some(b) = self.peek_byte(0) else {
+        let start = self.skip_trivia(self.pos);
+        let bytes = self.src.as_bytes();
+        let Some(&b) = bytes.get(start) else {
+            self.pos = start;
             return Ok((Tok::Eof, Span::new(start, start)));
         };
-        let tok = if is_name_start(b) {
-            self.take_while(is_name_char);
-            Tok::Ident(&self.src[start..self.pos])
-        } else if b.is_ascii_digit() {
-            self.lex_number();
-            Tok::Num(&self.src[start..self.pos])
-        } else if b == b'%' {
-            self.pos += 1;
-            self.take_while(is_name_char);
-            if self.pos == start + 1 {
-                return Err(ParseError::Lex {
-                    span: Span::new(start, start + 1),
-                    message: "expected a label name after '%'".to_string(),
-                });
+        let (tok, end) = match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+                let end = self.run(start + 1, is_name_char);
+                (Tok::Ident(&self.src[start..end]), end)
             }
-            Tok::Label(&self.src[start + 1..self.pos])
-        } else if b == b'"' {
-            let rest = &self.src[start + 1..];
-            let Some(len) = rest
-                .find(['"', '\n'])
-                .filter(|&i| rest.as_bytes()[i] == b'"')
-            else {
-                return Err(ParseError::Lex {
-                    span: Span::new(start, start + 1),
-                    message: "unterminated string (a '\"' before the end of the line)".to_string(),
-                });
-            };
-            self.pos = start + len + 2;
-            Tok::Str(&rest[..len])
-        } else {
-            let two = (b, self.peek_byte(1));
-            let (tok, len) = match two {
-                (b'<', Some(b'-')) => (Tok::Arrow, 2),
-                (b'.', Some(b'.')) => (Tok::DotDot, 2),
-                (b'[', _) => (Tok::LBracket, 1),
-                (b']', _) => (Tok::RBracket, 1),
-                (b'{', _) => (Tok::LBrace, 1),
-                (b'}', _) => (Tok::RBrace, 1),
-                (b',', _) => (Tok::Comma, 1),
-                (b':', _) => (Tok::Colon, 1),
-                (b'=', _) => (Tok::Eq, 1),
-                (b'+', _) => (Tok::Plus, 1),
-                (b'-', _) => (Tok::Minus, 1),
-                (b'*', _) => (Tok::Star, 1),
-                (b'|', _) => (Tok::Pipe, 1),
-                _ => {
-                    let ch = self.src[start..].chars().next().unwrap_or('?');
-                    return Err(ParseError::Lex {
-                        span: Span::new(start, start + ch.len_utf8()),
-                        message: format!("unexpected character {ch:?}"),
-                    });
-                }
-            };
-            self.pos += len;
-            tok
+            b'0'..=b'9' => {
+                let end = self.number_end(start);
+                (Tok::Num(&self.src[start..end]), end)
+            }
+            b'[' => (Tok::LBracket, start + 1),
+            b']' => (Tok::RBracket, start + 1),
+            b',' => (Tok::Comma, start + 1),
+            b':' => (Tok::Colon, start + 1),
+            b'+' => (Tok::Plus, start + 1),
+            b'*' => (Tok::Star, start + 1),
+            b'{' => (Tok::LBrace, start + 1),
+            b'}' => (Tok::RBrace, start + 1),
+            b'=' => (Tok::Eq, start + 1),
+            b'|' => (Tok::Pipe, start + 1),
+            b'-' => (Tok::Minus, start + 1),
+            b'<' if bytes.get(start + 1) == Some(&b'-') => (Tok::Arrow, start + 2),
+            b'.' if bytes.get(start + 1) == Some(&b'.') => (Tok::DotDot, start + 2),
+            _ => self.rare_token(start)?,
         };
-        Ok((tok, Span::new(start, self.pos)))
+        self.pos = end;
+        Ok((tok, Span::new(start, end)))
     }
 
-    /// Digits, an optional `.digits` fraction and an optional exponent. A `.`
-    /// not followed by a digit is left alone so that `0..4` lexes as a range.
-    fn lex_number(&mut self) {
-        self.take_while(|b| b.is_ascii_digit());
-        if self.peek_byte(0) == Some(b'.') && self.peek_byte(1).is_some_and(|b| b.is_ascii_digit())
-        {
-            self.pos += 1;
-            self.take_while(|b| b.is_ascii_digit());
-        }
-        if matches!(self.peek_byte(0), Some(b'e' | b'E')) {
-            let sign = usize::from(matches!(self.peek_byte(1), Some(b'+' | b'-')));
-            if self.peek_byte(1 + sign).is_some_and(|b| b.is_ascii_digit()) {
-                self.pos += 1 + sign;
-                self.take_while(|b| b.is_ascii_digit());
+    /// A label, a string, or the error for a character that starts no token.
+    #[cold]
+    fn rare_token(&self, start: usize) -> Result<(Tok<'a>, usize), ParseError> {
+        match self.src.as_bytes()[start] {
+            b'%' => {
+                let end = self.run(start + 1, is_name_char);
+                if end == start + 1 {
+                    return Err(ParseError::Lex {
+                        span: Span::new(start, start + 1),
+                        message: "expected a label name after '%'".to_string(),
+                    });
+                }
+                Ok((Tok::Label(&self.src[start + 1..end]), end))
+            }
+            b'"' => {
+                let rest = &self.src[start + 1..];
+                let Some(len) = rest
+                    .find(['"', '\n'])
+                    .filter(|&i| rest.as_bytes()[i] == b'"')
+                else {
+                    return Err(ParseError::Lex {
+                        span: Span::new(start, start + 1),
+                        message: "unterminated string (a '\"' before the end of the line)"
+                            .to_string(),
+                    });
+                };
+                Ok((Tok::Str(&rest[..len]), start + len + 2))
+            }
+            _ => {
+                let ch = self.src[start..].chars().next().unwrap_or('?');
+                Err(ParseError::Lex {
+                    span: Span::new(start, start + ch.len_utf8()),
+                    message: format!("unexpected character {ch:?}"),
+                })
             }
         }
+    }
+
+    /// The end of the number at `start`: digits, an optional `.digits`
+    /// fraction and an optional exponent. A `.` not followed by a digit is
+    /// left alone so that `0..4` lexes as a range.
+    fn number_end(&self, start: usize) -> usize {
+        let digit = |b: u8| b.is_ascii_digit();
+        let mut end = self.run(start, digit);
+        let at = |i: usize| self.src.as_bytes().get(i).copied();
+        if at(end) == Some(b'.') && at(end + 1).is_some_and(digit) {
+            end = self.run(end + 1, digit);
+        }
+        if matches!(at(end), Some(b'e' | b'E')) {
+            let sign = usize::from(matches!(at(end + 1), Some(b'+' | b'-')));
+            if at(end + 1 + sign).is_some_and(digit) {
+                end = self.run(end + 1 + sign, digit);
+            }
+        }
+        end
     }
 }
 

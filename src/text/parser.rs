@@ -125,11 +125,6 @@ impl<'a> Parser<'a> {
         Ok(cur)
     }
 
-    /// The token after the current one.
-    fn peek2(&self) -> PResult<Tok<'a>> {
-        self.lex.clone().next_token().map(|(t, _)| t)
-    }
-
     fn unexpected<T>(&self, expected: &str) -> PResult<T> {
         Err(ParseError::Unexpected {
             span: self.span,
@@ -189,6 +184,24 @@ impl<'a> Parser<'a> {
         let v = u32::try_from(v)
             .or_else(|_| Self::invalid(span, format!("{what} {v} is out of range")))?;
         Ok((v, span))
+    }
+
+    /// The integer literal `s` (the current token) in an affine term; as
+    /// [`Parser::signed`] reads it, without its sign, by a loop over digits.
+    fn integer(&mut self, s: &str) -> PResult<i64> {
+        let digits = s.bytes().try_fold(0u64, |v, b| {
+            let d = b.wrapping_sub(b'0');
+            (d <= 9).then_some(())?;
+            v.checked_mul(10)?.checked_add(u64::from(d))
+        });
+        let value = digits.and_then(|v| i64::try_from(v).ok());
+        match value {
+            Some(v) => {
+                self.bump()?;
+                Ok(v)
+            }
+            None => self.signed("integer").map(|(v, _)| v),
+        }
     }
 
     /// An optionally negative integer (loop bounds).
@@ -256,7 +269,7 @@ impl<'a> Parser<'a> {
             t.dtype = d;
             self.bump()?;
         }
-        while matches!(self.tok, Tok::Ident(_)) && self.peek2()? == Tok::Eq {
+        while matches!(self.tok, Tok::Ident(_)) && self.lex.next_byte() == Some(b'=') {
             let (attr, span) = self.name("an attribute")?;
             self.bump()?;
             match attr {
@@ -381,7 +394,7 @@ impl<'a> Parser<'a> {
             return self.unexpected("an instruction (matmul, matmul.sparse, matmul.mx, matmul.t, copy, memset, act, dma), 'loop' or '}'");
         };
         self.bump()?;
-        let mut operands = Vec::new();
+        let mut operands = Vec::with_capacity(3);
         let dst = self.access(&mut operands)?;
         let rhs = if mnemonic == "memset" {
             self.expect(Tok::Eq)?;
@@ -390,7 +403,8 @@ impl<'a> Parser<'a> {
             Rhs::Value(v)
         } else {
             self.expect(Tok::Arrow)?;
-            let mut srcs = vec![self.access(&mut operands)?];
+            let mut srcs = Vec::with_capacity(2);
+            srcs.push(self.access(&mut operands)?);
             while self.tok == Tok::Comma {
                 self.bump()?;
                 srcs.push(self.access(&mut operands)?);
@@ -454,7 +468,7 @@ impl<'a> Parser<'a> {
     /// Trailing `NAME=VALUE` attributes; records each one's span in `spans`.
     fn attributes(&mut self, is_matmul: bool, spans: &mut Vec<(Attr, Span)>) -> PResult<InstAttrs> {
         let mut at = InstAttrs::default();
-        while matches!(self.tok, Tok::Ident(_)) && self.peek2()? == Tok::Eq {
+        while matches!(self.tok, Tok::Ident(_)) && self.lex.next_byte() == Some(b'=') {
             let (name, name_span) = self.name("an attribute")?;
             self.bump()?;
             let key = match name {
@@ -687,8 +701,8 @@ impl<'a> Parser<'a> {
             )
         };
         let (coef, var) = match self.tok {
-            Tok::Num(_) => {
-                let (c, _) = self.signed("integer")?;
+            Tok::Num(s) => {
+                let c = self.integer(s)?;
                 if self.tok == Tok::Star {
                     self.bump()?;
                     (c, Some(self.var()?))
