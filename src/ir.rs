@@ -433,29 +433,33 @@ impl Affine {
     /// Appends the canonical text syntax (`k*1024+256`) to `out`, naming
     /// variables via `vars`; what [`Affine::display`] shows.
     pub fn write_text(&self, out: &mut String, vars: &[Var]) {
-        let mut num = itoa::Buffer::new();
-        let mut first = true;
-        for &(v, c) in &self.terms {
-            let mag = c.unsigned_abs();
-            if c < 0 {
-                out.push('-');
-            } else if !first {
-                out.push('+');
-            }
-            out.push_str(&vars[v.index()].name);
-            if mag != 1 {
-                out.push('*');
-                out.push_str(num.format(mag));
-            }
-            first = false;
-        }
-        let c = self.constant;
-        if first || c < 0 {
-            out.push_str(num.format(c));
-        } else if c > 0 {
+        write_affine(out, self.constant, &self.terms, vars);
+    }
+}
+
+/// Appends `constant + Σ coef·var` over `terms` in canonical text syntax.
+pub(crate) fn write_affine(out: &mut String, constant: i64, terms: &[(VarId, i64)], vars: &[Var]) {
+    let mut num = itoa::Buffer::new();
+    let mut first = true;
+    for &(v, c) in terms {
+        let mag = c.unsigned_abs();
+        if c < 0 {
+            out.push('-');
+        } else if !first {
             out.push('+');
-            out.push_str(num.format(c));
         }
+        out.push_str(&vars[v.index()].name);
+        if mag != 1 {
+            out.push('*');
+            out.push_str(num.format(mag));
+        }
+        first = false;
+    }
+    if first || constant < 0 {
+        out.push_str(num.format(constant));
+    } else if constant > 0 {
+        out.push('+');
+        out.push_str(num.format(constant));
     }
 }
 
@@ -877,13 +881,14 @@ impl InstKind {
     }
 
     /// The source accesses, in operand order.
-    pub fn srcs(&self) -> Vec<&Access> {
-        match self {
-            InstKind::Matmul(m) => vec![&m.stationary, &m.moving],
-            InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => vec![src],
-            InstKind::Memset { .. } => Vec::new(),
-            InstKind::Act { srcs, .. } | InstKind::Engine { srcs, .. } => srcs.iter().collect(),
-        }
+    pub fn srcs(&self) -> impl Iterator<Item = &Access> + '_ {
+        let (first, second, rest): (_, _, &[Access]) = match self {
+            InstKind::Matmul(m) => (Some(&m.stationary), Some(&m.moving), &[]),
+            InstKind::Copy { src, .. } | InstKind::Dma { src, .. } => (Some(src), None, &[]),
+            InstKind::Memset { .. } => (None, None, &[]),
+            InstKind::Act { srcs, .. } | InstKind::Engine { srcs, .. } => (None, None, srcs),
+        };
+        first.into_iter().chain(second).chain(rest)
     }
 
     /// Mutable source accesses, in operand order.
@@ -1372,6 +1377,15 @@ pub enum Bound {
 impl Bound {
     /// All four, in text order.
     pub const ALL: [Bound; 4] = [Bound::P0, Bound::P1, Bound::B0, Bound::B1];
+
+    /// The bound's constant term and variable terms in `a`, borrowed.
+    pub fn parts(self, a: &Access) -> (i64, &[(VarId, i64)]) {
+        let i = self as usize;
+        match &a.wide {
+            None => (a.narrow[i].into(), &[]),
+            Some(w) => (w.consts[i], &w.terms[i]),
+        }
+    }
 
     /// The bound's expression in `a` (allocation-free when it is constant).
     pub fn of(self, a: &Access) -> Affine {

@@ -458,16 +458,16 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
                     }
                 }
                 for b in Bound::ALL {
-                    let e = b.of(a);
-                    let sorted = e.terms.windows(2).all(|w| w[0].0 < w[1].0);
-                    if !sorted || e.terms.iter().any(|t| t.1 == 0) {
+                    let (constant, terms) = b.parts(a);
+                    let sorted = terms.windows(2).all(|w| w[0].0 < w[1].0);
+                    if !sorted || terms.iter().any(|t| t.1 == 0) {
                         return malformed(
                             Loc::Bound(i, k, b),
                             format!("bound {b} is not in canonical form"),
                         );
                     }
-                    let numbers = e.terms.iter().map(|t| ("coefficient", t.1));
-                    let big = std::iter::once(("constant", e.constant))
+                    let numbers = terms.iter().map(|t| ("coefficient", t.1));
+                    let big = std::iter::once(("constant", constant))
                         .chain(numbers)
                         .find(|n| n.1.abs() > MAX_AFFINE);
                     if let Some((what, value)) = big {
@@ -480,7 +480,7 @@ fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
                             },
                         );
                     }
-                    if let Some((v, _)) = e.terms.iter().find(|t| !self.scope.contains(&t.0)) {
+                    if let Some((v, _)) = terms.iter().find(|t| !self.scope.contains(&t.0)) {
                         return malformed(
                             Loc::Bound(i, k, b),
                             format!("bound {b} uses {v}, which no enclosing loop binds"),
@@ -627,6 +627,43 @@ impl<'m> Cx<'m> {
 
     /// The extreme value of `e` over all iterations (`max` or min) and an
     /// iteration attaining it.
+    /// Whether access `a` of `t` passes every check of [`Cx::access`]:
+    /// the common case, decided on the borrowed bounds without building
+    /// expressions or iterations; a failure takes the general path for its
+    /// diagnostic.
+    fn fits(&self, a: &Access, t: &crate::ir::Tensor) -> bool {
+        let size = i64::from(t.dtype.size());
+        let range = |v: VarId| self.range[v.index()];
+        let aligned = |b: Bound| {
+            let (c, terms) = b.parts(a);
+            let at_lo: i64 = c + terms.iter().map(|&(v, k)| k * range(v).0).sum::<i64>();
+            at_lo % size == 0
+                && terms.iter().all(|&(v, k)| {
+                    let (lo, hi) = range(v);
+                    hi - lo < 2 || k % size == 0
+                })
+        };
+        let extent = |lo: Bound, hi: Bound| {
+            let ((c0, t0), (c1, t1)) = (lo.parts(a), hi.parts(a));
+            t0 == t1 && c1 > c0
+        };
+        let extreme = |b: Bound, max: bool| {
+            let (c, terms) = b.parts(a);
+            terms.iter().fold(i128::from(c), |acc, &(v, k)| {
+                let (lo, hi) = range(v);
+                acc + i128::from(k) * i128::from(if (k > 0) == max { hi - 1 } else { lo })
+            })
+        };
+        aligned(Bound::B0)
+            && aligned(Bound::B1)
+            && extent(Bound::P0, Bound::P1)
+            && extent(Bound::B0, Bound::B1)
+            && extreme(Bound::P0, false) >= 0
+            && extreme(Bound::P1, true) <= i128::from(t.partitions)
+            && extreme(Bound::B0, false) >= 0
+            && extreme(Bound::B1, true) <= i128::from(t.bytes)
+    }
+
     fn extreme(&self, e: &Affine, max: bool) -> (i128, Iteration) {
         let mut value = i128::from(e.constant);
         let mut it = Vec::new();
@@ -756,20 +793,8 @@ impl<'m> Cx<'m> {
     /// Alignment, constant non-empty extents and bounds of operand `k`.
     fn access(&self, id: InstId, k: usize, a: &Access) -> Result<(), ValidateError> {
         let t = self.m.tensor(a.tensor);
-        if !a.is_affine() {
-            // The common case, without building the bounds' expressions; a
-            // failure takes the general path below for its diagnostic.
-            let r = a.region(|_| 0);
-            let size = i64::from(t.dtype.size());
-            let fits = 0 <= r.p0
-                && r.p0 < r.p1
-                && r.p1 <= i64::from(t.partitions)
-                && 0 <= r.b0
-                && r.b0 < r.b1
-                && r.b1 <= i64::from(t.bytes);
-            if fits && r.b0 % size == 0 && r.b1 % size == 0 {
-                return Ok(());
-            }
+        if self.fits(a, t) {
+            return Ok(());
         }
         let text = || access_to_string(self.m, a);
         let vars = &self.m.vars;
@@ -1040,7 +1065,7 @@ impl<'m> Cx<'m> {
         let mut written = vec![false; self.m.tensors.len()];
         for id in self.m.insts_in_order() {
             let kind = &self.m.inst(id).kind;
-            for (k, s) in kind.srcs().into_iter().enumerate() {
+            for (k, s) in kind.srcs().enumerate() {
                 let t = self.m.tensor(s.tensor);
                 if t.mem == Mem::Psum && !written[s.tensor.index()] {
                     return err(

@@ -7,7 +7,7 @@
 //! machinery per number and per piece of text would cost more than the rest
 //! of printing.
 
-use crate::ir::{Access, Flags, InstId, InstKind, Module, Stmt};
+use crate::ir::{write_affine, Access, Bound, Flags, InstId, InstKind, Module, Stmt};
 use std::fmt;
 
 /// Prints one access: the bare name when it covers the whole tensor, else
@@ -44,14 +44,11 @@ fn push_access(out: &mut String, m: &Module, a: &Access) {
     }
     out.push('[');
     if a.is_affine() {
-        let v = &m.vars;
-        a.p0().write_text(out, v);
-        out.push(':');
-        a.p1().write_text(out, v);
-        out.push_str(", ");
-        a.b0().write_text(out, v);
-        out.push(':');
-        a.b1().write_text(out, v);
+        for (b, sep) in Bound::ALL.into_iter().zip([":", ", ", ":", ""]) {
+            let (constant, terms) = b.parts(a);
+            write_affine(out, constant, terms, &m.vars);
+            out.push_str(sep);
+        }
     } else {
         // Constant bounds print as their numbers, without building expressions.
         let r = a.region(|_| 0);

@@ -28,7 +28,7 @@ fn gen(w: &Workload) -> Module {
     // always make room.
     let a = arch::lookup(&m.arch).unwrap();
     for inst in &m.insts {
-        let mut ts: Vec<TensorId> = inst.kind.srcs().iter().map(|s| s.tensor).collect();
+        let mut ts: Vec<TensorId> = inst.kind.srcs().map(|s| s.tensor).collect();
         ts.push(inst.kind.dst().tensor);
         ts.sort();
         ts.dedup();
@@ -293,7 +293,7 @@ fn attention_bwd_peaks_above_eight_banks_and_one_spill_relieves_it() {
             .rposition(|&i| m.inst(i).kind.dst().tensor == t)
             .unwrap();
         let read = &m.inst(order[last_write + 1]).kind;
-        assert!(read.srcs().iter().any(|s| s.tensor == t), "{acc}");
+        assert!(read.srcs().any(|s| s.tensor == t), "{acc}");
     }
 
     let one = gen(&args(
