@@ -307,9 +307,8 @@ fn checked(m: &Module) -> Result<Cx<'_>, ValidateError> {
 /// [`validate`] since the tile is always K×M).
 pub fn validate_source(module: &Module, source_map: &SourceMap) -> Result<(), ValidateError> {
     let cx = checked(module)?;
-    for (i, spans) in source_map.insts.iter().enumerate() {
-        let id = InstId::new(i);
-        let (Some(tile), Some(mm)) = (spans.tile, module.inst(id).kind.as_matmul()) else {
+    for &(id, tile) in source_map.tiles() {
+        let Some(mm) = module.inst(id).kind.as_matmul() else {
             continue;
         };
         let (k, m) = (mm.stationary.part_extent(), cx.elems(&mm.stationary));

@@ -121,6 +121,11 @@ impl<'a> Lexer<'a> {
         pos
     }
 
+    /// The length of the source in bytes.
+    pub fn len(&self) -> usize {
+        self.src.len()
+    }
+
     /// The first byte of the next token, without lexing it (`=` after a
     /// name starts an attribute).
     pub fn next_byte(&self) -> Option<u8> {

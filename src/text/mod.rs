@@ -56,17 +56,21 @@ pub struct Tile {
     pub span: Span,
 }
 
-/// Where an instruction and its parts are.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InstSpans {
-    /// The whole instruction, label to last attribute.
-    pub span: Span,
-    /// Operands: the destination, then the sources in order.
-    pub operands: Vec<AccessSpans>,
-    /// `tile=RxC`, if given.
-    pub tile: Option<Tile>,
-    /// Spans of the attributes (`NAME=VALUE`), the label and a memset value.
-    pub attrs: Vec<(Attr, Span)>,
+/// Where an instruction is, and where its operands and attributes start in
+/// [`SourceMap`]'s shared vectors (each run ends where the next
+/// instruction's starts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct InstEntry {
+    span: [u32; 2],
+    operands: u32,
+    attrs: u32,
+}
+
+/// An [`AccessSpans`] in 32-bit offsets; `None` bounds for a bare name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct OperandEntry {
+    span: [u32; 2],
+    bounds: Option<[[u32; 2]; 4]>,
 }
 
 /// Where a loop is.
@@ -79,6 +83,12 @@ pub struct LoopSpans {
 }
 
 /// Source positions of a parsed module, indexed by the module's entity ids.
+///
+/// Flat and in 32-bit offsets (inputs are at most 4 GiB): one entry per
+/// instruction, its operands and attributes in runs of two shared vectors,
+/// and the rare `tile=` attributes in a list of their own, so that a
+/// program of millions of instructions costs tens of bytes per instruction
+/// here.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SourceMap {
     /// The codename on the `arch` line.
@@ -86,9 +96,24 @@ pub struct SourceMap {
     /// The name in each declaration, per [`TensorId`].
     pub tensors: Vec<Span>,
     /// Per [`InstId`].
-    pub insts: Vec<InstSpans>,
+    insts: Vec<InstEntry>,
+    operands: Vec<OperandEntry>,
+    /// The label, the `NAME=VALUE` attributes and a memset value of each instruction.
+    attrs: Vec<(Attr, Span)>,
+    /// Every `tile=RxC`, in instruction order.
+    tiles: Vec<(InstId, Tile)>,
     /// Per [`LoopId`].
     pub loops: Vec<LoopSpans>,
+}
+
+/// A span from its 32-bit form.
+fn widen([start, end]: [u32; 2]) -> Span {
+    Span::new(start as usize, end as usize)
+}
+
+/// A span in its 32-bit form; the parser refuses inputs beyond 4 GiB.
+fn narrow(s: Span) -> [u32; 2] {
+    [s.start as u32, s.end as u32]
 }
 
 impl SourceMap {
@@ -99,7 +124,42 @@ impl SourceMap {
 
     /// The span of an instruction.
     pub fn inst(&self, i: InstId) -> Option<Span> {
-        self.insts.get(i.index()).map(|s| s.span)
+        self.insts.get(i.index()).map(|e| widen(e.span))
+    }
+
+    /// Index ranges of instruction `i`'s operands and attributes.
+    fn runs(&self, i: InstId) -> Option<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+        let e = self.insts.get(i.index())?;
+        let (ops_end, attrs_end) = match self.insts.get(i.index() + 1) {
+            Some(next) => (next.operands as usize, next.attrs as usize),
+            None => (self.operands.len(), self.attrs.len()),
+        };
+        Some((e.operands as usize..ops_end, e.attrs as usize..attrs_end))
+    }
+
+    /// Where operand `k` of instruction `i` is (0 the destination, then the sources).
+    pub fn operand(&self, i: InstId, k: usize) -> Option<AccessSpans> {
+        let (ops, _) = self.runs(i)?;
+        let e = self.operands[ops].get(k)?;
+        Some(AccessSpans {
+            span: widen(e.span),
+            bounds: e.bounds.map(|b| b.map(widen)),
+        })
+    }
+
+    /// The span of attribute `attr` of instruction `i` (the label, a
+    /// `NAME=VALUE`, a memset value), if written.
+    pub fn attr(&self, i: InstId, attr: Attr) -> Option<Span> {
+        let (_, attrs) = self.runs(i)?;
+        self.attrs[attrs]
+            .iter()
+            .find(|(a, _)| *a == attr)
+            .map(|&(_, s)| s)
+    }
+
+    /// Every `tile=RxC` attribute as written, in instruction order.
+    pub fn tiles(&self) -> &[(InstId, Tile)] {
+        &self.tiles
     }
 
     /// The span of a loop header.
@@ -116,24 +176,16 @@ impl SourceMap {
             Loc::Arch => Some(self.arch),
             Loc::Tensor(t) => self.tensor(t),
             Loc::Inst(i) => self.inst(i),
-            Loc::Operand(i, k) => self
-                .insts
-                .get(i.index())
-                .and_then(|s| s.operands.get(k))
-                .map(|a| a.span)
-                .or_else(|| self.inst(i)),
+            Loc::Operand(i, k) => self.operand(i, k).map(|a| a.span).or_else(|| self.inst(i)),
             Loc::Bound(i, k, b) => {
-                let a = self.insts.get(i.index()).and_then(|s| s.operands.get(k));
+                let a = self.operand(i, k);
                 let idx = Bound::ALL.iter().position(|&x| x == b).unwrap_or(0);
-                a.and_then(|a| a.bounds.map(|bs| bs[idx]))
+                a.as_ref()
+                    .and_then(|a| a.bounds.map(|bs| bs[idx]))
                     .or_else(|| a.map(|a| a.span))
                     .or_else(|| self.inst(i))
             }
-            Loc::Attr(i, attr) => self
-                .insts
-                .get(i.index())
-                .and_then(|s| s.attrs.iter().find(|(a, _)| *a == attr).map(|(_, sp)| *sp))
-                .or_else(|| self.inst(i)),
+            Loc::Attr(i, attr) => self.attr(i, attr).or_else(|| self.inst(i)),
             Loc::Loop(l) => self.loop_(l),
             Loc::LoopRange(l) => self.loops.get(l.index()).map(|s| s.range),
         }

@@ -14,7 +14,9 @@
 //! ```
 
 use super::lexer::{Lexer, Tok};
-use super::{AccessSpans, InstSpans, LoopSpans, ParseError, Parsed, SourceMap, Span, Tile};
+use super::{
+    narrow, InstEntry, LoopSpans, OperandEntry, ParseError, Parsed, SourceMap, Span, Tile,
+};
 use crate::ir::MAX_LOOP_DEPTH;
 use crate::ir::{
     Access, Affine, Attr, Block, DType, FlagSet, Flags, Inst, InstKind, Loop, Matmul, MatmulKind,
@@ -224,6 +226,13 @@ impl<'a> Parser<'a> {
     }
 
     pub(super) fn module(mut self) -> PResult<Parsed> {
+        let len = self.lex.len();
+        if u32::try_from(len).is_err() {
+            return Self::invalid(
+                Span::new(0, 0),
+                format!("input of {len} bytes is larger than the 4 GiB psum reads"),
+            );
+        }
         self.bump()?;
         if !self.at_ident("arch") {
             return self.unexpected("'arch'");
@@ -373,11 +382,11 @@ impl<'a> Parser<'a> {
 
     fn inst(&mut self) -> PResult<crate::ir::InstId> {
         let start = self.span;
-        let mut attrs = Vec::new();
+        let (first_operand, first_attr) = (self.map.operands.len(), self.map.attrs.len());
         let label = if let Tok::Label(l) = self.tok {
             let span = self.bump()?.1;
             self.expect(Tok::Colon)?;
-            attrs.push((Attr::Label, span));
+            self.map.attrs.push((Attr::Label, span));
             Some(l.to_string())
         } else {
             None
@@ -394,24 +403,23 @@ impl<'a> Parser<'a> {
             return self.unexpected("an instruction (matmul, matmul.sparse, matmul.mx, matmul.t, copy, memset, act, dma), 'loop' or '}'");
         };
         self.bump()?;
-        let mut operands = Vec::with_capacity(3);
-        let dst = self.access(&mut operands)?;
+        let dst = self.access()?;
         let rhs = if mnemonic == "memset" {
             self.expect(Tok::Eq)?;
             let (v, span) = self.number()?;
-            attrs.push((Attr::Value, span));
+            self.map.attrs.push((Attr::Value, span));
             Rhs::Value(v)
         } else {
             self.expect(Tok::Arrow)?;
             let mut srcs = Vec::with_capacity(2);
-            srcs.push(self.access(&mut operands)?);
+            srcs.push(self.access()?);
             while self.tok == Tok::Comma {
                 self.bump()?;
-                srcs.push(self.access(&mut operands)?);
+                srcs.push(self.access()?);
             }
             Rhs::Sources(srcs)
         };
-        let at = self.attributes(matmul_kind.is_some(), &mut attrs)?;
+        let at = self.attributes(matmul_kind.is_some(), first_attr)?;
         let kind = match (rhs, matmul_kind) {
             (Rhs::Value(value), _) => InstKind::Memset { dst, value },
             (Rhs::Sources(srcs), Some(kind)) => {
@@ -456,17 +464,20 @@ impl<'a> Parser<'a> {
         inst.set_after(at.after);
         inst.set_loc(at.loc);
         let id = self.module.add_inst(inst);
-        self.map.insts.push(InstSpans {
-            span: start.to(Span::new(start.start, self.prev_end)),
-            operands,
-            tile: at.tile,
-            attrs,
+        self.map.insts.push(InstEntry {
+            span: narrow(start.to(Span::new(start.start, self.prev_end))),
+            operands: first_operand as u32,
+            attrs: first_attr as u32,
         });
+        if let Some(tile) = at.tile {
+            self.map.tiles.push((id, tile));
+        }
         Ok(id)
     }
 
-    /// Trailing `NAME=VALUE` attributes; records each one's span in `spans`.
-    fn attributes(&mut self, is_matmul: bool, spans: &mut Vec<(Attr, Span)>) -> PResult<InstAttrs> {
+    /// Trailing `NAME=VALUE` attributes; records each one's span in the
+    /// source map, whose attributes of this instruction start at `first`.
+    fn attributes(&mut self, is_matmul: bool, first: usize) -> PResult<InstAttrs> {
         let mut at = InstAttrs::default();
         while matches!(self.tok, Tok::Ident(_)) && self.lex.next_byte() == Some(b'=') {
             let (name, name_span) = self.name("an attribute")?;
@@ -535,10 +546,11 @@ impl<'a> Parser<'a> {
                     format!("attribute '{name}' is only valid on matmul instructions"),
                 );
             }
-            if spans.iter().any(|(a, _)| *a == key) {
+            if self.map.attrs[first..].iter().any(|(a, _)| *a == key) {
                 return Self::invalid(name_span, format!("duplicate attribute '{name}'"));
             }
-            spans.push((key, name_span.to(Span::new(name_span.start, self.prev_end))));
+            let span = name_span.to(Span::new(name_span.start, self.prev_end));
+            self.map.attrs.push((key, span));
         }
         Ok(at)
     }
@@ -627,7 +639,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn access(&mut self, spans: &mut Vec<AccessSpans>) -> PResult<Access> {
+    fn access(&mut self) -> PResult<Access> {
         let (name, name_span) = self.name("a tensor name")?;
         let Some(&tensor) = self.tensors.get(name) else {
             return Err(ParseError::UndefinedTensor {
@@ -636,8 +648,8 @@ impl<'a> Parser<'a> {
             });
         };
         if self.tok != Tok::LBracket {
-            spans.push(AccessSpans {
-                span: name_span,
+            self.map.operands.push(OperandEntry {
+                span: narrow(name_span),
                 bounds: None,
             });
             return Ok(Access::whole(tensor, self.module.tensor(tensor)));
@@ -651,9 +663,9 @@ impl<'a> Parser<'a> {
         self.expect(Tok::Colon)?;
         let (b1, s3) = self.affine()?;
         let end = self.expect(Tok::RBracket)?;
-        spans.push(AccessSpans {
-            span: name_span.to(end),
-            bounds: Some([s0, s1, s2, s3]),
+        self.map.operands.push(OperandEntry {
+            span: narrow(name_span.to(end)),
+            bounds: Some([s0, s1, s2, s3].map(narrow)),
         });
         Ok(Access::new(tensor, p0, p1, b0, b1))
     }

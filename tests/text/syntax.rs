@@ -111,7 +111,7 @@ fn matmul_attributes() {
     assert_eq!(mms[2].flags, Flags::Auto);
     assert_eq!(p.module.insts[0].label(), Some("mm.0"));
     assert_eq!(p.module.insts[1].after(), Some("mm.0"));
-    let tile = p.source_map.insts[0].tile.unwrap();
+    let tile = p.source_map.tiles()[0].1;
     assert_eq!((tile.rows, tile.cols), (128, 64));
     assert_eq!(&src[tile.span.start..tile.span.end], "tile=128x64");
     let printed = print(&p.module);
