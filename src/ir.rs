@@ -549,8 +549,8 @@ impl Access {
         Access::boxed(id, consts, bounds.map(|a| a.terms))
     }
 
-    /// The access with constant bounds `consts`, narrow when they fit.
-    fn from_consts(id: TensorId, consts: [i64; 4]) -> Self {
+    /// The access with constant bounds `consts` (p0, p1, b0, b1), narrow when they fit.
+    pub fn from_consts(id: TensorId, consts: [i64; 4]) -> Self {
         match consts.map(i32::try_from) {
             [Ok(p0), Ok(p1), Ok(b0), Ok(b1)] => Access {
                 tensor: id,

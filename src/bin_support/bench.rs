@@ -658,11 +658,13 @@ fn pipeline_child(what: &str, program: &str, file: &str) -> Result<(), Failure> 
         "fmt" => {
             reset_peak();
             let t0 = Instant::now();
-            let loaded = crate::load(file)?;
-            let out = crate::OutputArgs {
-                output: Some(PathBuf::from(format!("{file}.fmt"))),
-            };
-            crate::emit(&out, &text::print(&loaded.module))?;
+            crate::cmd_fmt(crate::FmtArgs {
+                file: file.to_string(),
+                emit: crate::Emit::Text,
+                out: crate::OutputArgs {
+                    output: Some(PathBuf::from(format!("{file}.fmt"))),
+                },
+            })?;
             measure("total", t0)?;
             let _ = std::fs::remove_file(format!("{file}.fmt"));
             "ok".into()

@@ -121,6 +121,56 @@ impl<'a> Lexer<'a> {
         pos
     }
 
+    /// The four bounds `INT:INT, INT:INT]` that follow an access's `[` at
+    /// the cursor, with the spans of the numbers and of the `]`, when they
+    /// are written plainly: unsigned integers of at most 18 digits with only
+    /// spaces or tabs around the separators. Most accesses are; `None` sends
+    /// the parser down its general path, which reads the same text the same
+    /// way.
+    pub fn constant_bounds(&self) -> Option<([i64; 4], [Span; 4], Span)> {
+        let bytes = self.src.as_bytes();
+        let mut values = [0i64; 4];
+        let mut spans = [Span::default(); 4];
+        let mut pos = self.pos;
+        let mut i = 0;
+        loop {
+            while let Some(b' ' | b'\t') = bytes.get(pos) {
+                pos += 1;
+            }
+            let start = pos;
+            let mut v = 0i64;
+            while let Some(&d @ b'0'..=b'9') = bytes.get(pos) {
+                v = v * 10 + i64::from(d - b'0');
+                pos += 1;
+                if pos - start > 18 {
+                    return None;
+                }
+            }
+            if pos == start {
+                return None;
+            }
+            values[i] = v;
+            spans[i] = Span::new(start, pos);
+            while let Some(b' ' | b'\t') = bytes.get(pos) {
+                pos += 1;
+            }
+            let sep = [b':', b',', b':', b']'][i];
+            if bytes.get(pos) != Some(&sep) {
+                return None;
+            }
+            pos += 1;
+            i += 1;
+            if i == 4 {
+                return Some((values, spans, Span::new(pos - 1, pos)));
+            }
+        }
+    }
+
+    /// Moves the cursor to byte `pos` (after a token the caller read itself).
+    pub fn seek(&mut self, pos: usize) {
+        self.pos = pos;
+    }
+
     /// The length of the source in bytes.
     pub fn len(&self) -> usize {
         self.src.len()

@@ -108,13 +108,22 @@ struct InstAttrs {
 
 impl<'a> Parser<'a> {
     pub(super) fn new(src: &'a str) -> Self {
+        // Room for an instruction per 48 bytes of text (printed programs
+        // take 60 to 80), so that the large vectors are not copied as they
+        // grow; room never written is never touched.
+        let insts = src.len() / 48;
+        let mut module = Module::default();
+        module.insts.reserve(insts);
+        let mut map = SourceMap::default();
+        map.insts.reserve(insts);
+        map.operands.reserve(3 * insts);
         Parser {
             lex: Lexer::new(src),
             tok: Tok::Eof,
             span: Span::default(),
             prev_end: 0,
-            module: Module::default(),
-            map: SourceMap::default(),
+            module,
+            map,
             tensors: HashMap::default(),
             scope: Vec::new(),
         }
@@ -653,6 +662,16 @@ impl<'a> Parser<'a> {
                 bounds: None,
             });
             return Ok(Access::whole(tensor, self.module.tensor(tensor)));
+        }
+        if let Some((consts, bounds, close)) = self.lex.constant_bounds() {
+            self.lex.seek(close.end);
+            (self.tok, self.span) = (Tok::RBracket, close);
+            self.bump()?;
+            self.map.operands.push(OperandEntry {
+                span: narrow(name_span.to(close)),
+                bounds: Some(bounds.map(narrow)),
+            });
+            return Ok(Access::from_consts(tensor, consts));
         }
         self.bump()?;
         let (p0, s0) = self.affine()?;
