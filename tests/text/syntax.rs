@@ -265,3 +265,31 @@ fn declaration_errors() {
         Err(ParseError::Unterminated { what: "block", .. })
     ));
 }
+
+#[test]
+fn bounds_have_the_same_spans_however_they_are_spaced() {
+    let variants = [
+        "x[0:128, 0:64]",
+        "x[ 0 :128 ,\t0: 64 ]",
+        "x[0:128,\n 0:64]",
+        "x[0:128, # a comment\n 0:64]",
+        "x[0:120+8, 0:64]",
+    ];
+    for access in variants {
+        let src = block(&format!("  copy w <- {access}"));
+        let p = parse(&src).unwrap();
+        let id = psum::ir::InstId::new(0);
+        let spans = p.source_map.operand(id, 1).unwrap();
+        let text = |s: psum::text::Span| &src[s.start..s.end];
+        let bounds = spans.bounds.unwrap().map(text);
+        let p1 = if access.contains("120+8") {
+            "120+8"
+        } else {
+            "128"
+        };
+        assert_eq!(bounds, ["0", p1, "0", "64"], "{access:?}");
+        assert_eq!(text(spans.span), access, "{access:?}");
+        let r = p.module.insts[0].kind.srcs().next().unwrap().region(|_| 0);
+        assert_eq!((r.p0, r.p1, r.b0, r.b1), (0, 128, 0, 64), "{access:?}");
+    }
+}
