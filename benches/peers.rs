@@ -1,8 +1,8 @@
 //! psum against regalloc2 on the same problems (`psum bench --peers`).
 //!
 //! Each [`Problem`] (straight-line one-bank tensors, each defined once and
-//! used one to three times) is allocated in one process by psum's fast mode,
-//! regalloc2's Ion and regalloc2's fastalloc. For regalloc2 the problem is a
+//! used one to three times) is allocated in one process by psum's fast mode
+//! (briggs), psum's mincost, regalloc2's Ion and regalloc2's fastalloc. For regalloc2 the problem is a
 //! one-block `Function`: a def of vreg `t` per `Step::Def(t)`, a register use
 //! per `Step::Use(t)`, then a return; one register class (`Int`) with as many
 //! registers as banks, spill slots of size 1. Every regalloc2 output goes
@@ -19,7 +19,7 @@
 //! small problem per peak demand and asserts
 //! psum spills nothing when the peak fits and never beats the bound.
 
-use psum::alloc::AllocOptions;
+use psum::alloc::{AllocOptions, Allocator};
 use psum::bound::min_spills_one_bank;
 use psum::peers::{run_psum, Problem, PsumRun, Step};
 use psum::verify::verify;
@@ -175,17 +175,18 @@ fn kind(a: Allocation) -> AllocationKind {
     a.kind()
 }
 
-/// One problem's results from all three allocators.
+/// One problem's results from all four allocators.
 struct Row {
     tensors: u32,
     peak: u32,
     bound: usize,
     psum: PsumRun,
+    mincost: PsumRun,
     ion: Ra2Run,
     fast: Ra2Run,
 }
 
-/// Allocates one problem with all three, checking every output.
+/// Allocates one problem with all four, checking every output.
 fn measure(n: u32, peak: u32, banks: u32, reps: usize) -> Row {
     let problem = Problem::generate(n, peak, 1);
     let bound = min_spills_one_bank(&problem.intervals(), banks)
@@ -197,12 +198,18 @@ fn measure(n: u32, peak: u32, banks: u32, reps: usize) -> Row {
         parallel: false,
         ..AllocOptions::default()
     };
-    let (psum, result) = run_psum(&module, &one_thread, reps)
-        .unwrap_or_else(|e| panic!("psum on {n} tensors, peak {peak}: {e}"));
-    let verdict = verify(&module, &result);
-    if let Some(e) = verdict.first_error() {
-        panic!("psum verify on {n} tensors, peak {peak}: {e}");
-    }
+    let psum_with = |allocator| {
+        let opts = AllocOptions {
+            allocator,
+            ..one_thread
+        };
+        let (run, result) = run_psum(&module, &opts, reps)
+            .unwrap_or_else(|e| panic!("psum {allocator:?} on {n} tensors, peak {peak}: {e}"));
+        if let Some(e) = verify(&module, &result).first_error() {
+            panic!("psum {allocator:?} verify on {n} tensors, peak {peak}: {e}");
+        }
+        run
+    };
     let func = Straight::new(&problem);
     let env = machine_env(banks);
     let ra2 = |algorithm| {
@@ -215,7 +222,8 @@ fn measure(n: u32, peak: u32, banks: u32, reps: usize) -> Row {
         bound,
         ion: ra2(Algorithm::Ion),
         fast: ra2(Algorithm::Fastalloc),
-        psum,
+        psum: psum_with(Allocator::Briggs),
+        mincost: psum_with(Allocator::Mincost),
     }
 }
 
@@ -242,38 +250,42 @@ fn render(rows: &[Row], banks: u32, reps: usize) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "psum fast mode vs regalloc2 {RA2_VERSION} (Ion, fastalloc) on straight-line one-bank \
+        "psum (briggs fast mode, mincost) vs regalloc2 {RA2_VERSION} (Ion, fastalloc) on straight-line one-bank \
          tensors, {banks} banks ({ARCH}), best of {reps} run(s); every output checked \
          (psum verify; regalloc2's checker)\n"
     );
     let _ = writeln!(
         s,
-        "| tensors | peak demand | psum | Ion | fastalloc | Ion / psum | fastalloc / psum |"
+        "| tensors | peak demand | briggs | mincost | Ion | fastalloc | Ion / briggs | fastalloc / briggs | Ion / mincost | fastalloc / mincost |"
     );
-    let _ = writeln!(s, "|--:|--:|--:|--:|--:|--:|--:|");
+    let _ = writeln!(s, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {:.1} ms | {:.1} ms | {:.1} ms | {} | {} |",
+            "| {} | {} | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {} | {} | {} | {} |",
             r.tensors,
             r.peak,
             r.psum.ms,
+            r.mincost.ms,
             r.ion.ms,
             r.fast.ms,
             ratio(r.ion.ms, r.psum.ms),
-            ratio(r.fast.ms, r.psum.ms)
+            ratio(r.fast.ms, r.psum.ms),
+            ratio(r.ion.ms, r.mincost.ms),
+            ratio(r.fast.ms, r.mincost.ms)
         );
     }
     let _ = writeln!(
         s,
-        "\n| tensors | peak demand | lower bound | psum spilled | psum saves + reloads | \
+        "\n| tensors | peak demand | lower bound | briggs spilled | briggs saves + reloads | \
+         mincost spilled | mincost saves + reloads | \
          Ion stores + reloads (moves) | fastalloc stores + reloads (moves) |"
     );
-    let _ = writeln!(s, "|--:|--:|--:|--:|--:|--:|--:|");
+    let _ = writeln!(s, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} ({:+.1}%) | {} + {} | {} + {} ({}) | {} + {} ({}) |",
+            "| {} | {} | {} | {} ({:+.1}%) | {} + {} | {} ({:+.1}%) | {} + {} | {} + {} ({}) | {} + {} ({}) |",
             r.tensors,
             r.peak,
             r.bound,
@@ -281,6 +293,10 @@ fn render(rows: &[Row], banks: u32, reps: usize) -> String {
             excess(r.psum.spilled, r.bound),
             r.psum.saves,
             r.psum.reloads,
+            r.mincost.spilled,
+            excess(r.mincost.spilled, r.bound),
+            r.mincost.saves,
+            r.mincost.reloads,
             r.ion.stores,
             r.ion.reloads,
             r.ion.moves,
@@ -308,6 +324,13 @@ fn render(rows: &[Row], banks: u32, reps: usize) -> String {
         "- psum faster than Ion at every size: {} (Ion / psum {})",
         verdict(rows.iter().all(|r| r.psum.ms < r.ion.ms)),
         ratios.join(", ")
+    );
+    let _ = writeln!(
+        s,
+        "- mincost faster than Ion and fastalloc at every size: {} (Ion / mincost {}; fastalloc / mincost {})",
+        verdict(rows.iter().all(|r| r.mincost.ms < r.ion.ms.min(r.fast.ms))),
+        rows.iter().map(|r| ratio(r.ion.ms, r.mincost.ms)).collect::<Vec<_>>().join(", "),
+        rows.iter().map(|r| ratio(r.fast.ms, r.mincost.ms)).collect::<Vec<_>>().join(", ")
     );
     let over: Vec<&Row> = rows.iter().filter(|r| r.peak == 2 * banks).collect();
     let _ = writeln!(
@@ -352,9 +375,11 @@ fn main() {
     if !full {
         // The smoke check `cargo test` runs: exact spill counts on the small problem.
         for r in &rows {
-            assert!(r.psum.spilled >= r.bound, "psum beat the lower bound");
-            if r.peak <= banks {
-                assert_eq!(r.psum.spilled, 0, "psum spilled at peak {}", r.peak);
+            for (name, run) in [("briggs", &r.psum), ("mincost", &r.mincost)] {
+                assert!(run.spilled >= r.bound, "{name} beat the lower bound");
+                if r.peak <= banks {
+                    assert_eq!(run.spilled, 0, "{name} spilled at peak {}", r.peak);
+                }
             }
         }
     }
