@@ -9,7 +9,8 @@
 //! under each group head) and [`live_in_zones`] (backward liveness: does a
 //! `start` at a head wipe a value that is read later).
 
-use super::Trace;
+use super::groups::AccGroup;
+use super::{flat_index, Trace};
 use crate::arch::PSUM_BANK_SIZE;
 use std::ops::Range;
 
@@ -31,6 +32,11 @@ impl Rect {
     pub fn contains(&self, o: &Rect) -> bool {
         self.p0 <= o.p0 && o.p1 <= self.p1 && self.x0 <= o.x0 && o.x1 <= self.x1
     }
+
+    /// Whether the two rectangles share at least one cell.
+    pub fn overlaps(&self, o: &Rect) -> bool {
+        self.p0 < o.p1 && o.p0 < self.p1 && self.x0 < o.x1 && o.x0 < self.x1
+    }
 }
 
 /// The coordinate-compressed grid over physical PSUM.
@@ -42,20 +48,12 @@ pub(crate) struct Grid {
 impl Grid {
     /// A grid whose cuts include every bound of `rects` and every bank boundary
     /// up to the last byte touched.
-    pub fn new(rects: impl IntoIterator<Item = Rect>) -> Grid {
-        let mut pcuts = Vec::new();
-        let mut xcuts = Vec::new();
-        for r in rects {
-            pcuts.extend([r.p0, r.p1]);
-            xcuts.extend([r.x0, r.x1]);
-        }
+    pub fn new(rects: impl Iterator<Item = Rect> + Clone) -> Grid {
+        let pcuts = distinct(rects.clone().flat_map(|r| [r.p0, r.p1]));
         let bank = i64::from(PSUM_BANK_SIZE);
-        let top = xcuts.iter().copied().max().unwrap_or(0);
-        xcuts.extend((0..=(top + bank - 1) / bank).map(|b| b * bank));
-        for c in [&mut pcuts, &mut xcuts] {
-            c.sort_unstable();
-            c.dedup();
-        }
+        let top = rects.clone().map(|r| r.x0.max(r.x1)).max().unwrap_or(0);
+        let banks = (0..=(top + bank - 1) / bank).map(|b| b * bank);
+        let xcuts = distinct(rects.flat_map(|r| [r.x0, r.x1]).chain(banks));
         Grid { pcuts, xcuts }
     }
 
@@ -99,6 +97,28 @@ impl Grid {
     }
 }
 
+/// The distinct values of `values`, ascending. Values of one PSUM program
+/// lie in a small range, so a bitmap over it replaces a sort.
+fn distinct(values: impl Iterator<Item = i64> + Clone) -> Vec<i64> {
+    const DENSE: i64 = 1 << 20;
+    let Some((lo, hi)) = values.clone().fold(None, |r, v| {
+        Some(r.map_or((v, v), |(lo, hi)| (v.min(lo), v.max(hi))))
+    }) else {
+        return Vec::new();
+    };
+    if hi.saturating_sub(lo) >= DENSE {
+        let mut out: Vec<i64> = values.collect();
+        out.sort_unstable();
+        out.dedup();
+        return out;
+    }
+    let mut seen = vec![false; (hi - lo + 1) as usize];
+    for v in values {
+        seen[(v - lo) as usize] = true;
+    }
+    (lo..=hi).filter(|v| seen[(v - lo) as usize]).collect()
+}
+
 /// Facts from the forward sweep, indexed by group.
 pub(crate) struct Forward {
     /// The last ordinal that reads a cell whose latest write (at that read)
@@ -109,42 +129,42 @@ pub(crate) struct Forward {
     pub last_write_before_head: Vec<Option<usize>>,
 }
 
-const NONE: u32 = u32::MAX;
+/// "No ordinal" / "no group" in the legalizer's `u32` tables.
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// Forward sweep over `trace`: `group_of[ord]` is the group of a matmul
-/// ordinal, `heads[g]` the head ordinal and `rects[g]` the cells of group `g`.
+/// ordinal ([`NONE`] if none), `by_head` the groups ordered by head.
 pub(crate) fn forward(
     trace: &Trace,
     grid: &Grid,
-    group_of: &[Option<usize>],
-    heads: &[(usize, Rect)],
+    group_of: &[u32],
+    groups: &[AccGroup],
+    by_head: &[usize],
 ) -> Forward {
     let mut latest = vec![NONE; grid.len()];
-    let mut head_at: Vec<Option<usize>> = vec![None; trace.len()];
-    for (g, &(h, _)) in heads.iter().enumerate() {
-        head_at[h] = Some(g);
-    }
-    let mut last_needed = vec![None; heads.len()];
-    let mut last_write_before_head = vec![None; heads.len()];
-    for (ord, head) in head_at.iter().enumerate() {
-        if let Some(g) = *head {
+    let mut last_needed = vec![None; groups.len()];
+    let mut last_write_before_head = vec![None; groups.len()];
+    let mut heads = by_head.iter().copied().peekable();
+    for ord in 0..trace.len() {
+        if let Some(g) = heads.next_if(|&g| groups[g].head() == ord) {
             last_write_before_head[g] = grid
-                .cells(&heads[g].1)
+                .cells(&groups[g].rect())
                 .filter_map(|c| (latest[c] != NONE).then_some(latest[c] as usize))
                 .max();
         }
-        for r in &trace.reads[ord] {
+        for r in trace.reads.get(ord) {
             for c in grid.cells(&r.rect) {
                 if latest[c] == NONE {
                     continue;
                 }
-                if let Some(g) = group_of[latest[c] as usize] {
-                    last_needed[g] = Some(ord);
+                let g = group_of[latest[c] as usize];
+                if g != NONE {
+                    last_needed[g as usize] = Some(ord);
                 }
             }
         }
         if let Some(w) = &trace.writes[ord] {
-            let o = u32::try_from(ord).unwrap_or(NONE - 1);
+            let o = flat_index(ord);
             for c in grid.cells(&w.rect) {
                 latest[c] = o;
             }
@@ -167,9 +187,10 @@ pub(crate) struct ZoneQuery {
     pub own: Rect,
 }
 
-/// Backward liveness sweep answering `queries` (at most one per ordinal).
-/// `accumulates[ord]` says the ordinal's write reads its destination first (a
-/// matmul continuing a run, or opening a run onto an init).
+/// Backward liveness sweep answering `queries` (ascending by ordinal, at
+/// most one per ordinal). `accumulates[ord]` says the ordinal's write reads
+/// its destination first (a matmul continuing a run, or opening a run onto
+/// an init).
 pub(crate) fn live_in_zones(
     trace: &Trace,
     grid: &Grid,
@@ -177,14 +198,10 @@ pub(crate) fn live_in_zones(
     queries: &[ZoneQuery],
 ) -> Vec<bool> {
     let mut live = vec![false; grid.len()];
-    let mut query_at: Vec<Option<usize>> = vec![None; trace.len()];
-    for (q, z) in queries.iter().enumerate() {
-        query_at[z.ord] = Some(q);
-    }
     let mut answer = vec![false; queries.len()];
+    let mut pending = queries.iter().enumerate().rev().peekable();
     for ord in (0..trace.len()).rev() {
-        if let Some(q) = query_at[ord] {
-            let z = &queries[q];
+        if let Some((q, z)) = pending.next_if(|(_, z)| z.ord == ord) {
             answer[q] = grid.cells_outside(&z.zone, &z.own).any(|c| live[c]);
         }
         if let Some(w) = &trace.writes[ord] {
@@ -193,7 +210,12 @@ pub(crate) fn live_in_zones(
                 live[c] = keep;
             }
         }
-        for c in trace.reads[ord].iter().flat_map(|r| grid.cells(&r.rect)) {
+        for c in trace
+            .reads
+            .get(ord)
+            .iter()
+            .flat_map(|r| grid.cells(&r.rect))
+        {
             live[c] = true;
         }
     }
@@ -210,7 +232,7 @@ mod tests {
 
     #[test]
     fn grid_cuts_on_accesses_and_banks() {
-        let g = Grid::new([rect(0, 64, 0, 1024), rect(32, 128, 2048, 4096)]);
+        let g = Grid::new([rect(0, 64, 0, 1024), rect(32, 128, 2048, 4096)].into_iter());
         assert_eq!(g.pcuts, vec![0, 32, 64, 128]);
         assert_eq!(g.xcuts, vec![0, 1024, 2048, 4096]);
         assert_eq!(g.len(), 9);

@@ -24,7 +24,7 @@ pub use legalize::{legalize_program, Cluster, MatmulReport};
 pub use order::order_column_tiled_mms;
 
 use crate::arch::PSUM_BANK_SIZE;
-use crate::ir::{InstId, Mem, Module, Region, TensorId};
+use crate::ir::{Access, InstId, Mem, Module, TensorId};
 use cells::Rect;
 
 /// Why a matmul pass could not run.
@@ -51,15 +51,99 @@ pub enum MatmulError {
     },
 }
 
-/// A PSUM access of one instruction, evaluated and placed physically.
+/// A PSUM access of one instruction, placed physically. Within one tensor
+/// its cells are the tensor-relative region shifted by the bank's base, so
+/// comparing the cells of two accesses of a tensor compares their regions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PsumAccess {
     /// The tensor accessed.
     pub tensor: TensorId,
-    /// The tensor-relative region.
-    pub region: Region,
     /// The physical cells.
     pub rect: Rect,
+}
+
+/// Lists stored back to back in one vector: list `i` is
+/// `items[start[i]..start[i + 1]]` (per-list data without a heap
+/// allocation per list).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lists<T> {
+    items: Vec<T>,
+    start: Vec<u32>,
+}
+
+impl<T: Copy> Lists<T> {
+    /// No lists.
+    pub(crate) fn new() -> Self {
+        Lists {
+            items: Vec::new(),
+            start: vec![0],
+        }
+    }
+
+    /// Appends `item` to the list being built.
+    pub(crate) fn push(&mut self, item: T) {
+        self.items.push(item);
+    }
+
+    /// Ends the list being built; the next item starts a new one.
+    pub(crate) fn end_list(&mut self) {
+        self.start.push(flat_index(self.items.len()));
+    }
+
+    /// `n` lists holding the items of `pairs` `(list, item)`, each list in
+    /// the order of `pairs` (a counting sort).
+    pub(crate) fn grouped(n: usize, pairs: impl Iterator<Item = (usize, T)> + Clone) -> Self
+    where
+        T: Default,
+    {
+        let mut start = vec![0u32; n + 1];
+        for (l, _) in pairs.clone() {
+            start[l + 1] += 1;
+        }
+        for l in 0..n {
+            start[l + 1] += start[l];
+        }
+        let mut next = start.clone();
+        let mut items = vec![T::default(); start[n] as usize];
+        for (l, item) in pairs {
+            items[next[l] as usize] = item;
+            next[l] += 1;
+        }
+        Lists { items, start }
+    }
+
+    /// Number of lists.
+    pub fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    /// Whether there are no lists.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// List `i`.
+    pub fn get(&self, i: usize) -> &[T] {
+        &self.items[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+
+    /// The lists in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[T]> {
+        self.start
+            .windows(2)
+            .map(|w| &self.items[w[0] as usize..w[1] as usize])
+    }
+
+    /// Every item, list after list.
+    pub fn items(&self) -> &[T] {
+        &self.items
+    }
+}
+
+/// An index into one of the legalizer's flat vectors, stored as `u32`: a
+/// program holding 2³² instructions (80 bytes each) would not fit in memory.
+pub(crate) fn flat_index(i: usize) -> u32 {
+    u32::try_from(i).expect("fewer than 2^32 entries")
 }
 
 /// A loop-free program in program order (ordinal = position), with every
@@ -67,8 +151,10 @@ pub(crate) struct PsumAccess {
 pub(crate) struct Trace {
     /// Instruction at each ordinal.
     pub insts: Vec<InstId>,
+    /// Whether the instruction at each ordinal is a matmul.
+    pub is_matmul: Vec<bool>,
     /// PSUM reads of each ordinal, in operand order.
-    pub reads: Vec<Vec<PsumAccess>>,
+    pub reads: Lists<PsumAccess>,
     /// PSUM write of each ordinal, if its destination is PSUM.
     pub writes: Vec<Option<PsumAccess>>,
 }
@@ -79,7 +165,7 @@ impl Trace {
         if m.has_loops() {
             return Err(MatmulError::HasLoops);
         }
-        let place = |a: &crate::ir::Access| -> Result<Option<PsumAccess>, MatmulError> {
+        let place = |a: &Access| -> Result<Option<PsumAccess>, MatmulError> {
             let t = m.tensor(a.tensor);
             if t.mem != Mem::Psum {
                 return Ok(None);
@@ -91,7 +177,6 @@ impl Trace {
             let base = i64::from(bank) * i64::from(PSUM_BANK_SIZE);
             Ok(Some(PsumAccess {
                 tensor: a.tensor,
-                region,
                 rect: Rect {
                     p0: region.p0,
                     p1: region.p1,
@@ -101,19 +186,29 @@ impl Trace {
             }))
         };
         let insts = m.insts_in_order();
-        let mut reads = Vec::with_capacity(insts.len());
+        let mut is_matmul = Vec::with_capacity(insts.len());
+        let mut reads = Lists::new();
         let mut writes = Vec::with_capacity(insts.len());
+        let mut failed = None;
         for &i in &insts {
             let kind = &m.inst(i).kind;
-            let mut r = Vec::new();
-            for s in kind.srcs() {
-                r.extend(place(s)?);
+            kind.for_each_src(|s| match place(s) {
+                Ok(Some(r)) => reads.push(r),
+                Ok(None) => {}
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
             }
-            reads.push(r);
+            reads.end_list();
+            is_matmul.push(kind.as_matmul().is_some());
             writes.push(place(kind.dst())?);
         }
         Ok(Trace {
             insts,
+            is_matmul,
             reads,
             writes,
         })
@@ -122,6 +217,14 @@ impl Trace {
     /// Number of instructions.
     pub fn len(&self) -> usize {
         self.insts.len()
+    }
+
+    /// Every PSUM access of the program: all reads, then all writes.
+    pub fn accesses(&self) -> impl Iterator<Item = &PsumAccess> + Clone {
+        self.reads
+            .items()
+            .iter()
+            .chain(self.writes.iter().flatten())
     }
 
     /// How diagnostics name the instruction at `ord`: `%label`, or `%ord`.
