@@ -151,6 +151,7 @@ struct Event {
     kind: EventKind,
 }
 
+/// The sweep state of the tensor being swept.
 #[derive(Default)]
 struct TensorState {
     /// Runs that can still be extended.
@@ -162,6 +163,11 @@ struct TensorState {
 }
 
 impl TensorState {
+    fn clear(&mut self) {
+        self.open.clear();
+        self.events.clear();
+    }
+
     fn push(&mut self, e: Event) {
         self.events.retain(|o| !e.rect.contains(&o.rect));
         self.events.push(e);
@@ -181,68 +187,88 @@ impl TensorState {
 }
 
 /// Splits every PSUM tensor's matmul writers into accumulation runs (SPEC
-/// §2.4), in program order of their heads; also returns the run of each
-/// ordinal ([`NONE`] for an ordinal in no run).
+/// §2.4), ordered by tensor declaration, then program order; also returns
+/// the run of each ordinal ([`NONE`] for an ordinal in no run). Runs of
+/// different tensors are independent, so the sweep goes tensor by tensor.
 fn accumulation_runs(m: &Module, arch: &Arch, trace: &Trace) -> (Vec<Run>, Vec<u32>) {
-    let mut state: Vec<TensorState> = (0..m.tensors.len()).map(|_| Default::default()).collect();
+    // Each tensor's accesses in program order: (ordinal, read index, or
+    // `NONE` for the ordinal's write).
+    let accesses = (0..trace.len()).flat_map(|ord| {
+        let o = flat_index(ord);
+        let reads = trace.reads.range(ord);
+        let reads = reads.map(move |r| (trace.reads.items()[r].tensor.index(), (o, flat_index(r))));
+        let write = trace.writes[ord].map(|w| (w.tensor.index(), (o, NONE)));
+        reads.chain(write)
+    });
+    let by_tensor = Lists::grouped(m.tensors.len(), accesses);
+    let mut st = TensorState::default();
     let mut runs: Vec<Run> = Vec::new();
     let mut run_of = vec![NONE; trace.len()];
-    for ord in 0..trace.len() {
-        let is_matmul = trace.is_matmul[ord];
-        let write = trace.writes[ord];
-        let init = write
-            .filter(|_| is_matmul)
-            .and_then(|w| state[w.tensor.index()].init_for(&w.rect));
-        for r in trace.reads.get(ord) {
-            let st = &mut state[r.tensor.index()];
-            st.close_overlapping(&runs, &r.rect, None);
+    for (t, accesses) in by_tensor.iter().enumerate() {
+        st.clear();
+        let mut init = None;
+        let mut current = None;
+        for &(ord, read) in accesses {
+            let ord = ord as usize;
+            let is_matmul = trace.is_matmul[ord];
+            if current != Some(ord) {
+                // Before the ordinal's reads: what a run it opens starts on.
+                current = Some(ord);
+                init = trace.writes[ord]
+                    .filter(|w| is_matmul && w.tensor.index() == t)
+                    .and_then(|w| st.init_for(&w.rect));
+            }
+            if read != NONE {
+                let rect = trace.reads.items()[read as usize].rect;
+                st.close_overlapping(&runs, &rect, None);
+                st.push(Event {
+                    ord,
+                    rect,
+                    kind: EventKind::Read,
+                });
+                continue;
+            }
+            let Some(w) = trace.writes[ord] else { continue };
+            let kind = if is_matmul {
+                let column_tiled = m
+                    .inst(trace.insts[ord])
+                    .kind
+                    .as_matmul()
+                    .is_some_and(|mm| is_column_tiled(mm, arch));
+                let same = st.open.iter().copied().find(|&k| runs[k].rect == w.rect);
+                st.close_overlapping(&runs, &w.rect, same);
+                let k = match same {
+                    Some(k) => {
+                        let run = &mut runs[k];
+                        run.tail = ord;
+                        run.all_column_tiled &= column_tiled;
+                        k
+                    }
+                    None => {
+                        st.open.push(runs.len());
+                        runs.push(Run {
+                            tensor: w.tensor,
+                            rect: w.rect,
+                            init,
+                            head: ord,
+                            tail: ord,
+                            all_column_tiled: column_tiled,
+                        });
+                        runs.len() - 1
+                    }
+                };
+                run_of[ord] = flat_index(k);
+                EventKind::MatmulWrite
+            } else {
+                st.close_overlapping(&runs, &w.rect, None);
+                EventKind::OtherWrite
+            };
             st.push(Event {
                 ord,
-                rect: r.rect,
-                kind: EventKind::Read,
+                rect: w.rect,
+                kind,
             });
         }
-        let Some(w) = write else { continue };
-        let st = &mut state[w.tensor.index()];
-        let kind = if is_matmul {
-            let column_tiled = m
-                .inst(trace.insts[ord])
-                .kind
-                .as_matmul()
-                .is_some_and(|mm| is_column_tiled(mm, arch));
-            let same = st.open.iter().copied().find(|&k| runs[k].rect == w.rect);
-            st.close_overlapping(&runs, &w.rect, same);
-            let k = match same {
-                Some(k) => {
-                    let run = &mut runs[k];
-                    run.tail = ord;
-                    run.all_column_tiled &= column_tiled;
-                    k
-                }
-                None => {
-                    st.open.push(runs.len());
-                    runs.push(Run {
-                        tensor: w.tensor,
-                        rect: w.rect,
-                        init,
-                        head: ord,
-                        tail: ord,
-                        all_column_tiled: column_tiled,
-                    });
-                    runs.len() - 1
-                }
-            };
-            run_of[ord] = flat_index(k);
-            EventKind::MatmulWrite
-        } else {
-            st.close_overlapping(&runs, &w.rect, None);
-            EventKind::OtherWrite
-        };
-        st.push(Event {
-            ord,
-            rect: w.rect,
-            kind,
-        });
     }
     (runs, run_of)
 }
@@ -371,29 +397,15 @@ pub struct Analysis {
 /// Groups and clusters the matmuls of an allocated loop-free program (SPEC §4.3.1–3).
 pub fn analyze(m: &Module, arch: &Arch) -> Result<Analysis, MatmulError> {
     let trace = Trace::new(m)?;
-    let (runs, run_of) = accumulation_runs(m, arch, &trace);
-    // Runs are numbered by head; groups are ordered by tensor, then head.
-    let by_tensor = Lists::grouped(
-        m.tensors.len(),
-        runs.iter().enumerate().map(|(k, r)| (r.tensor.index(), k)),
-    );
-    let mut by_head = vec![0usize; runs.len()];
-    for (g, &k) in by_tensor.items().iter().enumerate() {
-        by_head[k] = g;
-    }
-    let groups = by_tensor
-        .items()
+    let (runs, group_of) = accumulation_runs(m, arch, &trace);
+    let groups = runs
         .iter()
-        .map(|&k| fold_group(&runs[k], m, &trace))
+        .map(|r| fold_group(r, m, &trace))
         .collect::<Result<Vec<_>, _>>()?;
-    let group_of: Vec<u32> = run_of
-        .iter()
-        .map(|&k| {
-            if k == NONE {
-                NONE
-            } else {
-                flat_index(by_head[k as usize])
-            }
+    let by_head: Vec<usize> = (0..trace.len())
+        .filter_map(|o| {
+            let g = *group_of.get(o).filter(|&&g| g != NONE)? as usize;
+            (groups[g].head() == o).then_some(g)
         })
         .collect();
     let grouped = || {

@@ -124,7 +124,12 @@ impl<T: Copy> Lists<T> {
 
     /// List `i`.
     pub fn get(&self, i: usize) -> &[T] {
-        &self.items[self.start[i] as usize..self.start[i + 1] as usize]
+        &self.items[self.range(i)]
+    }
+
+    /// The positions in [`Lists::items`] of list `i`.
+    pub fn range(&self, i: usize) -> std::ops::Range<usize> {
+        self.start[i] as usize..self.start[i + 1] as usize
     }
 
     /// The lists in order.
