@@ -163,7 +163,7 @@ pub(crate) fn forward(
                 }
             }
         }
-        if let Some(w) = &trace.writes[ord] {
+        if let Some(w) = trace.write(ord) {
             let o = flat_index(ord);
             for c in grid.cells(&w.rect) {
                 latest[c] = o;
@@ -176,35 +176,27 @@ pub(crate) fn forward(
     }
 }
 
-/// One liveness question: just after `ord`, does any cell of `zone` outside
-/// `own` hold a value that is read later?
-pub(crate) struct ZoneQuery {
-    /// The instruction (a group head).
-    pub ord: usize,
-    /// The cells its `start` would zero.
-    pub zone: Rect,
-    /// The cells it writes itself.
-    pub own: Rect,
-}
-
-/// Backward liveness sweep answering `queries` (ascending by ordinal, at
-/// most one per ordinal). `accumulates[ord]` says the ordinal's write reads
-/// its destination first (a matmul continuing a run, or opening a run onto
-/// an init).
+/// Backward liveness sweep asking, for each group of `queries` (ascending
+/// by head): just after the head, does any cell of the group's zone
+/// ([`AccGroup::zone`]) outside its own cells hold a value that is read
+/// later? `accumulates[ord]` says the ordinal's write reads its destination
+/// first (a matmul continuing a run, or opening a run onto an init).
 pub(crate) fn live_in_zones(
     trace: &Trace,
     grid: &Grid,
     accumulates: &[bool],
-    queries: &[ZoneQuery],
+    groups: &[AccGroup],
+    queries: &[usize],
 ) -> Vec<bool> {
     let mut live = vec![false; grid.len()];
     let mut answer = vec![false; queries.len()];
     let mut pending = queries.iter().enumerate().rev().peekable();
     for ord in (0..trace.len()).rev() {
-        if let Some((q, z)) = pending.next_if(|(_, z)| z.ord == ord) {
-            answer[q] = grid.cells_outside(&z.zone, &z.own).any(|c| live[c]);
+        if let Some((q, &g)) = pending.next_if(|(_, &g)| groups[g].head() == ord) {
+            let g = &groups[g];
+            answer[q] = grid.cells_outside(&g.zone(), &g.rect()).any(|c| live[c]);
         }
-        if let Some(w) = &trace.writes[ord] {
+        if let Some(w) = trace.write(ord) {
             let keep = accumulates[ord];
             for c in grid.cells(&w.rect) {
                 live[c] = keep;

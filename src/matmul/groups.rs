@@ -12,7 +12,7 @@
 
 use super::cells::{self, Forward, Grid, Rect, NONE};
 use super::order::is_column_tiled;
-use super::{flat_index, Lists, MatmulError, Trace};
+use super::{flat_index, Lists, MatmulError, PsumAccess, Trace};
 use crate::arch::{zero_region_bank_range, Arch, PSUM_BANK_SIZE};
 use crate::ir::{Module, Region, TensorId};
 
@@ -126,17 +126,6 @@ pub fn is_value_overlap(earlier: &AccGroup, later: &AccGroup, earlier_live_end: 
     earlier.head() <= later.head() && later.head() <= earlier_live_end
 }
 
-/// An accumulation run as the sweep finds it. Regions are compared as
-/// physical cells: within one tensor that is the same comparison.
-struct Run {
-    tensor: TensorId,
-    rect: Rect,
-    init: Option<usize>,
-    head: usize,
-    tail: usize,
-    all_column_tiled: bool,
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum EventKind {
     Read,
@@ -144,7 +133,9 @@ enum EventKind {
     OtherWrite,
 }
 
-/// An access of one tensor, for finding the event most recently touching a region.
+/// An access of one tensor, for finding the event most recently touching a
+/// region. Regions are compared as physical cells: within one tensor that
+/// is the same comparison.
 struct Event {
     ord: usize,
     rect: Rect,
@@ -154,7 +145,7 @@ struct Event {
 /// The sweep state of the tensor being swept.
 #[derive(Default)]
 struct TensorState {
-    /// Runs that can still be extended.
+    /// Groups (runs) that can still be extended.
     open: Vec<usize>,
     /// Recent events, oldest first; an event whose cells a later one
     /// contains can never again be the most recent to touch anything, and
@@ -180,30 +171,39 @@ impl TensorState {
         (e.kind == EventKind::OtherWrite && e.rect.contains(rect)).then_some(e.ord)
     }
 
-    fn close_overlapping(&mut self, runs: &[Run], rect: &Rect, keep: Option<usize>) {
+    fn close_overlapping(&mut self, groups: &[AccGroup], rect: &Rect, keep: Option<usize>) {
         self.open
-            .retain(|&k| Some(k) == keep || !runs[k].rect.overlaps(rect));
+            .retain(|&k| Some(k) == keep || !groups[k].rect().overlaps(rect));
     }
 }
 
 /// Splits every PSUM tensor's matmul writers into accumulation runs (SPEC
-/// §2.4), ordered by tensor declaration, then program order; also returns
-/// the run of each ordinal ([`NONE`] for an ordinal in no run). Runs of
-/// different tensors are independent, so the sweep goes tensor by tensor.
-fn accumulation_runs(m: &Module, arch: &Arch, trace: &Trace) -> (Vec<Run>, Vec<u32>) {
+/// §2.4) and folds each into its group, ordered by tensor declaration, then
+/// program order; also returns the group of each ordinal ([`NONE`] for an
+/// ordinal in no group). Runs of different tensors are independent, so the
+/// sweep goes tensor by tensor.
+fn accumulation_groups(
+    m: &Module,
+    arch: &Arch,
+    trace: &Trace,
+) -> Result<(Vec<AccGroup>, Vec<u32>), MatmulError> {
     // Each tensor's accesses in program order: (ordinal, read index, or
     // `NONE` for the ordinal's write).
-    let accesses = (0..trace.len()).flat_map(|ord| {
-        let o = flat_index(ord);
-        let reads = trace.reads.range(ord);
-        let reads = reads.map(move |r| (trace.reads.items()[r].tensor.index(), (o, flat_index(r))));
-        let write = trace.writes[ord].map(|w| (w.tensor.index(), (o, NONE)));
-        reads.chain(write)
+    let by_tensor = Lists::grouped(m.tensors.len(), |emit| {
+        for ord in 0..trace.len() {
+            let o = flat_index(ord);
+            for r in trace.reads.range(ord) {
+                emit(trace.reads.items()[r].tensor.index(), (o, flat_index(r)));
+            }
+            if let Some(w) = trace.write(ord) {
+                emit(w.tensor.index(), (o, NONE));
+            }
+        }
     });
-    let by_tensor = Lists::grouped(m.tensors.len(), accesses);
     let mut st = TensorState::default();
-    let mut runs: Vec<Run> = Vec::new();
-    let mut run_of = vec![NONE; trace.len()];
+    let matmuls = trace.is_matmul.iter().filter(|&&b| b).count();
+    let mut groups: Vec<AccGroup> = Vec::with_capacity(matmuls);
+    let mut group_of = vec![NONE; trace.len()];
     for (t, accesses) in by_tensor.iter().enumerate() {
         st.clear();
         let mut init = None;
@@ -214,13 +214,14 @@ fn accumulation_runs(m: &Module, arch: &Arch, trace: &Trace) -> (Vec<Run>, Vec<u
             if current != Some(ord) {
                 // Before the ordinal's reads: what a run it opens starts on.
                 current = Some(ord);
-                init = trace.writes[ord]
+                init = trace
+                    .write(ord)
                     .filter(|w| is_matmul && w.tensor.index() == t)
                     .and_then(|w| st.init_for(&w.rect));
             }
             if read != NONE {
                 let rect = trace.reads.items()[read as usize].rect;
-                st.close_overlapping(&runs, &rect, None);
+                st.close_overlapping(&groups, &rect, None);
                 st.push(Event {
                     ord,
                     rect,
@@ -228,39 +229,34 @@ fn accumulation_runs(m: &Module, arch: &Arch, trace: &Trace) -> (Vec<Run>, Vec<u
                 });
                 continue;
             }
-            let Some(w) = trace.writes[ord] else { continue };
+            let Some(&w) = trace.write(ord) else { continue };
             let kind = if is_matmul {
                 let column_tiled = m
                     .inst(trace.insts[ord])
                     .kind
                     .as_matmul()
                     .is_some_and(|mm| is_column_tiled(mm, arch));
-                let same = st.open.iter().copied().find(|&k| runs[k].rect == w.rect);
-                st.close_overlapping(&runs, &w.rect, same);
+                let same = (st.open.iter().copied()).find(|&k| groups[k].rect() == w.rect);
+                st.close_overlapping(&groups, &w.rect, same);
                 let k = match same {
                     Some(k) => {
-                        let run = &mut runs[k];
-                        run.tail = ord;
-                        run.all_column_tiled &= column_tiled;
+                        let g = &mut groups[k];
+                        g.index.1 = ord;
+                        if !column_tiled {
+                            g.mode = PartitionMode::Quadrant;
+                        }
                         k
                     }
                     None => {
-                        st.open.push(runs.len());
-                        runs.push(Run {
-                            tensor: w.tensor,
-                            rect: w.rect,
-                            init,
-                            head: ord,
-                            tail: ord,
-                            all_column_tiled: column_tiled,
-                        });
-                        runs.len() - 1
+                        st.open.push(groups.len());
+                        groups.push(new_group(m, trace, w, init, ord, column_tiled)?);
+                        groups.len() - 1
                     }
                 };
-                run_of[ord] = flat_index(k);
+                group_of[ord] = flat_index(k);
                 EventKind::MatmulWrite
             } else {
-                st.close_overlapping(&runs, &w.rect, None);
+                st.close_overlapping(&groups, &w.rect, None);
                 EventKind::OtherWrite
             };
             st.push(Event {
@@ -270,13 +266,21 @@ fn accumulation_runs(m: &Module, arch: &Arch, trace: &Trace) -> (Vec<Run>, Vec<u
             });
         }
     }
-    (runs, run_of)
+    Ok((groups, group_of))
 }
 
-fn fold_group(run: &Run, m: &Module, trace: &Trace) -> Result<AccGroup, MatmulError> {
-    let rect = run.rect;
+/// The group of a run that opens at `head` writing `w` onto `init`.
+fn new_group(
+    m: &Module,
+    trace: &Trace,
+    w: PsumAccess,
+    init: Option<usize>,
+    head: usize,
+    column_tiled: bool,
+) -> Result<AccGroup, MatmulError> {
+    let rect = w.rect;
     let bank = i64::from(PSUM_BANK_SIZE);
-    let base = m.tensor(run.tensor).bank.map_or(0, |b| i64::from(b) * bank);
+    let base = m.tensor(w.tensor).bank.map_or(0, |b| i64::from(b) * bank);
     let partitions = (rect.p0, rect.p1 - 1);
     let bytes = (rect.x0, rect.x1 - 1);
     let banks = (bytes.0.div_euclid(bank), bytes.1.div_euclid(bank));
@@ -285,26 +289,26 @@ fn fold_group(run: &Run, m: &Module, trace: &Trace) -> Result<AccGroup, MatmulEr
         _ => None,
     }
     .ok_or_else(|| MatmulError::ZeroRegionTooWide {
-        inst: trace.name(m, run.head),
+        inst: trace.name(m, head),
         lo: banks.0,
         hi: banks.1,
     })?;
     Ok(AccGroup {
-        tensor: run.tensor,
+        tensor: w.tensor,
         region: Region {
             p0: rect.p0,
             p1: rect.p1,
             b0: rect.x0 - base,
             b1: rect.x1 - base,
         },
-        init: run.init,
+        init,
         partitions,
         quadrants: (partitions.0 >> 5, partitions.1 >> 5),
         bytes,
         banks,
         zr_banks,
-        index: (run.head, run.tail),
-        mode: if run.all_column_tiled {
+        index: (head, head),
+        mode: if column_tiled {
             PartitionMode::ColGroup
         } else {
             PartitionMode::Quadrant
@@ -372,7 +376,11 @@ fn find_clusters(groups: &[AccGroup], live_end: &[usize], by_head: &[usize]) -> 
         }
         cluster_of[g] = cluster_of_root[r] as usize;
     }
-    Lists::grouped(clusters, by_head.iter().map(|&g| (cluster_of[g], g)))
+    Lists::grouped(clusters, |emit| {
+        for &g in by_head {
+            emit(cluster_of[g], g);
+        }
+    })
 }
 
 /// The groups and clusters of an allocated loop-free program, with the cell
@@ -397,30 +405,26 @@ pub struct Analysis {
 /// Groups and clusters the matmuls of an allocated loop-free program (SPEC §4.3.1–3).
 pub fn analyze(m: &Module, arch: &Arch) -> Result<Analysis, MatmulError> {
     let trace = Trace::new(m)?;
-    let (runs, group_of) = accumulation_runs(m, arch, &trace);
-    let groups = runs
-        .iter()
-        .map(|r| fold_group(r, m, &trace))
-        .collect::<Result<Vec<_>, _>>()?;
-    let by_head: Vec<usize> = (0..trace.len())
-        .filter_map(|o| {
-            let g = *group_of.get(o).filter(|&&g| g != NONE)? as usize;
-            (groups[g].head() == o).then_some(g)
-        })
-        .collect();
-    let grouped = || {
-        group_of
-            .iter()
-            .enumerate()
-            .filter(|&(_, &g)| g != NONE)
-            .map(|(o, &g)| (g as usize, o))
-    };
-    let matmuls = Lists::grouped(groups.len(), grouped());
+    let (groups, group_of) = accumulation_groups(m, arch, &trace)?;
+    let mut by_head = Vec::with_capacity(groups.len());
     let mut accumulates = vec![false; trace.len()];
-    for (g, o) in grouped() {
-        let grp = &groups[g];
+    for (o, &g) in group_of.iter().enumerate() {
+        if g == NONE {
+            continue;
+        }
+        let grp = &groups[g as usize];
+        if o == grp.head() {
+            by_head.push(g as usize);
+        }
         accumulates[o] = o != grp.head() || grp.init.is_some();
     }
+    let matmuls = Lists::grouped(groups.len(), |emit| {
+        for (o, &g) in group_of.iter().enumerate() {
+            if g != NONE {
+                emit(g as usize, o);
+            }
+        }
+    });
     let grid = Grid::new(trace.accesses().map(|a| a.rect));
     let forward = cells::forward(&trace, &grid, &group_of, &groups, &by_head);
     let live_end: Vec<usize> = groups

@@ -21,13 +21,13 @@
 //! warning. Finally every unlabelled instruction is labelled with its
 //! position, and the §4.2 edges become `after=%L`.
 
+use super::cells::live_in_zones;
 use super::cells::NONE;
-use super::cells::{live_in_zones, ZoneQuery};
 use super::groups::{analyze, AccGroup, Analysis};
 use super::order::order_column_tiled_mms;
 use super::MatmulError;
 use crate::arch::Arch;
-use crate::ir::{Access, FlagSet, Flags, Inst, InstId, InstKind, Module, Stmt};
+use crate::ir::{Access, FlagSet, Flags, Inst, InstId, InstKind, Matmul, Module, Stmt};
 use std::collections::HashSet;
 
 /// One accumulation cluster (SPEC §4.3.3) as legalized.
@@ -112,31 +112,26 @@ pub fn zero_region_width(span: i64) -> u32 {
     }
 }
 
-/// The decisions for one program, by ordinal and group index.
+/// The decisions [`assign`] leaves to its caller, by group index and ordinal.
 #[derive(Default)]
 struct Plan {
-    /// Flags to set.
-    flags: Vec<(usize, FlagSet)>,
-    /// `zr` values to set.
-    zr: Vec<(usize, u32)>,
     /// Groups that get a memset right before their head.
     memsets: Vec<usize>,
     /// Head ordinals of mixed explicit/auto clusters.
     mixed: Vec<usize>,
 }
 
-fn is_explicit(m: &Module, an: &Analysis, ord: usize) -> bool {
-    m.inst(an.trace.insts[ord])
-        .kind
-        .as_matmul()
-        .is_some_and(|mm| matches!(mm.flags, Flags::Set(_)))
+/// The matmul at ordinal `ord`.
+fn matmul<'m>(m: &'m Module, an: &Analysis, ord: usize) -> Option<&'m Matmul> {
+    m.inst(an.trace.insts[ord]).kind.as_matmul()
 }
 
-fn has_zr(m: &Module, an: &Analysis, ord: usize) -> bool {
-    m.inst(an.trace.insts[ord])
-        .kind
-        .as_matmul()
-        .is_some_and(|mm| mm.zr.is_some())
+/// The matmul at ordinal `ord`, to edit.
+fn matmul_mut<'m>(m: &'m mut Module, an: &Analysis, ord: usize) -> Option<&'m mut Matmul> {
+    match &mut m.insts[an.trace.insts[ord].index()].kind {
+        InstKind::Matmul(mm) => Some(mm),
+        _ => None,
+    }
 }
 
 /// The matmul ordinals of the groups of `cluster`, group after group.
@@ -169,17 +164,23 @@ fn zero_regions<'a>(
     })
 }
 
-/// Decides flags, zero regions and memsets for every cluster (§4.3.4–5).
-fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
+/// Sets the flags and zero regions of every cluster's matmuls and decides
+/// its memsets (§4.3.4–5).
+fn assign(m: &mut Module, arch: &Arch, an: &Analysis) -> Plan {
     let groups = &an.groups;
     let mut plan = Plan::default();
     let mut derive = Vec::new();
     for cluster in an.clusters.iter() {
         let mms = cluster_matmuls(an, cluster);
-        let explicit = mms.clone().filter(|&o| is_explicit(m, an, o)).count();
+        let explicit = (mms.clone())
+            .filter(|&o| matmul(m, an, o).is_some_and(|mm| matches!(mm.flags, Flags::Set(_))))
+            .count();
         if explicit == mms.count() {
-            plan.zr
-                .extend(zero_regions(an, cluster).filter(|&(o, _)| !has_zr(m, an, o)));
+            for (o, zr) in zero_regions(an, cluster) {
+                if let Some(mm) = matmul_mut(m, an, o).filter(|mm| mm.zr.is_none()) {
+                    mm.zr = Some(zr);
+                }
+            }
             continue;
         }
         if explicit > 0 {
@@ -189,21 +190,12 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
     }
     let all_acc =
         |c: &[usize]| arch.arch_level() == 40 && c.iter().all(|&g| groups[g].init.is_some());
-    let queries: Vec<ZoneQuery> = derive
-        .iter()
-        .map(|c| &groups[c[0]])
-        .filter(|g| g.init.is_none())
-        .map(|g| ZoneQuery {
-            ord: g.head(),
-            zone: g.zone(),
-            own: g.rect(),
-        })
+    let queries: Vec<usize> = (derive.iter())
+        .map(|c| c[0])
+        .filter(|&g| groups[g].init.is_none())
         .collect();
-    let wipes = live_in_zones(&an.trace, &an.grid, &an.accumulates, &queries);
-    let mut wipe_at = vec![false; an.trace.len()];
-    for (q, w) in queries.iter().zip(wipes) {
-        wipe_at[q.ord] = w;
-    }
+    let mut wipes =
+        live_in_zones(&an.trace, &an.grid, &an.accumulates, groups, &queries).into_iter();
     // The current cluster's matmuls by ordinal (a map costs more than a search).
     let mut flags: Vec<(usize, FlagSet)> = Vec::new();
     for cluster in derive {
@@ -218,6 +210,8 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
         };
         let first = &groups[cluster[0]];
         let head = first.head();
+        // The liveness answer of this cluster's head (asked when it has no init).
+        let wipes_live = first.init.is_none() && wipes.next().unwrap_or(false);
         if all_acc(cluster) {
             for f in &mut flags {
                 f.1.acc = true;
@@ -225,7 +219,7 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
         } else {
             let mut started = false;
             if first.init.is_none() {
-                if wipe_at[head] {
+                if wipes_live {
                     plan.memsets.push(cluster[0]);
                 } else {
                     started = true;
@@ -251,8 +245,16 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
             .unwrap_or(head);
         let i = at(&mut flags, tail);
         flags[i].1.stop = true;
-        plan.flags.extend_from_slice(&flags);
-        plan.zr.extend(zero_regions(an, cluster));
+        for &(o, fs) in &flags {
+            if let Some(mm) = matmul_mut(m, an, o) {
+                mm.flags = Flags::Set(fs);
+            }
+        }
+        for (o, zr) in zero_regions(an, cluster) {
+            if let Some(mm) = matmul_mut(m, an, o) {
+                mm.zr = Some(zr);
+            }
+        }
     }
     plan
 }
@@ -264,18 +266,8 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
 pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, MatmulError> {
     let edges = order_column_tiled_mms(m, arch)?;
     let an = analyze(m, arch)?;
-    let plan = plan(m, arch, &an);
+    let plan = assign(m, arch, &an);
     let id = |ord: usize| an.trace.insts[ord];
-    for &(ord, fs) in &plan.flags {
-        if let InstKind::Matmul(mm) = &mut m.insts[id(ord).index()].kind {
-            mm.flags = Flags::Set(fs);
-        }
-    }
-    for &(ord, zr) in &plan.zr {
-        if let InstKind::Matmul(mm) = &mut m.insts[id(ord).index()].kind {
-            mm.zr = Some(zr);
-        }
-    }
     insert_memsets(m, &an, &plan.memsets);
     label_positions(m);
     let label = |m: &Module, i: InstId| m.inst(i).label().unwrap_or_default().to_string();

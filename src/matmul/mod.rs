@@ -80,6 +80,11 @@ impl<T: Copy> Lists<T> {
         }
     }
 
+    /// Reserves room for `lists` more lists.
+    pub(crate) fn reserve(&mut self, lists: usize) {
+        self.start.reserve(lists);
+    }
+
     /// Appends `item` to the list being built.
     pub(crate) fn push(&mut self, item: T) {
         self.items.push(item);
@@ -90,25 +95,24 @@ impl<T: Copy> Lists<T> {
         self.start.push(flat_index(self.items.len()));
     }
 
-    /// `n` lists holding the items of `pairs` `(list, item)`, each list in
-    /// the order of `pairs` (a counting sort).
-    pub(crate) fn grouped(n: usize, pairs: impl Iterator<Item = (usize, T)> + Clone) -> Self
+    /// `n` lists holding the pairs `(list, item)` that `pairs` passes to
+    /// its argument, each list in the order passed (a counting sort;
+    /// `pairs` runs twice and must pass the same pairs both times).
+    pub(crate) fn grouped(n: usize, pairs: impl Fn(&mut dyn FnMut(usize, T))) -> Self
     where
         T: Default,
     {
         let mut start = vec![0u32; n + 1];
-        for (l, _) in pairs.clone() {
-            start[l + 1] += 1;
-        }
+        pairs(&mut |l, _| start[l + 1] += 1);
         for l in 0..n {
             start[l + 1] += start[l];
         }
         let mut next = start.clone();
         let mut items = vec![T::default(); start[n] as usize];
-        for (l, item) in pairs {
+        pairs(&mut |l, item| {
             items[next[l] as usize] = item;
             next[l] += 1;
-        }
+        });
         Lists { items, start }
     }
 
@@ -160,8 +164,8 @@ pub(crate) struct Trace {
     pub is_matmul: Vec<bool>,
     /// PSUM reads of each ordinal, in operand order.
     pub reads: Lists<PsumAccess>,
-    /// PSUM write of each ordinal, if its destination is PSUM.
-    pub writes: Vec<Option<PsumAccess>>,
+    /// PSUM write of each ordinal (one, if its destination is PSUM).
+    pub writes: Lists<PsumAccess>,
 }
 
 impl Trace {
@@ -193,7 +197,9 @@ impl Trace {
         let insts = m.insts_in_order();
         let mut is_matmul = Vec::with_capacity(insts.len());
         let mut reads = Lists::new();
-        let mut writes = Vec::with_capacity(insts.len());
+        reads.reserve(insts.len());
+        let mut writes = Lists::new();
+        writes.reserve(insts.len());
         let mut failed = None;
         for &i in &insts {
             let kind = &m.inst(i).kind;
@@ -209,7 +215,10 @@ impl Trace {
             }
             reads.end_list();
             is_matmul.push(kind.as_matmul().is_some());
-            writes.push(place(kind.dst())?);
+            if let Some(w) = place(kind.dst())? {
+                writes.push(w);
+            }
+            writes.end_list();
         }
         Ok(Trace {
             insts,
@@ -224,12 +233,14 @@ impl Trace {
         self.insts.len()
     }
 
+    /// The PSUM write of the ordinal `ord`, if any.
+    pub fn write(&self, ord: usize) -> Option<&PsumAccess> {
+        self.writes.get(ord).first()
+    }
+
     /// Every PSUM access of the program: all reads, then all writes.
     pub fn accesses(&self) -> impl Iterator<Item = &PsumAccess> + Clone {
-        self.reads
-            .items()
-            .iter()
-            .chain(self.writes.iter().flatten())
+        self.reads.items().iter().chain(self.writes.items())
     }
 
     /// How diagnostics name the instruction at `ord`: `%label`, or `%ord`.
