@@ -11,7 +11,6 @@
 //! ranges, or the earlier group's result still read after the later head).
 
 use super::cells::{self, Forward, Grid, Rect, NONE};
-use super::order::is_column_tiled;
 use super::{flat_index, Lists, MatmulError, PsumAccess, Trace};
 use crate::arch::{zero_region_bank_range, Arch, PSUM_BANK_SIZE};
 use crate::ir::{Module, Region, TensorId};
@@ -184,7 +183,6 @@ impl TensorState {
 /// sweep goes tensor by tensor.
 fn accumulation_groups(
     m: &Module,
-    arch: &Arch,
     trace: &Trace,
 ) -> Result<(Vec<AccGroup>, Vec<u32>), MatmulError> {
     // Each tensor's accesses in program order: (ordinal, read index, or
@@ -201,7 +199,7 @@ fn accumulation_groups(
         }
     });
     let mut st = TensorState::default();
-    let matmuls = trace.is_matmul.iter().filter(|&&b| b).count();
+    let matmuls = trace.facts.iter().filter(|f| f.matmul).count();
     let mut groups: Vec<AccGroup> = Vec::with_capacity(matmuls);
     let mut group_of = vec![NONE; trace.len()];
     for (t, accesses) in by_tensor.iter().enumerate() {
@@ -210,13 +208,13 @@ fn accumulation_groups(
         let mut current = None;
         for &(ord, read) in accesses {
             let ord = ord as usize;
-            let is_matmul = trace.is_matmul[ord];
+            let facts = trace.facts[ord];
             if current != Some(ord) {
                 // Before the ordinal's reads: what a run it opens starts on.
                 current = Some(ord);
                 init = trace
                     .write(ord)
-                    .filter(|w| is_matmul && w.tensor.index() == t)
+                    .filter(|w| facts.matmul && w.tensor.index() == t)
                     .and_then(|w| st.init_for(&w.rect));
             }
             if read != NONE {
@@ -230,12 +228,8 @@ fn accumulation_groups(
                 continue;
             }
             let Some(&w) = trace.write(ord) else { continue };
-            let kind = if is_matmul {
-                let column_tiled = m
-                    .inst(trace.insts[ord])
-                    .kind
-                    .as_matmul()
-                    .is_some_and(|mm| is_column_tiled(mm, arch));
+            let kind = if facts.matmul {
+                let column_tiled = facts.column_tiled;
                 let same = (st.open.iter().copied()).find(|&k| groups[k].rect() == w.rect);
                 st.close_overlapping(&groups, &w.rect, same);
                 let k = match same {
@@ -404,8 +398,8 @@ pub struct Analysis {
 
 /// Groups and clusters the matmuls of an allocated loop-free program (SPEC §4.3.1–3).
 pub fn analyze(m: &Module, arch: &Arch) -> Result<Analysis, MatmulError> {
-    let trace = Trace::new(m)?;
-    let (groups, group_of) = accumulation_groups(m, arch, &trace)?;
+    let trace = Trace::new(m, arch)?;
+    let (groups, group_of) = accumulation_groups(m, &trace)?;
     let mut by_head = Vec::with_capacity(groups.len());
     let mut accumulates = vec![false; trace.len()];
     for (o, &g) in group_of.iter().enumerate() {

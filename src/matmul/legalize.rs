@@ -121,11 +121,6 @@ struct Plan {
     mixed: Vec<usize>,
 }
 
-/// The matmul at ordinal `ord`.
-fn matmul<'m>(m: &'m Module, an: &Analysis, ord: usize) -> Option<&'m Matmul> {
-    m.inst(an.trace.insts[ord]).kind.as_matmul()
-}
-
 /// The matmul at ordinal `ord`, to edit.
 fn matmul_mut<'m>(m: &'m mut Module, an: &Analysis, ord: usize) -> Option<&'m mut Matmul> {
     match &mut m.insts[an.trace.insts[ord].index()].kind {
@@ -172,12 +167,10 @@ fn assign(m: &mut Module, arch: &Arch, an: &Analysis) -> Plan {
     let mut derive = Vec::new();
     for cluster in an.clusters.iter() {
         let mms = cluster_matmuls(an, cluster);
-        let explicit = (mms.clone())
-            .filter(|&o| matmul(m, an, o).is_some_and(|mm| matches!(mm.flags, Flags::Set(_))))
-            .count();
+        let explicit = mms.clone().filter(|&o| an.trace.facts[o].explicit).count();
         if explicit == mms.count() {
-            for (o, zr) in zero_regions(an, cluster) {
-                if let Some(mm) = matmul_mut(m, an, o).filter(|mm| mm.zr.is_none()) {
+            for (o, zr) in zero_regions(an, cluster).filter(|&(o, _)| !an.trace.facts[o].has_zr) {
+                if let Some(mm) = matmul_mut(m, an, o) {
                     mm.zr = Some(zr);
                 }
             }

@@ -23,9 +23,10 @@ pub use groups::{analyze, AccGroup, Analysis, PartitionMode};
 pub use legalize::{legalize_program, Cluster, MatmulReport};
 pub use order::order_column_tiled_mms;
 
-use crate::arch::PSUM_BANK_SIZE;
-use crate::ir::{Access, InstId, Mem, Module, TensorId};
+use crate::arch::{Arch, PSUM_BANK_SIZE};
+use crate::ir::{Access, Flags, InstId, InstKind, Mem, Module, TensorId};
 use cells::Rect;
+use order::is_column_tiled;
 
 /// Why a matmul pass could not run.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -155,13 +156,41 @@ pub(crate) fn flat_index(i: usize) -> u32 {
     u32::try_from(i).expect("fewer than 2^32 entries")
 }
 
+/// What the legalizer reads of the instruction at an ordinal, so that its
+/// sweeps need not visit the instruction itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct InstFacts {
+    /// A matmul-family instruction.
+    pub matmul: bool,
+    /// A column-tiled matmul (SPEC §4.2).
+    pub column_tiled: bool,
+    /// A matmul with explicit flags (`flags=…`, not `auto`).
+    pub explicit: bool,
+    /// A matmul with an explicit `zr=`.
+    pub has_zr: bool,
+}
+
+impl InstFacts {
+    fn of(kind: &InstKind, arch: &Arch) -> Self {
+        match kind.as_matmul() {
+            None => InstFacts::default(),
+            Some(mm) => InstFacts {
+                matmul: true,
+                column_tiled: is_column_tiled(mm, arch),
+                explicit: matches!(mm.flags, Flags::Set(_)),
+                has_zr: mm.zr.is_some(),
+            },
+        }
+    }
+}
+
 /// A loop-free program in program order (ordinal = position), with every
 /// instruction's PSUM reads and write evaluated.
 pub(crate) struct Trace {
     /// Instruction at each ordinal.
     pub insts: Vec<InstId>,
-    /// Whether the instruction at each ordinal is a matmul.
-    pub is_matmul: Vec<bool>,
+    /// Facts of the instruction at each ordinal.
+    pub facts: Vec<InstFacts>,
     /// PSUM reads of each ordinal, in operand order.
     pub reads: Lists<PsumAccess>,
     /// PSUM write of each ordinal (one, if its destination is PSUM).
@@ -170,7 +199,7 @@ pub(crate) struct Trace {
 
 impl Trace {
     /// Builds the trace; fails on loops and on accessed PSUM tensors without a bank.
-    pub fn new(m: &Module) -> Result<Trace, MatmulError> {
+    pub fn new(m: &Module, arch: &Arch) -> Result<Trace, MatmulError> {
         if m.has_loops() {
             return Err(MatmulError::HasLoops);
         }
@@ -195,7 +224,7 @@ impl Trace {
             }))
         };
         let insts = m.insts_in_order();
-        let mut is_matmul = Vec::with_capacity(insts.len());
+        let mut facts = Vec::with_capacity(insts.len());
         let mut reads = Lists::new();
         reads.reserve(insts.len());
         let mut writes = Lists::new();
@@ -214,7 +243,7 @@ impl Trace {
                 return Err(e);
             }
             reads.end_list();
-            is_matmul.push(kind.as_matmul().is_some());
+            facts.push(InstFacts::of(kind, arch));
             if let Some(w) = place(kind.dst())? {
                 writes.push(w);
             }
@@ -222,7 +251,7 @@ impl Trace {
         }
         Ok(Trace {
             insts,
-            is_matmul,
+            facts,
             reads,
             writes,
         })
