@@ -39,53 +39,110 @@ impl Rect {
     }
 }
 
+/// One axis of the grid: its cuts, ascending, and for a dense range of
+/// values the number of cuts below each (so a bound's position is one load).
+struct Axis {
+    cuts: Vec<i64>,
+    /// The first value `below` covers.
+    lo: i64,
+    /// `below[v − lo]`: how many cuts are less than `v`; empty when the
+    /// values span too wide a range.
+    below: Vec<u32>,
+}
+
+impl Axis {
+    /// The axis cut at every value of `values`. Values of one PSUM program
+    /// lie in a small range, so a bitmap over it replaces a sort.
+    fn new(values: impl Iterator<Item = i64> + Clone) -> Axis {
+        const DENSE: i64 = 1 << 20;
+        let range = values.clone().fold(None, |r, v| {
+            Some(r.map_or((v, v), |(lo, hi): (i64, i64)| (v.min(lo), v.max(hi))))
+        });
+        let Some((lo, hi)) = range.filter(|&(lo, hi)| hi.saturating_sub(lo) < DENSE) else {
+            let mut cuts: Vec<i64> = values.collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            return Axis {
+                cuts,
+                lo: 0,
+                below: Vec::new(),
+            };
+        };
+        let mut seen = vec![false; (hi - lo + 1) as usize];
+        for v in values {
+            seen[(v - lo) as usize] = true;
+        }
+        let mut cuts = Vec::new();
+        let mut below = Vec::with_capacity(seen.len());
+        for (v, &s) in (lo..).zip(&seen) {
+            below.push(flat_index(cuts.len()));
+            if s {
+                cuts.push(v);
+            }
+        }
+        Axis { cuts, lo, below }
+    }
+
+    /// Number of cells along the axis.
+    fn cells(&self) -> usize {
+        self.cuts.len().saturating_sub(1)
+    }
+
+    /// How many cuts are less than `v`.
+    fn position(&self, v: i64) -> usize {
+        let dense = (v.checked_sub(self.lo))
+            .and_then(|d| usize::try_from(d).ok())
+            .and_then(|d| self.below.get(d));
+        match dense {
+            Some(&i) => i as usize,
+            None => self.cuts.partition_point(|&c| c < v),
+        }
+    }
+
+    /// The cells between the cuts `lo` and `hi`.
+    fn span(&self, lo: i64, hi: i64) -> Range<usize> {
+        self.position(lo)..self.position(hi)
+    }
+}
+
 /// The coordinate-compressed grid over physical PSUM.
 pub(crate) struct Grid {
-    pcuts: Vec<i64>,
-    xcuts: Vec<i64>,
+    p: Axis,
+    x: Axis,
 }
 
 impl Grid {
     /// A grid whose cuts include every bound of `rects` and every bank boundary
     /// up to the last byte touched.
     pub fn new(rects: impl Iterator<Item = Rect> + Clone) -> Grid {
-        let pcuts = distinct(rects.clone().flat_map(|r| [r.p0, r.p1]));
+        let p = Axis::new(rects.clone().flat_map(|r| [r.p0, r.p1]));
         let bank = i64::from(PSUM_BANK_SIZE);
         let top = rects.clone().map(|r| r.x0.max(r.x1)).max().unwrap_or(0);
         let banks = (0..=(top + bank - 1) / bank).map(|b| b * bank);
-        let xcuts = distinct(rects.flat_map(|r| [r.x0, r.x1]).chain(banks));
-        Grid { pcuts, xcuts }
+        let x = Axis::new(rects.flat_map(|r| [r.x0, r.x1]).chain(banks));
+        Grid { p, x }
     }
 
     /// Number of cells.
     pub fn len(&self) -> usize {
-        self.pcuts.len().saturating_sub(1) * self.xcuts.len().saturating_sub(1)
-    }
-
-    fn span(cuts: &[i64], lo: i64, hi: i64) -> Range<usize> {
-        let i0 = cuts.partition_point(|&c| c < lo);
-        let i1 = cuts.partition_point(|&c| c < hi);
-        i0..i1
+        self.p.cells() * self.x.cells()
     }
 
     /// Row and column index ranges of `r` (whose bounds are grid cuts).
     fn spans(&self, r: &Rect) -> (Range<usize>, Range<usize>) {
-        (
-            Self::span(&self.pcuts, r.p0, r.p1),
-            Self::span(&self.xcuts, r.x0, r.x1),
-        )
+        (self.p.span(r.p0, r.p1), self.x.span(r.x0, r.x1))
     }
 
     /// The cells of `r`.
     pub fn cells(&self, r: &Rect) -> impl Iterator<Item = usize> {
-        let nx = self.xcuts.len().saturating_sub(1);
+        let nx = self.x.cells();
         let (ps, xs) = self.spans(r);
         ps.flat_map(move |p| xs.clone().map(move |x| p * nx + x))
     }
 
     /// The cells of `outer` that are not in `inner`.
     pub fn cells_outside(&self, outer: &Rect, inner: &Rect) -> impl Iterator<Item = usize> {
-        let nx = self.xcuts.len().saturating_sub(1);
+        let nx = self.x.cells();
         let (ps, xs) = self.spans(outer);
         let (ips, ixs) = self.spans(inner);
         ps.flat_map(move |p| {
@@ -95,28 +152,6 @@ impl Grid {
                 .map(move |x| p * nx + x)
         })
     }
-}
-
-/// The distinct values of `values`, ascending. Values of one PSUM program
-/// lie in a small range, so a bitmap over it replaces a sort.
-fn distinct(values: impl Iterator<Item = i64> + Clone) -> Vec<i64> {
-    const DENSE: i64 = 1 << 20;
-    let Some((lo, hi)) = values.clone().fold(None, |r, v| {
-        Some(r.map_or((v, v), |(lo, hi)| (v.min(lo), v.max(hi))))
-    }) else {
-        return Vec::new();
-    };
-    if hi.saturating_sub(lo) >= DENSE {
-        let mut out: Vec<i64> = values.collect();
-        out.sort_unstable();
-        out.dedup();
-        return out;
-    }
-    let mut seen = vec![false; (hi - lo + 1) as usize];
-    for v in values {
-        seen[(v - lo) as usize] = true;
-    }
-    (lo..=hi).filter(|v| seen[(v - lo) as usize]).collect()
 }
 
 /// Facts from the forward sweep, indexed by group.
@@ -225,8 +260,12 @@ mod tests {
     #[test]
     fn grid_cuts_on_accesses_and_banks() {
         let g = Grid::new([rect(0, 64, 0, 1024), rect(32, 128, 2048, 4096)].into_iter());
-        assert_eq!(g.pcuts, vec![0, 32, 64, 128]);
-        assert_eq!(g.xcuts, vec![0, 1024, 2048, 4096]);
+        assert_eq!(g.p.cuts, vec![0, 32, 64, 128]);
+        assert_eq!(g.x.cuts, vec![0, 1024, 2048, 4096]);
+        assert_eq!(
+            (g.p.position(31), g.p.position(32), g.p.position(200)),
+            (1, 1, 4)
+        );
         assert_eq!(g.len(), 9);
         let cells: Vec<_> = g.cells(&rect(0, 64, 0, 2048)).collect();
         assert_eq!(cells, vec![0, 1, 3, 4]);
@@ -234,5 +273,23 @@ mod tests {
             .cells_outside(&rect(0, 64, 0, 2048), &rect(0, 64, 0, 1024))
             .collect();
         assert_eq!(outside, vec![1, 4]);
+    }
+
+    #[test]
+    fn a_wide_axis_is_searched() {
+        let a = Axis::new([1 << 30, 5, 0, 5].into_iter());
+        assert_eq!(a.cuts, vec![0, 5, 1 << 30]);
+        assert!(a.below.is_empty());
+        let at: Vec<usize> = [-1, 0, 5, 6, 1 << 30, i64::MAX]
+            .map(|v| a.position(v))
+            .to_vec();
+        assert_eq!(at, [0, 0, 1, 2, 2, 3]);
+        let d = Axis::new([7, 3, 3].into_iter());
+        assert_eq!(
+            (d.cuts.clone(), d.below.clone()),
+            (vec![3, 7], vec![0, 1, 1, 1, 1])
+        );
+        let at: Vec<usize> = [i64::MIN, 3, 4, 7, 8].map(|v| d.position(v)).to_vec();
+        assert_eq!(at, [0, 0, 1, 1, 2]);
     }
 }

@@ -203,16 +203,20 @@ impl Trace {
         if m.has_loops() {
             return Err(MatmulError::HasLoops);
         }
+        // Each tensor's physical base: `None` outside PSUM, `Some(Err)` for
+        // a PSUM tensor without a bank.
+        let bank = i64::from(PSUM_BANK_SIZE);
+        let bases: Vec<Option<Result<i64, ()>>> = (m.tensors.iter())
+            .map(|t| (t.mem == Mem::Psum).then(|| t.bank.map(|b| i64::from(b) * bank).ok_or(())))
+            .collect();
         let place = |a: &Access| -> Result<Option<PsumAccess>, MatmulError> {
-            let t = m.tensor(a.tensor);
-            if t.mem != Mem::Psum {
+            let Some(base) = bases[a.tensor.index()] else {
                 return Ok(None);
-            }
-            let bank = t.bank.ok_or_else(|| MatmulError::Unallocated {
-                tensor: t.name.clone(),
+            };
+            let base = base.map_err(|()| MatmulError::Unallocated {
+                tensor: m.tensor(a.tensor).name.clone(),
             })?;
             let region = a.region(|_| 0);
-            let base = i64::from(bank) * i64::from(PSUM_BANK_SIZE);
             Ok(Some(PsumAccess {
                 tensor: a.tensor,
                 rect: Rect {
