@@ -260,8 +260,21 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
     let edges = order_column_tiled_mms(m, arch)?;
     let an = analyze(m, arch)?;
     let plan = assign(m, arch, &an);
-    let id = |ord: usize| an.trace.insts[ord];
     insert_memsets(m, &an, &plan.memsets);
+    // What the report needs of the analysis, taken before it is dropped so
+    // that the labels below reuse its memory.
+    let mut scratch = Vec::new();
+    let clusters: Vec<Cluster> = (an.clusters.iter())
+        .map(|c| cluster(&an, c, &mut scratch))
+        .collect();
+    // Grouped matmuls in program order: memsets shift positions, not order.
+    let grouped: Vec<InstId> = (0..an.trace.len())
+        .filter(|&o| an.group_of[o] != NONE)
+        .map(|o| an.trace.insts[o])
+        .collect();
+    let mixed: Vec<InstId> = plan.mixed.iter().map(|&o| an.trace.insts[o]).collect();
+    let groups = an.groups.len();
+    drop(an);
     label_positions(m);
     let label = |m: &Module, i: InstId| m.inst(i).label().unwrap_or_default().to_string();
     let mut ordered_edges = Vec::with_capacity(edges.len());
@@ -270,25 +283,21 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
         m.insts[later.index()].set_after(Some(l.clone()));
         ordered_edges.push((label(m, later), l));
     }
-    // Grouped matmuls in program order: memsets shift positions, not order.
-    let flags: Vec<(String, FlagSet)> = (0..an.trace.len())
-        .filter(|&o| an.group_of[o] != NONE)
-        .filter_map(|o| match m.inst(id(o)).kind.as_matmul()?.flags {
-            Flags::Set(fs) => Some((label(m, id(o)), fs)),
+    let flags: Vec<(String, FlagSet)> = (grouped.into_iter())
+        .filter_map(|i| match m.inst(i).kind.as_matmul()?.flags {
+            Flags::Set(fs) => Some((label(m, i), fs)),
             Flags::Auto => None,
         })
         .collect();
-    let warnings = plan
-        .mixed
+    let warnings = mixed
         .iter()
-        .map(|&ord| {
+        .map(|&i| {
             format!(
                 "cluster headed by %{} mixes explicit and auto flags; its flags were re-derived",
-                label(m, id(ord))
+                label(m, i)
             )
         })
         .collect();
-    let mut scratch = Vec::new();
     Ok(MatmulReport {
         ordered_edges,
         isa_acc_byte: (arch.arch_level() <= 40).then(|| {
@@ -299,12 +308,8 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
         }),
         flags,
         memsets_inserted: plan.memsets.len(),
-        groups: an.groups.len(),
-        clusters: an
-            .clusters
-            .iter()
-            .map(|c| cluster(&an, c, &mut scratch))
-            .collect(),
+        groups,
+        clusters,
         warnings,
     })
 }
