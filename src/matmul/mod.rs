@@ -81,9 +81,10 @@ impl<T: Copy> Lists<T> {
         }
     }
 
-    /// Reserves room for `lists` more lists.
-    pub(crate) fn reserve(&mut self, lists: usize) {
+    /// Reserves room for `lists` more lists of `items` more items in all.
+    pub(crate) fn reserve(&mut self, lists: usize, items: usize) {
         self.start.reserve(lists);
+        self.items.reserve(items);
     }
 
     /// Appends `item` to the list being built.
@@ -229,10 +230,11 @@ impl Trace {
         };
         let insts = m.insts_in_order();
         let mut facts = Vec::with_capacity(insts.len());
+        // At most one write per instruction; about as many PSUM reads.
         let mut reads = Lists::new();
-        reads.reserve(insts.len());
+        reads.reserve(insts.len(), insts.len());
         let mut writes = Lists::new();
-        writes.reserve(insts.len());
+        writes.reserve(insts.len(), insts.len());
         let mut failed = None;
         for &i in &insts {
             let kind = &m.inst(i).kind;
