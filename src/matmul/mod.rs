@@ -9,6 +9,9 @@
 //!   zero-region widths (§4.3.4–5), and [`legalize_program`], which runs §4.2
 //!   and §4.3 on an allocated loop-free program.
 //!
+//! Its tables are flat: per-ordinal and per-group lists are [`Lists`], and
+//! ordinals and groups are indices into vectors.
+//!
 //! The legalizer reasons about physical PSUM: a tensor with `bank=B` occupies
 //! the cells `B·2048 + offset` of every partition it has (SPEC §4.4).
 
@@ -185,6 +188,17 @@ impl InstFacts {
     }
 }
 
+/// Where a tensor's cells start in physical PSUM.
+#[derive(Clone, Copy)]
+enum Base {
+    /// Not a PSUM tensor.
+    NotPsum,
+    /// A PSUM tensor without a bank.
+    Unallocated,
+    /// A PSUM tensor at byte `bank·2048`.
+    Psum(i64),
+}
+
 /// A loop-free program in program order (ordinal = position), with every
 /// instruction's PSUM reads and write evaluated.
 pub(crate) struct Trace {
@@ -204,19 +218,23 @@ impl Trace {
         if m.has_loops() {
             return Err(MatmulError::HasLoops);
         }
-        // Each tensor's physical base: `None` outside PSUM, `Some(Err)` for
-        // a PSUM tensor without a bank.
         let bank = i64::from(PSUM_BANK_SIZE);
-        let bases: Vec<Option<Result<i64, ()>>> = (m.tensors.iter())
-            .map(|t| (t.mem == Mem::Psum).then(|| t.bank.map(|b| i64::from(b) * bank).ok_or(())))
+        let bases: Vec<Base> = (m.tensors.iter())
+            .map(|t| match (t.mem, t.bank) {
+                (Mem::Psum, Some(b)) => Base::Psum(i64::from(b) * bank),
+                (Mem::Psum, None) => Base::Unallocated,
+                _ => Base::NotPsum,
+            })
             .collect();
         let place = |a: &Access| -> Result<Option<PsumAccess>, MatmulError> {
-            let Some(base) = bases[a.tensor.index()] else {
-                return Ok(None);
+            let base = match bases[a.tensor.index()] {
+                Base::NotPsum => return Ok(None),
+                Base::Psum(base) => base,
+                Base::Unallocated => {
+                    let tensor = m.tensor(a.tensor).name.clone();
+                    return Err(MatmulError::Unallocated { tensor });
+                }
             };
-            let base = base.map_err(|()| MatmulError::Unallocated {
-                tensor: m.tensor(a.tensor).name.clone(),
-            })?;
             let region = a.region(|_| 0);
             Ok(Some(PsumAccess {
                 tensor: a.tensor,
@@ -284,5 +302,32 @@ impl Trace {
             Some(l) => format!("%{l}"),
             None => format!("%{ord}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_built_in_order_and_by_counting_sort() {
+        let mut l: Lists<u8> = Lists::new();
+        assert!(l.is_empty());
+        for list in [&[1u8, 2][..], &[], &[3]] {
+            list.iter().for_each(|&x| l.push(x));
+            l.end_list();
+        }
+        assert_eq!(l.len(), 3);
+        assert_eq!(
+            (l.get(0), l.get(1), l.get(2)),
+            (&[1, 2][..], &[][..], &[3][..])
+        );
+        assert_eq!(l.range(2), 2..3);
+        assert_eq!(l.iter().map(<[u8]>::len).collect::<Vec<_>>(), [2, 0, 1]);
+        let pairs = [(2, 10u8), (0, 11), (2, 12), (0, 13)];
+        let g = Lists::grouped(4, |emit| pairs.iter().for_each(|&(k, x)| emit(k, x)));
+        let lists: Vec<&[u8]> = g.iter().collect();
+        assert_eq!(lists, [&[11, 13][..], &[], &[10, 12], &[]]);
+        assert_eq!(g.items(), [11, 13, 10, 12]);
     }
 }
