@@ -9,7 +9,8 @@
 //! under each group head) and [`live_in_zones`] (backward liveness: does a
 //! `start` at a head wipe a value that is read later).
 
-use super::Trace;
+use super::groups::AccGroup;
+use super::{flat_index, Trace};
 use crate::arch::PSUM_BANK_SIZE;
 use std::ops::Range;
 
@@ -31,63 +32,117 @@ impl Rect {
     pub fn contains(&self, o: &Rect) -> bool {
         self.p0 <= o.p0 && o.p1 <= self.p1 && self.x0 <= o.x0 && o.x1 <= self.x1
     }
+
+    /// Whether the two rectangles share at least one cell.
+    pub fn overlaps(&self, o: &Rect) -> bool {
+        self.p0 < o.p1 && o.p0 < self.p1 && self.x0 < o.x1 && o.x0 < self.x1
+    }
+}
+
+/// One axis of the grid: its cuts, ascending, and for a dense range of
+/// values the number of cuts below each (so a bound's position is one load).
+struct Axis {
+    cuts: Vec<i64>,
+    /// The first value `below` covers.
+    lo: i64,
+    /// `below[v − lo]`: how many cuts are less than `v`; empty when the
+    /// values span too wide a range.
+    below: Vec<u32>,
+}
+
+impl Axis {
+    /// The axis cut at every value of `values`. Values of one PSUM program
+    /// lie in a small range, so a bitmap over it replaces a sort.
+    fn new(values: impl Iterator<Item = i64> + Clone) -> Axis {
+        const DENSE: i64 = 1 << 20;
+        let range = values.clone().fold(None, |r, v| {
+            Some(r.map_or((v, v), |(lo, hi): (i64, i64)| (v.min(lo), v.max(hi))))
+        });
+        let Some((lo, hi)) = range.filter(|&(lo, hi)| hi.saturating_sub(lo) < DENSE) else {
+            let mut cuts: Vec<i64> = values.collect();
+            cuts.sort_unstable();
+            cuts.dedup();
+            return Axis {
+                cuts,
+                lo: 0,
+                below: Vec::new(),
+            };
+        };
+        let mut seen = vec![false; (hi - lo + 1) as usize];
+        for v in values {
+            seen[(v - lo) as usize] = true;
+        }
+        let mut cuts = Vec::new();
+        let mut below = Vec::with_capacity(seen.len());
+        for (v, &s) in (lo..).zip(&seen) {
+            below.push(flat_index(cuts.len()));
+            if s {
+                cuts.push(v);
+            }
+        }
+        Axis { cuts, lo, below }
+    }
+
+    /// Number of cells along the axis.
+    fn cells(&self) -> usize {
+        self.cuts.len().saturating_sub(1)
+    }
+
+    /// How many cuts are less than `v`.
+    fn position(&self, v: i64) -> usize {
+        let dense = (v.checked_sub(self.lo))
+            .and_then(|d| usize::try_from(d).ok())
+            .and_then(|d| self.below.get(d));
+        match dense {
+            Some(&i) => i as usize,
+            None => self.cuts.partition_point(|&c| c < v),
+        }
+    }
+
+    /// The cells between the cuts `lo` and `hi`.
+    fn span(&self, lo: i64, hi: i64) -> Range<usize> {
+        self.position(lo)..self.position(hi)
+    }
 }
 
 /// The coordinate-compressed grid over physical PSUM.
 pub(crate) struct Grid {
-    pcuts: Vec<i64>,
-    xcuts: Vec<i64>,
+    p: Axis,
+    x: Axis,
 }
 
 impl Grid {
     /// A grid whose cuts include every bound of `rects` and every bank boundary
     /// up to the last byte touched.
-    pub fn new(rects: impl IntoIterator<Item = Rect>) -> Grid {
-        let mut pcuts = Vec::new();
-        let mut xcuts = Vec::new();
-        for r in rects {
-            pcuts.extend([r.p0, r.p1]);
-            xcuts.extend([r.x0, r.x1]);
-        }
+    pub fn new(rects: impl Iterator<Item = Rect> + Clone) -> Grid {
+        let p = Axis::new(rects.clone().flat_map(|r| [r.p0, r.p1]));
         let bank = i64::from(PSUM_BANK_SIZE);
-        let top = xcuts.iter().copied().max().unwrap_or(0);
-        xcuts.extend((0..=(top + bank - 1) / bank).map(|b| b * bank));
-        for c in [&mut pcuts, &mut xcuts] {
-            c.sort_unstable();
-            c.dedup();
-        }
-        Grid { pcuts, xcuts }
+        let top = rects.clone().map(|r| r.x0.max(r.x1)).max().unwrap_or(0);
+        let banks = (0..=(top + bank - 1) / bank).map(|b| b * bank);
+        let x = Axis::new(rects.flat_map(|r| [r.x0, r.x1]).chain(banks));
+        Grid { p, x }
     }
 
     /// Number of cells.
     pub fn len(&self) -> usize {
-        self.pcuts.len().saturating_sub(1) * self.xcuts.len().saturating_sub(1)
-    }
-
-    fn span(cuts: &[i64], lo: i64, hi: i64) -> Range<usize> {
-        let i0 = cuts.partition_point(|&c| c < lo);
-        let i1 = cuts.partition_point(|&c| c < hi);
-        i0..i1
+        self.p.cells() * self.x.cells()
     }
 
     /// Row and column index ranges of `r` (whose bounds are grid cuts).
     fn spans(&self, r: &Rect) -> (Range<usize>, Range<usize>) {
-        (
-            Self::span(&self.pcuts, r.p0, r.p1),
-            Self::span(&self.xcuts, r.x0, r.x1),
-        )
+        (self.p.span(r.p0, r.p1), self.x.span(r.x0, r.x1))
     }
 
     /// The cells of `r`.
     pub fn cells(&self, r: &Rect) -> impl Iterator<Item = usize> {
-        let nx = self.xcuts.len().saturating_sub(1);
+        let nx = self.x.cells();
         let (ps, xs) = self.spans(r);
         ps.flat_map(move |p| xs.clone().map(move |x| p * nx + x))
     }
 
     /// The cells of `outer` that are not in `inner`.
     pub fn cells_outside(&self, outer: &Rect, inner: &Rect) -> impl Iterator<Item = usize> {
-        let nx = self.xcuts.len().saturating_sub(1);
+        let nx = self.x.cells();
         let (ps, xs) = self.spans(outer);
         let (ips, ixs) = self.spans(inner);
         ps.flat_map(move |p| {
@@ -109,42 +164,42 @@ pub(crate) struct Forward {
     pub last_write_before_head: Vec<Option<usize>>,
 }
 
-const NONE: u32 = u32::MAX;
+/// "No ordinal" / "no group" in the legalizer's `u32` tables.
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// Forward sweep over `trace`: `group_of[ord]` is the group of a matmul
-/// ordinal, `heads[g]` the head ordinal and `rects[g]` the cells of group `g`.
+/// ordinal ([`NONE`] if none), `by_head` the groups ordered by head.
 pub(crate) fn forward(
     trace: &Trace,
     grid: &Grid,
-    group_of: &[Option<usize>],
-    heads: &[(usize, Rect)],
+    group_of: &[u32],
+    groups: &[AccGroup],
+    by_head: &[usize],
 ) -> Forward {
     let mut latest = vec![NONE; grid.len()];
-    let mut head_at: Vec<Option<usize>> = vec![None; trace.len()];
-    for (g, &(h, _)) in heads.iter().enumerate() {
-        head_at[h] = Some(g);
-    }
-    let mut last_needed = vec![None; heads.len()];
-    let mut last_write_before_head = vec![None; heads.len()];
-    for (ord, head) in head_at.iter().enumerate() {
-        if let Some(g) = *head {
+    let mut last_needed = vec![None; groups.len()];
+    let mut last_write_before_head = vec![None; groups.len()];
+    let mut heads = by_head.iter().copied().peekable();
+    for ord in 0..trace.len() {
+        if let Some(g) = heads.next_if(|&g| groups[g].head() == ord) {
             last_write_before_head[g] = grid
-                .cells(&heads[g].1)
+                .cells(&groups[g].rect())
                 .filter_map(|c| (latest[c] != NONE).then_some(latest[c] as usize))
                 .max();
         }
-        for r in &trace.reads[ord] {
+        for r in trace.reads.get(ord) {
             for c in grid.cells(&r.rect) {
                 if latest[c] == NONE {
                     continue;
                 }
-                if let Some(g) = group_of[latest[c] as usize] {
-                    last_needed[g] = Some(ord);
+                let g = group_of[latest[c] as usize];
+                if g != NONE {
+                    last_needed[g as usize] = Some(ord);
                 }
             }
         }
-        if let Some(w) = &trace.writes[ord] {
-            let o = u32::try_from(ord).unwrap_or(NONE - 1);
+        if let Some(w) = trace.write(ord) {
+            let o = flat_index(ord);
             for c in grid.cells(&w.rect) {
                 latest[c] = o;
             }
@@ -156,44 +211,38 @@ pub(crate) fn forward(
     }
 }
 
-/// One liveness question: just after `ord`, does any cell of `zone` outside
-/// `own` hold a value that is read later?
-pub(crate) struct ZoneQuery {
-    /// The instruction (a group head).
-    pub ord: usize,
-    /// The cells its `start` would zero.
-    pub zone: Rect,
-    /// The cells it writes itself.
-    pub own: Rect,
-}
-
-/// Backward liveness sweep answering `queries` (at most one per ordinal).
-/// `accumulates[ord]` says the ordinal's write reads its destination first (a
-/// matmul continuing a run, or opening a run onto an init).
+/// Backward liveness sweep asking, for each group of `queries` (ascending
+/// by head): just after the head, does any cell of the group's zone
+/// ([`AccGroup::zone`]) outside its own cells hold a value that is read
+/// later? `accumulates[ord]` says the ordinal's write reads its destination
+/// first (a matmul continuing a run, or opening a run onto an init).
 pub(crate) fn live_in_zones(
     trace: &Trace,
     grid: &Grid,
     accumulates: &[bool],
-    queries: &[ZoneQuery],
+    groups: &[AccGroup],
+    queries: &[usize],
 ) -> Vec<bool> {
     let mut live = vec![false; grid.len()];
-    let mut query_at: Vec<Option<usize>> = vec![None; trace.len()];
-    for (q, z) in queries.iter().enumerate() {
-        query_at[z.ord] = Some(q);
-    }
     let mut answer = vec![false; queries.len()];
+    let mut pending = queries.iter().enumerate().rev().peekable();
     for ord in (0..trace.len()).rev() {
-        if let Some(q) = query_at[ord] {
-            let z = &queries[q];
-            answer[q] = grid.cells_outside(&z.zone, &z.own).any(|c| live[c]);
+        if let Some((q, &g)) = pending.next_if(|(_, &g)| groups[g].head() == ord) {
+            let g = &groups[g];
+            answer[q] = grid.cells_outside(&g.zone(), &g.rect()).any(|c| live[c]);
         }
-        if let Some(w) = &trace.writes[ord] {
+        if let Some(w) = trace.write(ord) {
             let keep = accumulates[ord];
             for c in grid.cells(&w.rect) {
                 live[c] = keep;
             }
         }
-        for c in trace.reads[ord].iter().flat_map(|r| grid.cells(&r.rect)) {
+        for c in trace
+            .reads
+            .get(ord)
+            .iter()
+            .flat_map(|r| grid.cells(&r.rect))
+        {
             live[c] = true;
         }
     }
@@ -210,9 +259,13 @@ mod tests {
 
     #[test]
     fn grid_cuts_on_accesses_and_banks() {
-        let g = Grid::new([rect(0, 64, 0, 1024), rect(32, 128, 2048, 4096)]);
-        assert_eq!(g.pcuts, vec![0, 32, 64, 128]);
-        assert_eq!(g.xcuts, vec![0, 1024, 2048, 4096]);
+        let g = Grid::new([rect(0, 64, 0, 1024), rect(32, 128, 2048, 4096)].into_iter());
+        assert_eq!(g.p.cuts, vec![0, 32, 64, 128]);
+        assert_eq!(g.x.cuts, vec![0, 1024, 2048, 4096]);
+        assert_eq!(
+            (g.p.position(31), g.p.position(32), g.p.position(200)),
+            (1, 1, 4)
+        );
         assert_eq!(g.len(), 9);
         let cells: Vec<_> = g.cells(&rect(0, 64, 0, 2048)).collect();
         assert_eq!(cells, vec![0, 1, 3, 4]);
@@ -220,5 +273,23 @@ mod tests {
             .cells_outside(&rect(0, 64, 0, 2048), &rect(0, 64, 0, 1024))
             .collect();
         assert_eq!(outside, vec![1, 4]);
+    }
+
+    #[test]
+    fn a_wide_axis_is_searched() {
+        let a = Axis::new([1 << 30, 5, 0, 5].into_iter());
+        assert_eq!(a.cuts, vec![0, 5, 1 << 30]);
+        assert!(a.below.is_empty());
+        let at: Vec<usize> = [-1, 0, 5, 6, 1 << 30, i64::MAX]
+            .map(|v| a.position(v))
+            .to_vec();
+        assert_eq!(at, [0, 0, 1, 2, 2, 3]);
+        let d = Axis::new([7, 3, 3].into_iter());
+        assert_eq!(
+            (d.cuts.clone(), d.below.clone()),
+            (vec![3, 7], vec![0, 1, 1, 1, 1])
+        );
+        let at: Vec<usize> = [i64::MIN, 3, 4, 7, 8].map(|v| d.position(v)).to_vec();
+        assert_eq!(at, [0, 0, 1, 1, 2]);
     }
 }

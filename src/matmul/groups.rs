@@ -10,9 +10,8 @@
 //! [`PartitionMode`]), and their values overlap in time (interleaved index
 //! ranges, or the earlier group's result still read after the later head).
 
-use super::cells::{self, Forward, Grid, Rect};
-use super::order::is_column_tiled;
-use super::{MatmulError, Trace};
+use super::cells::{self, Forward, Grid, Rect, NONE};
+use super::{flat_index, Lists, MatmulError, PsumAccess, Trace};
 use crate::arch::{zero_region_bank_range, Arch, PSUM_BANK_SIZE};
 use crate::ir::{Module, Region, TensorId};
 
@@ -33,8 +32,6 @@ pub struct AccGroup {
     pub tensor: TensorId,
     /// The tensor-relative region every matmul of the run writes.
     pub region: Region,
-    /// The run's matmul ordinals, ascending.
-    pub matmuls: Vec<usize>,
     /// The ordinal of the run's init (SPEC §2.4), if any.
     pub init: Option<usize>,
     /// Partition range.
@@ -128,15 +125,6 @@ pub fn is_value_overlap(earlier: &AccGroup, later: &AccGroup, earlier_live_end: 
     earlier.head() <= later.head() && later.head() <= earlier_live_end
 }
 
-/// An accumulation run before its geometry is folded.
-struct Run {
-    tensor: TensorId,
-    region: Region,
-    rect: Rect,
-    matmuls: Vec<usize>,
-    init: Option<usize>,
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum EventKind {
     Read,
@@ -144,108 +132,149 @@ enum EventKind {
     OtherWrite,
 }
 
-/// An access of one tensor, for finding the event most recently touching a region.
+/// An access of one tensor, for finding the event most recently touching a
+/// region. Regions are compared as physical cells: within one tensor that
+/// is the same comparison.
 struct Event {
     ord: usize,
-    region: Region,
+    rect: Rect,
     kind: EventKind,
 }
 
+/// The sweep state of the tensor being swept.
 #[derive(Default)]
 struct TensorState {
-    /// Runs that can still be extended.
+    /// Groups (runs) that can still be extended.
     open: Vec<usize>,
-    /// Recent events, oldest first; an event whose region a later one
+    /// Recent events, oldest first; an event whose cells a later one
     /// contains can never again be the most recent to touch anything, and
     /// is dropped.
     events: Vec<Event>,
 }
 
 impl TensorState {
+    fn clear(&mut self) {
+        self.open.clear();
+        self.events.clear();
+    }
+
     fn push(&mut self, e: Event) {
-        self.events.retain(|o| !e.region.contains(&o.region));
+        self.events.retain(|o| !e.rect.contains(&o.rect));
         self.events.push(e);
     }
 
-    /// The init of a run over `region` opening now: the most recent event
-    /// touching `region`, when it is a non-matmul write of a superset.
-    fn init_for(&self, region: &Region) -> Option<usize> {
-        let e = self
-            .events
-            .iter()
-            .rev()
-            .find(|e| e.region.overlaps(region))?;
-        (e.kind == EventKind::OtherWrite && e.region.contains(region)).then_some(e.ord)
+    /// The init of a run over `rect` opening now: the most recent event
+    /// touching `rect`, when it is a non-matmul write of a superset.
+    fn init_for(&self, rect: &Rect) -> Option<usize> {
+        let e = self.events.iter().rev().find(|e| e.rect.overlaps(rect))?;
+        (e.kind == EventKind::OtherWrite && e.rect.contains(rect)).then_some(e.ord)
     }
 
-    fn close_overlapping(&mut self, runs: &[Run], region: &Region, keep: Option<usize>) {
+    fn close_overlapping(&mut self, groups: &[AccGroup], rect: &Rect, keep: Option<usize>) {
         self.open
-            .retain(|&k| Some(k) == keep || !runs[k].region.overlaps(region));
+            .retain(|&k| Some(k) == keep || !groups[k].rect().overlaps(rect));
     }
 }
 
 /// Splits every PSUM tensor's matmul writers into accumulation runs (SPEC
-/// §2.4), ordered by tensor declaration, then program order.
-fn accumulation_runs(m: &Module, trace: &Trace) -> Vec<Run> {
-    let mut state: Vec<TensorState> = (0..m.tensors.len()).map(|_| Default::default()).collect();
-    let mut runs: Vec<Run> = Vec::new();
-    for ord in 0..trace.len() {
-        let is_matmul = m.inst(trace.insts[ord]).kind.as_matmul().is_some();
-        let write = trace.writes[ord];
-        let init = write
-            .filter(|_| is_matmul)
-            .and_then(|w| state[w.tensor.index()].init_for(&w.region));
-        for r in &trace.reads[ord] {
-            let st = &mut state[r.tensor.index()];
-            st.close_overlapping(&runs, &r.region, None);
+/// §2.4) and folds each into its group, ordered by tensor declaration, then
+/// program order; also returns the group of each ordinal ([`NONE`] for an
+/// ordinal in no group). Runs of different tensors are independent, so the
+/// sweep goes tensor by tensor.
+fn accumulation_groups(
+    m: &Module,
+    trace: &Trace,
+) -> Result<(Vec<AccGroup>, Vec<u32>), MatmulError> {
+    // Each tensor's accesses in program order: (ordinal, read index, or
+    // `NONE` for the ordinal's write).
+    let by_tensor = Lists::grouped(m.tensors.len(), |emit| {
+        for ord in 0..trace.len() {
+            let o = flat_index(ord);
+            for r in trace.reads.range(ord) {
+                emit(trace.reads.items()[r].tensor.index(), (o, flat_index(r)));
+            }
+            if let Some(w) = trace.write(ord) {
+                emit(w.tensor.index(), (o, NONE));
+            }
+        }
+    });
+    let mut st = TensorState::default();
+    let matmuls = trace.facts.iter().filter(|f| f.matmul).count();
+    let mut groups: Vec<AccGroup> = Vec::with_capacity(matmuls);
+    let mut group_of = vec![NONE; trace.len()];
+    for (t, accesses) in by_tensor.iter().enumerate() {
+        st.clear();
+        let mut init = None;
+        let mut current = None;
+        for &(ord, read) in accesses {
+            let ord = ord as usize;
+            let facts = trace.facts[ord];
+            if current != Some(ord) {
+                // Before the ordinal's reads: what a run it opens starts on.
+                current = Some(ord);
+                init = trace
+                    .write(ord)
+                    .filter(|w| facts.matmul && w.tensor.index() == t)
+                    .and_then(|w| st.init_for(&w.rect));
+            }
+            if read != NONE {
+                let rect = trace.reads.items()[read as usize].rect;
+                st.close_overlapping(&groups, &rect, None);
+                st.push(Event {
+                    ord,
+                    rect,
+                    kind: EventKind::Read,
+                });
+                continue;
+            }
+            let Some(&w) = trace.write(ord) else { continue };
+            let kind = if facts.matmul {
+                let column_tiled = facts.column_tiled;
+                let same = (st.open.iter().copied()).find(|&k| groups[k].rect() == w.rect);
+                st.close_overlapping(&groups, &w.rect, same);
+                let k = match same {
+                    Some(k) => {
+                        let g = &mut groups[k];
+                        g.index.1 = ord;
+                        if !column_tiled {
+                            g.mode = PartitionMode::Quadrant;
+                        }
+                        k
+                    }
+                    None => {
+                        st.open.push(groups.len());
+                        groups.push(new_group(m, trace, w, init, ord, column_tiled)?);
+                        groups.len() - 1
+                    }
+                };
+                group_of[ord] = flat_index(k);
+                EventKind::MatmulWrite
+            } else {
+                st.close_overlapping(&groups, &w.rect, None);
+                EventKind::OtherWrite
+            };
             st.push(Event {
                 ord,
-                region: r.region,
-                kind: EventKind::Read,
+                rect: w.rect,
+                kind,
             });
         }
-        let Some(w) = write else { continue };
-        let st = &mut state[w.tensor.index()];
-        let kind = if is_matmul {
-            let same = st
-                .open
-                .iter()
-                .copied()
-                .find(|&k| runs[k].region == w.region);
-            st.close_overlapping(&runs, &w.region, same);
-            match same {
-                Some(k) => runs[k].matmuls.push(ord),
-                None => {
-                    st.open.push(runs.len());
-                    runs.push(Run {
-                        tensor: w.tensor,
-                        region: w.region,
-                        rect: w.rect,
-                        matmuls: vec![ord],
-                        init,
-                    });
-                }
-            }
-            EventKind::MatmulWrite
-        } else {
-            st.close_overlapping(&runs, &w.region, None);
-            EventKind::OtherWrite
-        };
-        st.push(Event {
-            ord,
-            region: w.region,
-            kind,
-        });
     }
-    runs.sort_by_key(|r| (r.tensor, r.matmuls[0]));
-    runs
+    Ok((groups, group_of))
 }
 
-fn fold_group(run: Run, m: &Module, arch: &Arch, trace: &Trace) -> Result<AccGroup, MatmulError> {
-    let head = run.matmuls[0];
-    let tail = *run.matmuls.last().unwrap_or(&head);
-    let rect = run.rect;
+/// The group of a run that opens at `head` writing `w` onto `init`.
+fn new_group(
+    m: &Module,
+    trace: &Trace,
+    w: PsumAccess,
+    init: Option<usize>,
+    head: usize,
+    column_tiled: bool,
+) -> Result<AccGroup, MatmulError> {
+    let rect = w.rect;
     let bank = i64::from(PSUM_BANK_SIZE);
+    let base = m.tensor(w.tensor).bank.map_or(0, |b| i64::from(b) * bank);
     let partitions = (rect.p0, rect.p1 - 1);
     let bytes = (rect.x0, rect.x1 - 1);
     let banks = (bytes.0.div_euclid(bank), bytes.1.div_euclid(bank));
@@ -258,28 +287,26 @@ fn fold_group(run: Run, m: &Module, arch: &Arch, trace: &Trace) -> Result<AccGro
         lo: banks.0,
         hi: banks.1,
     })?;
-    let all_column_tiled = run.matmuls.iter().all(|&o| {
-        m.inst(trace.insts[o])
-            .kind
-            .as_matmul()
-            .is_some_and(|mm| is_column_tiled(mm, arch))
-    });
     Ok(AccGroup {
-        tensor: run.tensor,
-        region: run.region,
-        init: run.init,
+        tensor: w.tensor,
+        region: Region {
+            p0: rect.p0,
+            p1: rect.p1,
+            b0: rect.x0 - base,
+            b1: rect.x1 - base,
+        },
+        init,
         partitions,
         quadrants: (partitions.0 >> 5, partitions.1 >> 5),
         bytes,
         banks,
         zr_banks,
-        index: (head, tail),
-        mode: if all_column_tiled {
+        index: (head, head),
+        mode: if column_tiled {
             PartitionMode::ColGroup
         } else {
             PartitionMode::Quadrant
         },
-        matmuls: run.matmuls,
     })
 }
 
@@ -311,14 +338,13 @@ impl UnionFind {
     }
 }
 
-/// Clusters `groups` (SPEC §4.3.3); `live_end[g]` as in [`is_value_overlap`].
-/// Returns the connected components ordered by head, each ordered by head.
-fn find_clusters(groups: &[AccGroup], live_end: &[usize]) -> Vec<Vec<usize>> {
-    let mut by_head: Vec<usize> = (0..groups.len()).collect();
-    by_head.sort_by_key(|&g| groups[g].head());
+/// Clusters `groups` (SPEC §4.3.3); `live_end[g]` as in [`is_value_overlap`],
+/// `by_head` the group indices ordered by head. Returns the connected
+/// components ordered by head, each ordered by head.
+fn find_clusters(groups: &[AccGroup], live_end: &[usize], by_head: &[usize]) -> Lists<usize> {
     let mut uf = UnionFind::new(groups.len());
     let mut active: Vec<usize> = Vec::new();
-    for &l in &by_head {
+    for &l in by_head {
         let later = &groups[l];
         active.retain(|&e| is_value_overlap(&groups[e], later, live_end[e]));
         for &e in &active {
@@ -332,17 +358,23 @@ fn find_clusters(groups: &[AccGroup], live_end: &[usize]) -> Vec<Vec<usize>> {
         }
         active.push(l);
     }
-    let mut cluster_of_root = vec![usize::MAX; groups.len()];
-    let mut clusters: Vec<Vec<usize>> = Vec::new();
-    for &g in &by_head {
+    // Number the components by their first group in head order.
+    let mut cluster_of_root = vec![NONE; groups.len()];
+    let mut clusters = 0;
+    let mut cluster_of = vec![0usize; groups.len()];
+    for &g in by_head {
         let r = uf.find(g);
-        if cluster_of_root[r] == usize::MAX {
-            cluster_of_root[r] = clusters.len();
-            clusters.push(Vec::new());
+        if cluster_of_root[r] == NONE {
+            cluster_of_root[r] = flat_index(clusters);
+            clusters += 1;
         }
-        clusters[cluster_of_root[r]].push(g);
+        cluster_of[g] = cluster_of_root[r] as usize;
     }
-    clusters
+    Lists::grouped(clusters, |emit| {
+        for &g in by_head {
+            emit(cluster_of[g], g);
+        }
+    })
 }
 
 /// The groups and clusters of an allocated loop-free program, with the cell
@@ -350,53 +382,59 @@ fn find_clusters(groups: &[AccGroup], live_end: &[usize]) -> Vec<Vec<usize>> {
 pub struct Analysis {
     /// Accumulation groups, by tensor declaration then program order.
     pub groups: Vec<AccGroup>,
+    /// The matmul ordinals of each group, ascending.
+    pub matmuls: Lists<usize>,
     /// Clusters (indices into `groups`), ordered by head ordinal, each
     /// ordered by head ordinal.
-    pub clusters: Vec<Vec<usize>>,
+    pub clusters: Lists<usize>,
     pub(crate) trace: Trace,
     pub(crate) grid: Grid,
     pub(crate) forward: Forward,
+    /// The group of each ordinal ([`NONE`] for an ordinal in no group).
+    pub(crate) group_of: Vec<u32>,
     /// Whether each ordinal's write reads its destination first.
     pub(crate) accumulates: Vec<bool>,
 }
 
 /// Groups and clusters the matmuls of an allocated loop-free program (SPEC §4.3.1–3).
 pub fn analyze(m: &Module, arch: &Arch) -> Result<Analysis, MatmulError> {
-    let trace = Trace::new(m)?;
-    let groups = accumulation_runs(m, &trace)
-        .into_iter()
-        .map(|r| fold_group(r, m, arch, &trace))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut group_of = vec![None; trace.len()];
+    let trace = Trace::new(m, arch)?;
+    let (groups, group_of) = accumulation_groups(m, &trace)?;
+    let mut by_head = Vec::with_capacity(groups.len());
     let mut accumulates = vec![false; trace.len()];
-    for (g, grp) in groups.iter().enumerate() {
-        for (k, &o) in grp.matmuls.iter().enumerate() {
-            group_of[o] = Some(g);
-            accumulates[o] = k > 0 || grp.init.is_some();
+    for (o, &g) in group_of.iter().enumerate() {
+        if g == NONE {
+            continue;
         }
+        let grp = &groups[g as usize];
+        if o == grp.head() {
+            by_head.push(g as usize);
+        }
+        accumulates[o] = o != grp.head() || grp.init.is_some();
     }
-    let grid = Grid::new(
-        trace
-            .reads
-            .iter()
-            .flatten()
-            .chain(trace.writes.iter().flatten())
-            .map(|a| a.rect),
-    );
-    let heads: Vec<(usize, Rect)> = groups.iter().map(|g| (g.head(), g.rect())).collect();
-    let forward = cells::forward(&trace, &grid, &group_of, &heads);
+    let matmuls = Lists::grouped(groups.len(), |emit| {
+        for (o, &g) in group_of.iter().enumerate() {
+            if g != NONE {
+                emit(g as usize, o);
+            }
+        }
+    });
+    let grid = Grid::new(trace.accesses().map(|a| a.rect));
+    let forward = cells::forward(&trace, &grid, &group_of, &groups, &by_head);
     let live_end: Vec<usize> = groups
         .iter()
         .zip(&forward.last_needed)
         .map(|(g, n)| n.map_or(g.tail(), |n| g.tail().max(n.saturating_sub(1))))
         .collect();
-    let clusters = find_clusters(&groups, &live_end);
+    let clusters = find_clusters(&groups, &live_end, &by_head);
     Ok(Analysis {
         groups,
+        matmuls,
         clusters,
         trace,
         grid,
         forward,
+        group_of,
         accumulates,
     })
 }
@@ -422,7 +460,6 @@ mod tests {
                 b0: 0,
                 b1: (banks.1 - banks.0 + 1) * bank,
             },
-            matmuls: vec![index.0, index.1],
             init: None,
             partitions: parts,
             quadrants: (parts.0 >> 5, parts.1 >> 5),
@@ -510,17 +547,16 @@ mod tests {
             grp((0, 127), (0, 0), (2, 6), Quadrant),
             grp((0, 127), (0, 0), (8, 9), Quadrant),
         ];
-        let live_end = vec![4, 1, 6, 9];
-        assert_eq!(
-            find_clusters(&groups, &live_end),
-            vec![vec![0, 2], vec![1], vec![3]]
-        );
+        let by_head = [0, 1, 2, 3];
+        let clusters = |live_end: &[usize]| -> Vec<Vec<usize>> {
+            find_clusters(&groups, live_end, &by_head)
+                .iter()
+                .map(<[usize]>::to_vec)
+                .collect()
+        };
+        assert_eq!(clusters(&[4, 1, 6, 9]), vec![vec![0, 2], vec![1], vec![3]]);
         // If g2's result is still read after g3 opens, g3 joins, and the
         // transitive chain pulls all three bank-0 groups together.
-        let live_end = vec![4, 1, 8, 9];
-        assert_eq!(
-            find_clusters(&groups, &live_end),
-            vec![vec![0, 2, 3], vec![1]]
-        );
+        assert_eq!(clusters(&[4, 1, 8, 9]), vec![vec![0, 2, 3], vec![1]]);
     }
 }

@@ -21,12 +21,13 @@
 //! warning. Finally every unlabelled instruction is labelled with its
 //! position, and the §4.2 edges become `after=%L`.
 
-use super::cells::{live_in_zones, ZoneQuery};
+use super::cells::live_in_zones;
+use super::cells::NONE;
 use super::groups::{analyze, AccGroup, Analysis};
 use super::order::order_column_tiled_mms;
 use super::MatmulError;
 use crate::arch::Arch;
-use crate::ir::{Access, FlagSet, Flags, Inst, InstId, InstKind, Module, Stmt};
+use crate::ir::{Access, FlagSet, Flags, Inst, InstId, InstKind, Matmul, Module, Stmt};
 use std::collections::HashSet;
 
 /// One accumulation cluster (SPEC §4.3.3) as legalized.
@@ -111,38 +112,39 @@ pub fn zero_region_width(span: i64) -> u32 {
     }
 }
 
-/// The decisions for one program, by ordinal and group index.
+/// The decisions [`assign`] leaves to its caller, by group index and ordinal.
 #[derive(Default)]
 struct Plan {
-    /// Flags to set.
-    flags: Vec<(usize, FlagSet)>,
-    /// `zr` values to set.
-    zr: Vec<(usize, u32)>,
     /// Groups that get a memset right before their head.
     memsets: Vec<usize>,
     /// Head ordinals of mixed explicit/auto clusters.
     mixed: Vec<usize>,
 }
 
-fn is_explicit(m: &Module, an: &Analysis, ord: usize) -> bool {
-    m.inst(an.trace.insts[ord])
-        .kind
-        .as_matmul()
-        .is_some_and(|mm| matches!(mm.flags, Flags::Set(_)))
+/// The matmul at ordinal `ord`, to edit.
+fn matmul_mut<'m>(m: &'m mut Module, an: &Analysis, ord: usize) -> Option<&'m mut Matmul> {
+    match &mut m.insts[an.trace.insts[ord].index()].kind {
+        InstKind::Matmul(mm) => Some(mm),
+        _ => None,
+    }
 }
 
-fn has_zr(m: &Module, an: &Analysis, ord: usize) -> bool {
-    m.inst(an.trace.insts[ord])
-        .kind
-        .as_matmul()
-        .is_some_and(|mm| mm.zr.is_some())
+/// The matmul ordinals of the groups of `cluster`, group after group.
+fn cluster_matmuls<'a>(
+    an: &'a Analysis,
+    cluster: &'a [usize],
+) -> impl Iterator<Item = usize> + Clone + 'a {
+    cluster
+        .iter()
+        .flat_map(|&g| an.matmuls.get(g).iter().copied())
 }
 
 /// The zero-region widths of a cluster's matmuls (§4.3.5).
 fn zero_regions<'a>(
-    groups: &'a [AccGroup],
+    an: &'a Analysis,
     cluster: &'a [usize],
 ) -> impl Iterator<Item = (usize, u32)> + 'a {
+    let groups = &an.groups;
     let head = groups[cluster[0]].head();
     let q_lo = cluster.iter().map(|&g| groups[g].quadrants.0).min();
     let q_hi = cluster.iter().map(|&g| groups[g].quadrants.1).max();
@@ -150,25 +152,28 @@ fn zero_regions<'a>(
     cluster.iter().flat_map(move |&g| {
         let grp = &groups[g];
         let zr = zero_region_width(grp.banks.1 - grp.banks.0 + 1);
-        grp.matmuls
+        an.matmuls
+            .get(g)
             .iter()
             .map(move |&o| (o, if o == head { head_zr } else { zr }))
     })
 }
 
-/// Decides flags, zero regions and memsets for every cluster (§4.3.4–5).
-fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
+/// Sets the flags and zero regions of every cluster's matmuls and decides
+/// its memsets (§4.3.4–5).
+fn assign(m: &mut Module, arch: &Arch, an: &Analysis) -> Plan {
     let groups = &an.groups;
     let mut plan = Plan::default();
     let mut derive = Vec::new();
-    for cluster in &an.clusters {
-        let mms = cluster
-            .iter()
-            .flat_map(|&g| groups[g].matmuls.iter().copied());
-        let explicit = mms.clone().filter(|&o| is_explicit(m, an, o)).count();
-        if explicit == mms.clone().count() {
-            plan.zr
-                .extend(zero_regions(groups, cluster).filter(|&(o, _)| !has_zr(m, an, o)));
+    for cluster in an.clusters.iter() {
+        let mms = cluster_matmuls(an, cluster);
+        let explicit = mms.clone().filter(|&o| an.trace.facts[o].explicit).count();
+        if explicit == mms.count() {
+            for (o, zr) in zero_regions(an, cluster).filter(|&(o, _)| !an.trace.facts[o].has_zr) {
+                if let Some(mm) = matmul_mut(m, an, o) {
+                    mm.zr = Some(zr);
+                }
+            }
             continue;
         }
         if explicit > 0 {
@@ -178,27 +183,17 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
     }
     let all_acc =
         |c: &[usize]| arch.arch_level() == 40 && c.iter().all(|&g| groups[g].init.is_some());
-    let queries: Vec<ZoneQuery> = derive
-        .iter()
-        .map(|c| &groups[c[0]])
-        .filter(|g| g.init.is_none())
-        .map(|g| ZoneQuery {
-            ord: g.head(),
-            zone: g.zone(),
-            own: g.rect(),
-        })
+    let queries: Vec<usize> = (derive.iter())
+        .map(|c| c[0])
+        .filter(|&g| groups[g].init.is_none())
         .collect();
-    let wipes = live_in_zones(&an.trace, &an.grid, &an.accumulates, &queries);
-    let mut wipe_at = vec![false; an.trace.len()];
-    for (q, w) in queries.iter().zip(wipes) {
-        wipe_at[q.ord] = w;
-    }
+    let mut wipes =
+        live_in_zones(&an.trace, &an.grid, &an.accumulates, groups, &queries).into_iter();
+    // The current cluster's matmuls by ordinal (a map costs more than a search).
+    let mut flags: Vec<(usize, FlagSet)> = Vec::new();
     for cluster in derive {
-        // The cluster's matmuls by ordinal (a map costs more than a search).
-        let mut flags: Vec<(usize, FlagSet)> = cluster
-            .iter()
-            .flat_map(|&g| groups[g].matmuls.iter().map(|&o| (o, FlagSet::NONE)))
-            .collect();
+        flags.clear();
+        flags.extend(cluster_matmuls(an, cluster).map(|o| (o, FlagSet::NONE)));
         flags.sort_unstable_by_key(|f| f.0);
         let at = |flags: &mut Vec<(usize, FlagSet)>, o: usize| -> usize {
             flags.binary_search_by_key(&o, |f| f.0).unwrap_or_else(|i| {
@@ -208,6 +203,8 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
         };
         let first = &groups[cluster[0]];
         let head = first.head();
+        // The liveness answer of this cluster's head (asked when it has no init).
+        let wipes_live = first.init.is_none() && wipes.next().unwrap_or(false);
         if all_acc(cluster) {
             for f in &mut flags {
                 f.1.acc = true;
@@ -215,7 +212,7 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
         } else {
             let mut started = false;
             if first.init.is_none() {
-                if wipe_at[head] {
+                if wipes_live {
                     plan.memsets.push(cluster[0]);
                 } else {
                     started = true;
@@ -241,8 +238,16 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
             .unwrap_or(head);
         let i = at(&mut flags, tail);
         flags[i].1.stop = true;
-        plan.flags.extend(flags);
-        plan.zr.extend(zero_regions(groups, cluster));
+        for &(o, fs) in &flags {
+            if let Some(mm) = matmul_mut(m, an, o) {
+                mm.flags = Flags::Set(fs);
+            }
+        }
+        for (o, zr) in zero_regions(an, cluster) {
+            if let Some(mm) = matmul_mut(m, an, o) {
+                mm.zr = Some(zr);
+            }
+        }
     }
     plan
 }
@@ -254,27 +259,75 @@ fn plan(m: &Module, arch: &Arch, an: &Analysis) -> Plan {
 pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, MatmulError> {
     let edges = order_column_tiled_mms(m, arch)?;
     let an = analyze(m, arch)?;
-    let plan = plan(m, arch, &an);
-    let id = |ord: usize| an.trace.insts[ord];
-    for &(ord, fs) in &plan.flags {
-        if let InstKind::Matmul(mm) = &mut m.insts[id(ord).index()].kind {
-            mm.flags = Flags::Set(fs);
-        }
+    let plan = assign(m, arch, &an);
+    insert_memsets(m, &an, &plan.memsets);
+    // What the report needs of the analysis, taken before it is dropped so
+    // that the labels below reuse its memory.
+    let mut scratch = Vec::new();
+    let clusters: Vec<Cluster> = (an.clusters.iter())
+        .map(|c| cluster(&an, c, &mut scratch))
+        .collect();
+    // Grouped matmuls in program order: memsets shift positions, not order.
+    let grouped: Vec<InstId> = (0..an.trace.len())
+        .filter(|&o| an.group_of[o] != NONE)
+        .map(|o| an.trace.insts[o])
+        .collect();
+    let mixed: Vec<InstId> = plan.mixed.iter().map(|&o| an.trace.insts[o]).collect();
+    let groups = an.groups.len();
+    drop(an);
+    label_positions(m);
+    let label = |m: &Module, i: InstId| m.inst(i).label().unwrap_or_default().to_string();
+    let mut ordered_edges = Vec::with_capacity(edges.len());
+    for &(later, earlier) in &edges {
+        let l = label(m, earlier);
+        m.insts[later.index()].set_after(Some(l.clone()));
+        ordered_edges.push((label(m, later), l));
     }
-    for &(ord, zr) in &plan.zr {
-        if let InstKind::Matmul(mm) = &mut m.insts[id(ord).index()].kind {
-            mm.zr = Some(zr);
-        }
+    let flags: Vec<(String, FlagSet)> = (grouped.into_iter())
+        .filter_map(|i| match m.inst(i).kind.as_matmul()?.flags {
+            Flags::Set(fs) => Some((label(m, i), fs)),
+            Flags::Auto => None,
+        })
+        .collect();
+    let warnings = mixed
+        .iter()
+        .map(|&i| {
+            format!(
+                "cluster headed by %{} mixes explicit and auto flags; its flags were re-derived",
+                label(m, i)
+            )
+        })
+        .collect();
+    Ok(MatmulReport {
+        ordered_edges,
+        isa_acc_byte: (arch.arch_level() <= 40).then(|| {
+            flags
+                .iter()
+                .map(|(l, f)| (l.clone(), f.isa_byte()))
+                .collect()
+        }),
+        flags,
+        memsets_inserted: plan.memsets.len(),
+        groups,
+        clusters,
+        warnings,
+    })
+}
+
+/// Inserts `memset REGION = 0` right before the head of each group of `memsets`.
+fn insert_memsets(m: &mut Module, an: &Analysis, memsets: &[usize]) {
+    if memsets.is_empty() {
+        return;
     }
     let mut memset_before: Vec<Option<InstId>> = vec![None; m.insts.len()];
-    for &g in &plan.memsets {
+    for &g in memsets {
         let grp = &an.groups[g];
         let r = grp.region;
         let memset = m.add_inst(Inst::new(InstKind::Memset {
             dst: Access::rect(grp.tensor, r.p0, r.p1, r.b0, r.b1),
             value: 0.0,
         }));
-        memset_before[id(grp.head()).index()] = Some(memset);
+        memset_before[an.trace.insts[grp.head()].index()] = Some(memset);
     }
     for b in &mut m.blocks {
         let body = std::mem::take(&mut b.body);
@@ -293,58 +346,16 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
             })
             .collect();
     }
-    label_positions(m);
-    let label = |m: &Module, i: InstId| m.inst(i).label().unwrap_or_default().to_string();
-    let mut ordered_edges = Vec::with_capacity(edges.len());
-    for &(later, earlier) in &edges {
-        let l = label(m, earlier);
-        m.insts[later.index()].set_after(Some(l.clone()));
-        ordered_edges.push((label(m, later), l));
-    }
-    let mut grouped = vec![false; m.insts.len()];
-    for o in an.groups.iter().flat_map(|g| g.matmuls.iter()) {
-        grouped[id(*o).index()] = true;
-    }
-    let flags: Vec<(String, FlagSet)> = m
-        .insts_in_order()
-        .into_iter()
-        .filter(|i| grouped[i.index()])
-        .filter_map(|i| match m.inst(i).kind.as_matmul()?.flags {
-            Flags::Set(fs) => Some((label(m, i), fs)),
-            Flags::Auto => None,
-        })
-        .collect();
-    let warnings = plan
-        .mixed
-        .iter()
-        .map(|&ord| {
-            format!(
-                "cluster headed by %{} mixes explicit and auto flags; its flags were re-derived",
-                label(m, id(ord))
-            )
-        })
-        .collect();
-    Ok(MatmulReport {
-        ordered_edges,
-        isa_acc_byte: (arch.arch_level() <= 40).then(|| {
-            flags
-                .iter()
-                .map(|(l, f)| (l.clone(), f.isa_byte()))
-                .collect()
-        }),
-        flags,
-        memsets_inserted: plan.memsets.len(),
-        groups: an.groups.len(),
-        clusters: an.clusters.iter().map(|c| cluster(&an, c)).collect(),
-        warnings,
-    })
 }
 
-/// The report entry of the cluster of groups `c`.
-fn cluster(an: &Analysis, c: &[usize]) -> Cluster {
+/// The report entry of the cluster of groups `c`; `scratch` is a reused buffer.
+fn cluster(an: &Analysis, c: &[usize], scratch: &mut Vec<usize>) -> Cluster {
     let groups = || c.iter().map(|&g| &an.groups[g]);
-    let mut matmuls: Vec<usize> = groups().flat_map(|g| g.matmuls.iter().copied()).collect();
-    matmuls.sort_unstable();
+    scratch.clear();
+    scratch.extend(cluster_matmuls(an, c));
+    if c.len() > 1 {
+        scratch.sort_unstable();
+    }
     let span = |f: fn(&AccGroup) -> (i64, i64)| {
         groups()
             .map(f)
@@ -353,7 +364,7 @@ fn cluster(an: &Analysis, c: &[usize]) -> Cluster {
     };
     Cluster {
         groups: c.len(),
-        matmuls: matmuls.into_iter().map(|o| an.trace.insts[o]).collect(),
+        matmuls: scratch.iter().map(|&o| an.trace.insts[o]).collect(),
         banks: span(|g| g.banks),
         partitions: span(|g| g.partitions),
     }
@@ -365,10 +376,13 @@ fn cluster(an: &Analysis, c: &[usize]) -> Cluster {
 fn label_positions(m: &mut Module) {
     let order = m.insts_in_order();
     // A generated label `N` or `N.k` can only collide with a label given in
-    // the input: positions differ, and `N.k` has a dot that `M` lacks.
+    // the input made of digits and dots: positions differ, and `N.k` has a
+    // dot that `M` lacks.
     let taken: HashSet<String> = order
         .iter()
-        .filter_map(|&i| m.inst(i).label().map(str::to_string))
+        .filter_map(|&i| m.inst(i).label())
+        .filter(|l| l.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+        .map(str::to_string)
         .collect();
     for (position, i) in order.into_iter().enumerate() {
         if m.inst(i).label().is_some() {

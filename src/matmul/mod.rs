@@ -9,6 +9,9 @@
 //!   zero-region widths (§4.3.4–5), and [`legalize_program`], which runs §4.2
 //!   and §4.3 on an allocated loop-free program.
 //!
+//! Its tables are flat: per-ordinal and per-group lists are [`Lists`], and
+//! ordinals and groups are indices into vectors.
+//!
 //! The legalizer reasons about physical PSUM: a tensor with `bank=B` occupies
 //! the cells `B·2048 + offset` of every partition it has (SPEC §4.4).
 
@@ -23,9 +26,10 @@ pub use groups::{analyze, AccGroup, Analysis, PartitionMode};
 pub use legalize::{legalize_program, Cluster, MatmulReport};
 pub use order::order_column_tiled_mms;
 
-use crate::arch::PSUM_BANK_SIZE;
-use crate::ir::{InstId, Mem, Module, Region, TensorId};
+use crate::arch::{Arch, PSUM_BANK_SIZE};
+use crate::ir::{Access, Flags, InstId, InstKind, Mem, Module, TensorId};
 use cells::Rect;
+use order::is_column_tiled;
 
 /// Why a matmul pass could not run.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -51,15 +55,148 @@ pub enum MatmulError {
     },
 }
 
-/// A PSUM access of one instruction, evaluated and placed physically.
+/// A PSUM access of one instruction, placed physically. Within one tensor
+/// its cells are the tensor-relative region shifted by the bank's base, so
+/// comparing the cells of two accesses of a tensor compares their regions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PsumAccess {
     /// The tensor accessed.
     pub tensor: TensorId,
-    /// The tensor-relative region.
-    pub region: Region,
     /// The physical cells.
     pub rect: Rect,
+}
+
+/// Lists stored back to back in one vector: list `i` is
+/// `items[start[i]..start[i + 1]]` (per-list data without a heap
+/// allocation per list).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lists<T> {
+    items: Vec<T>,
+    start: Vec<u32>,
+}
+
+impl<T: Copy> Lists<T> {
+    /// No lists.
+    pub(crate) fn new() -> Self {
+        Lists {
+            items: Vec::new(),
+            start: vec![0],
+        }
+    }
+
+    /// Reserves room for `lists` more lists of `items` more items in all.
+    pub(crate) fn reserve(&mut self, lists: usize, items: usize) {
+        self.start.reserve(lists);
+        self.items.reserve(items);
+    }
+
+    /// Appends `item` to the list being built.
+    pub(crate) fn push(&mut self, item: T) {
+        self.items.push(item);
+    }
+
+    /// Ends the list being built; the next item starts a new one.
+    pub(crate) fn end_list(&mut self) {
+        self.start.push(flat_index(self.items.len()));
+    }
+
+    /// `n` lists holding the pairs `(list, item)` that `pairs` passes to
+    /// its argument, each list in the order passed (a counting sort;
+    /// `pairs` runs twice and must pass the same pairs both times).
+    pub(crate) fn grouped(n: usize, pairs: impl Fn(&mut dyn FnMut(usize, T))) -> Self
+    where
+        T: Default,
+    {
+        let mut start = vec![0u32; n + 1];
+        pairs(&mut |l, _| start[l + 1] += 1);
+        for l in 0..n {
+            start[l + 1] += start[l];
+        }
+        let mut next = start.clone();
+        let mut items = vec![T::default(); start[n] as usize];
+        pairs(&mut |l, item| {
+            items[next[l] as usize] = item;
+            next[l] += 1;
+        });
+        Lists { items, start }
+    }
+
+    /// Number of lists.
+    pub fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    /// Whether there are no lists.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// List `i`.
+    pub fn get(&self, i: usize) -> &[T] {
+        &self.items[self.range(i)]
+    }
+
+    /// The positions in [`Lists::items`] of list `i`.
+    pub fn range(&self, i: usize) -> std::ops::Range<usize> {
+        self.start[i] as usize..self.start[i + 1] as usize
+    }
+
+    /// The lists in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[T]> {
+        self.start
+            .windows(2)
+            .map(|w| &self.items[w[0] as usize..w[1] as usize])
+    }
+
+    /// Every item, list after list.
+    pub fn items(&self) -> &[T] {
+        &self.items
+    }
+}
+
+/// An index into one of the legalizer's flat vectors, stored as `u32`: a
+/// program holding 2³² instructions (80 bytes each) would not fit in memory.
+pub(crate) fn flat_index(i: usize) -> u32 {
+    u32::try_from(i).expect("fewer than 2^32 entries")
+}
+
+/// What the legalizer reads of the instruction at an ordinal, so that its
+/// sweeps need not visit the instruction itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct InstFacts {
+    /// A matmul-family instruction.
+    pub matmul: bool,
+    /// A column-tiled matmul (SPEC §4.2).
+    pub column_tiled: bool,
+    /// A matmul with explicit flags (`flags=…`, not `auto`).
+    pub explicit: bool,
+    /// A matmul with an explicit `zr=`.
+    pub has_zr: bool,
+}
+
+impl InstFacts {
+    fn of(kind: &InstKind, arch: &Arch) -> Self {
+        match kind.as_matmul() {
+            None => InstFacts::default(),
+            Some(mm) => InstFacts {
+                matmul: true,
+                column_tiled: is_column_tiled(mm, arch),
+                explicit: matches!(mm.flags, Flags::Set(_)),
+                has_zr: mm.zr.is_some(),
+            },
+        }
+    }
+}
+
+/// Where a tensor's cells start in physical PSUM.
+#[derive(Clone, Copy)]
+enum Base {
+    /// Not a PSUM tensor.
+    NotPsum,
+    /// A PSUM tensor without a bank.
+    Unallocated,
+    /// A PSUM tensor at byte `bank·2048`.
+    Psum(i64),
 }
 
 /// A loop-free program in program order (ordinal = position), with every
@@ -67,31 +204,40 @@ pub(crate) struct PsumAccess {
 pub(crate) struct Trace {
     /// Instruction at each ordinal.
     pub insts: Vec<InstId>,
+    /// Facts of the instruction at each ordinal.
+    pub facts: Vec<InstFacts>,
     /// PSUM reads of each ordinal, in operand order.
-    pub reads: Vec<Vec<PsumAccess>>,
-    /// PSUM write of each ordinal, if its destination is PSUM.
-    pub writes: Vec<Option<PsumAccess>>,
+    pub reads: Lists<PsumAccess>,
+    /// PSUM write of each ordinal (one, if its destination is PSUM).
+    pub writes: Lists<PsumAccess>,
 }
 
 impl Trace {
     /// Builds the trace; fails on loops and on accessed PSUM tensors without a bank.
-    pub fn new(m: &Module) -> Result<Trace, MatmulError> {
+    pub fn new(m: &Module, arch: &Arch) -> Result<Trace, MatmulError> {
         if m.has_loops() {
             return Err(MatmulError::HasLoops);
         }
-        let place = |a: &crate::ir::Access| -> Result<Option<PsumAccess>, MatmulError> {
-            let t = m.tensor(a.tensor);
-            if t.mem != Mem::Psum {
-                return Ok(None);
-            }
-            let bank = t.bank.ok_or_else(|| MatmulError::Unallocated {
-                tensor: t.name.clone(),
-            })?;
+        let bank = i64::from(PSUM_BANK_SIZE);
+        let bases: Vec<Base> = (m.tensors.iter())
+            .map(|t| match (t.mem, t.bank) {
+                (Mem::Psum, Some(b)) => Base::Psum(i64::from(b) * bank),
+                (Mem::Psum, None) => Base::Unallocated,
+                _ => Base::NotPsum,
+            })
+            .collect();
+        let place = |a: &Access| -> Result<Option<PsumAccess>, MatmulError> {
+            let base = match bases[a.tensor.index()] {
+                Base::NotPsum => return Ok(None),
+                Base::Psum(base) => base,
+                Base::Unallocated => {
+                    let tensor = m.tensor(a.tensor).name.clone();
+                    return Err(MatmulError::Unallocated { tensor });
+                }
+            };
             let region = a.region(|_| 0);
-            let base = i64::from(bank) * i64::from(PSUM_BANK_SIZE);
             Ok(Some(PsumAccess {
                 tensor: a.tensor,
-                region,
                 rect: Rect {
                     p0: region.p0,
                     p1: region.p1,
@@ -101,19 +247,35 @@ impl Trace {
             }))
         };
         let insts = m.insts_in_order();
-        let mut reads = Vec::with_capacity(insts.len());
-        let mut writes = Vec::with_capacity(insts.len());
+        let mut facts = Vec::with_capacity(insts.len());
+        // At most one write per instruction; about as many PSUM reads.
+        let mut reads = Lists::new();
+        reads.reserve(insts.len(), insts.len());
+        let mut writes = Lists::new();
+        writes.reserve(insts.len(), insts.len());
+        let mut failed = None;
         for &i in &insts {
             let kind = &m.inst(i).kind;
-            let mut r = Vec::new();
-            for s in kind.srcs() {
-                r.extend(place(s)?);
+            kind.for_each_src(|s| match place(s) {
+                Ok(Some(r)) => reads.push(r),
+                Ok(None) => {}
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
             }
-            reads.push(r);
-            writes.push(place(kind.dst())?);
+            reads.end_list();
+            facts.push(InstFacts::of(kind, arch));
+            if let Some(w) = place(kind.dst())? {
+                writes.push(w);
+            }
+            writes.end_list();
         }
         Ok(Trace {
             insts,
+            facts,
             reads,
             writes,
         })
@@ -124,11 +286,48 @@ impl Trace {
         self.insts.len()
     }
 
+    /// The PSUM write of the ordinal `ord`, if any.
+    pub fn write(&self, ord: usize) -> Option<&PsumAccess> {
+        self.writes.get(ord).first()
+    }
+
+    /// Every PSUM access of the program: all reads, then all writes.
+    pub fn accesses(&self) -> impl Iterator<Item = &PsumAccess> + Clone {
+        self.reads.items().iter().chain(self.writes.items())
+    }
+
     /// How diagnostics name the instruction at `ord`: `%label`, or `%ord`.
     pub fn name(&self, m: &Module, ord: usize) -> String {
         match m.inst(self.insts[ord]).label() {
             Some(l) => format!("%{l}"),
             None => format!("%{ord}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_built_in_order_and_by_counting_sort() {
+        let mut l: Lists<u8> = Lists::new();
+        assert!(l.is_empty());
+        for list in [&[1u8, 2][..], &[], &[3]] {
+            list.iter().for_each(|&x| l.push(x));
+            l.end_list();
+        }
+        assert_eq!(l.len(), 3);
+        assert_eq!(
+            (l.get(0), l.get(1), l.get(2)),
+            (&[1, 2][..], &[][..], &[3][..])
+        );
+        assert_eq!(l.range(2), 2..3);
+        assert_eq!(l.iter().map(<[u8]>::len).collect::<Vec<_>>(), [2, 0, 1]);
+        let pairs = [(2, 10u8), (0, 11), (2, 12), (0, 13)];
+        let g = Lists::grouped(4, |emit| pairs.iter().for_each(|&(k, x)| emit(k, x)));
+        let lists: Vec<&[u8]> = g.iter().collect();
+        assert_eq!(lists, [&[11, 13][..], &[], &[10, 12], &[]]);
+        assert_eq!(g.items(), [11, 13, 10, 12]);
     }
 }
