@@ -18,7 +18,9 @@ use std::path::{Path, PathBuf};
 
 /// mimalloc: the passes allocate and free millions of small objects (boxed
 /// matmuls, operand lists, labels), which it serves several times faster
-/// than the system allocator.
+/// than the system allocator. Built without transparent huge pages: where
+/// the kernel compacts memory to back a huge page on a fault, a pass that
+/// frees and reallocates hundreds of megabytes stalls for seconds.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::process::ExitCode;

@@ -117,17 +117,26 @@ pub fn verify(original: &Module, result: &Module) -> VerifyReport {
     verify_with(original, result, Simulator::Symbolic)
 }
 
-/// [`verify`] with the value simulator `simulator`.
+/// [`verify`] with the value simulator `simulator`. The simulator runs on a
+/// thread of its own beside the checker and the static checks: the three
+/// only read the two programs.
 pub fn verify_with(original: &Module, result: &Module, simulator: Simulator) -> VerifyReport {
     let seed = sim::DEFAULT_SEED;
-    VerifyReport {
-        checker: checker::check(original, result),
-        simulator: match simulator {
+    std::thread::scope(|s| {
+        let simulated = s.spawn(|| match simulator {
             Simulator::Symbolic => symbolic::compare(original, result, seed),
             Simulator::Exact => sim::compare(original, result, seed),
-        },
-        statics: statics::check(original, result),
-    }
+        });
+        let checker = checker::check(original, result);
+        let statics = statics::check(original, result);
+        VerifyReport {
+            checker,
+            simulator: simulated
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            statics,
+        }
+    })
 }
 
 /// Which spill-code tensor a name denotes (SPEC §3.8).
