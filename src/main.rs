@@ -344,7 +344,7 @@ struct VerifyArgs {
 }
 
 /// Output format of a module.
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Emit {
     /// The text format.
     Text,
@@ -441,18 +441,36 @@ fn emit(out: &OutputArgs, content: &str) -> Result<(), Failure> {
         std::io::stdout().write_all(content.as_bytes())?;
         return Ok(());
     };
+    let tmp = write_temp(path, |w| w.write_all(content.as_bytes()))?;
+    keep(&tmp, path)
+}
+
+/// Writes what `write` produces to a temporary file beside `path` and
+/// returns its name; on an error the file is removed.
+fn write_temp(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<PathBuf, Failure> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-    let written = std::fs::write(&tmp, content).and_then(|()| std::fs::rename(&tmp, path));
+    let written = std::fs::File::create(&tmp).and_then(|mut file| write(&mut file));
     if let Err(e) = written {
-        // Best effort: the temp file may not exist if the write itself failed.
+        // Best effort: the temp file may not exist if creating it failed.
         let _ = std::fs::remove_file(&tmp);
         return Err(Failure(format!("{}: error: {e}", path.display())));
     }
-    Ok(())
+    Ok(tmp)
+}
+
+/// Renames the temporary file `tmp` to `path`.
+fn keep(tmp: &Path, path: &Path) -> Result<(), Failure> {
+    std::fs::rename(tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(tmp);
+        Failure(format!("{}: error: {e}", path.display()))
+    })
 }
 
 fn module_text(m: &psum::ir::Module, format: Emit) -> String {
@@ -463,19 +481,37 @@ fn module_text(m: &psum::ir::Module, format: Emit) -> String {
 }
 
 /// Validation and printing each read the parsed module only, so they run
-/// side by side; the text is written only when the program is valid.
+/// side by side; the output appears only when the program is valid. Text
+/// for `-o FILE` is streamed into the temporary file as it is printed.
 fn cmd_fmt(a: FmtArgs) -> Result<(), Failure> {
-    let loaded = read(&a.file)?;
-    let (valid, text) = std::thread::scope(|s| {
-        let valid = s.spawn(|| loaded.validate());
-        let text = module_text(&loaded.module, a.emit);
-        (valid.join(), text)
-    });
-    match valid {
-        Ok(valid) => valid.map_err(|d| Failure(d.to_string()))?,
-        Err(panic) => std::panic::resume_unwind(panic),
+    /// What printing left: the text, or the temporary file it was streamed to.
+    enum Printed {
+        Text(String),
+        Streamed(PathBuf),
     }
-    emit(&a.out, &text)
+    let loaded = read(&a.file)?;
+    let stream = a.out.output.as_deref().filter(|_| a.emit == Emit::Text);
+    let (valid, printed) = std::thread::scope(|s| {
+        let valid = s.spawn(|| loaded.validate());
+        let printed = match stream {
+            Some(path) => {
+                write_temp(path, |w| text::write(&loaded.module, w)).map(Printed::Streamed)
+            }
+            None => Ok(Printed::Text(module_text(&loaded.module, a.emit))),
+        };
+        (valid.join(), printed)
+    });
+    let valid = valid.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    match (valid, printed?, stream) {
+        (Ok(()), Printed::Streamed(tmp), Some(path)) => keep(&tmp, path),
+        (Ok(()), Printed::Text(text), _) => emit(&a.out, &text),
+        (valid, printed, _) => {
+            if let Printed::Streamed(tmp) = printed {
+                let _ = std::fs::remove_file(tmp);
+            }
+            valid.map_err(|d| Failure(d.to_string()))
+        }
+    }
 }
 
 fn cmd_arch(a: ArchArgs) -> Result<(), Failure> {

@@ -302,6 +302,12 @@ pub fn print(module: &Module) -> String {
     printer::module_to_string(module)
 }
 
+/// Writes the canonical form (SPEC §2.5) to `w` as it is printed, without
+/// holding the whole text: what [`print`] returns, in chunks.
+pub fn write(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    printer::write_module(module, w)
+}
+
 /// Reads a module from its JSON form (the serde form of [`Module`]).
 pub fn parse_json(src: &str) -> Result<Module, ParseError> {
     serde_json::from_str(src).map_err(|e| {

@@ -8,7 +8,7 @@
 //! of printing.
 
 use crate::ir::{write_affine, Access, Bound, Flags, InstId, InstKind, Module, Stmt};
-use std::fmt;
+use std::{fmt, io};
 
 /// Prints one access: the bare name when it covers the whole tensor, else
 /// `NAME[p0:p1, b0:b1]`.
@@ -27,9 +27,45 @@ pub fn inst_to_string(m: &Module, id: InstId) -> String {
 
 /// The canonical text of `m` (what `Display` writes).
 pub(super) fn module_to_string(m: &Module) -> String {
-    let mut out = String::with_capacity(64 * (m.insts.len() + m.tensors.len()) + 64);
-    push_module(&mut out, m);
-    out
+    let mut out = Out {
+        buf: String::with_capacity(64 * (m.insts.len() + m.tensors.len()) + 64),
+        sink: None,
+    };
+    push_module(&mut out, m).expect("printing into a String cannot fail");
+    out.buf
+}
+
+/// Writes the canonical text of `m` to `w` in chunks of about [`CHUNK`]
+/// bytes, never holding the whole text.
+pub(super) fn write_module(m: &Module, w: &mut dyn io::Write) -> io::Result<()> {
+    let mut out = Out {
+        buf: String::with_capacity(CHUNK + 4096),
+        sink: Some(w),
+    };
+    push_module(&mut out, m)
+}
+
+/// How much printed text [`write_module`] gathers before writing it.
+const CHUNK: usize = 1 << 20;
+
+/// Where printed text goes: one `String`, or a writer it is handed to in chunks.
+struct Out<'w> {
+    buf: String,
+    sink: Option<&'w mut dyn io::Write>,
+}
+
+impl Out<'_> {
+    /// Hands the text gathered so far to the writer once it fills a chunk
+    /// (`all`: whatever there is).
+    fn spill(&mut self, all: bool) -> io::Result<()> {
+        if let Some(w) = self.sink.as_mut() {
+            if all || self.buf.len() >= CHUNK {
+                w.write_all(self.buf.as_bytes())?;
+                self.buf.clear();
+            }
+        }
+        Ok(())
+    }
 }
 
 fn push_num(out: &mut String, n: impl itoa::Integer) {
@@ -119,9 +155,10 @@ fn push_inst(out: &mut String, m: &Module, id: InstId) {
     }
 }
 
-fn push_body(out: &mut String, m: &Module, body: &[Stmt], depth: usize) {
+fn push_body(o: &mut Out<'_>, m: &Module, body: &[Stmt], depth: usize) -> io::Result<()> {
     let indent = |out: &mut String| (0..depth).for_each(|_| out.push_str("  "));
     for s in body {
+        let out = &mut o.buf;
         match *s {
             Stmt::Inst(i) => {
                 indent(out);
@@ -138,15 +175,18 @@ fn push_body(out: &mut String, m: &Module, body: &[Stmt], depth: usize) {
                 out.push_str("..");
                 push_num(out, lp.hi);
                 out.push_str(if lp.affine { " affine {\n" } else { " {\n" });
-                push_body(out, m, &lp.body, depth + 1);
-                indent(out);
-                out.push_str("}\n");
+                push_body(o, m, &lp.body, depth + 1)?;
+                indent(&mut o.buf);
+                o.buf.push_str("}\n");
             }
         }
+        o.spill(false)?;
     }
+    Ok(())
 }
 
-fn push_module(out: &mut String, m: &Module) {
+fn push_module(o: &mut Out<'_>, m: &Module) -> io::Result<()> {
+    let out = &mut o.buf;
     out.push_str("arch ");
     out.push_str(&m.arch);
     out.push('\n');
@@ -186,12 +226,13 @@ fn push_module(out: &mut String, m: &Module) {
         out.push('\n');
     }
     for b in &m.blocks {
-        out.push_str("\nblock ");
-        out.push_str(&b.name);
-        out.push_str(" {\n");
-        push_body(out, m, &b.body, 1);
-        out.push_str("}\n");
+        o.buf.push_str("\nblock ");
+        o.buf.push_str(&b.name);
+        o.buf.push_str(" {\n");
+        push_body(o, m, &b.body, 1)?;
+        o.buf.push_str("}\n");
     }
+    o.spill(true)
 }
 
 impl fmt::Display for Module {
