@@ -8,7 +8,7 @@
 //! A branch is cut when it costs as much as the best allocation found, or
 //! when some point cannot come down to the banks there are: with a
 //! spilled node holding PSUM only over its head and its read groups
-//! ([`mincost::Pieces`]), the kept nodes and the spilled nodes' pieces
+//! (`mincost::Pieces`), the kept nodes and the spilled nodes' pieces
 //! must fit at every point, and the nodes still undecided must be able to
 //! free what does not, at the least cost per bank. A spill set that
 //! passes goes into a copy of the program, whose live ranges are then

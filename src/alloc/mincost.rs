@@ -6,7 +6,7 @@
 //!
 //! A spilled node keeps PSUM only where §3.8's code needs it: from its
 //! start to its save (its head) and over each read group (a reload
-//! temporary each). The sweep knows these pieces in advance ([`Pieces`]),
+//! temporary each). The sweep knows these pieces in advance (`Pieces`),
 //! so it can let a value go at any point where it holds PSUM for nothing
 //! and later place each reload where it starts, as if the spill code were
 //! already there. When a piece starting at point `p` finds no free

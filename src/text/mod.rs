@@ -303,7 +303,7 @@ pub fn print(module: &Module) -> String {
 }
 
 /// Writes the canonical form (SPEC §2.5) to `w` as it is printed, without
-/// holding the whole text: what [`print`] returns, in chunks.
+/// holding the whole text: what [`print`](fn@print) returns, in chunks.
 pub fn write(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     printer::write_module(module, w)
 }
