@@ -397,7 +397,7 @@ impl SmallRow {
             times(self.exact_one_bank, self.bound)
         };
         format!(
-            "{} | {} | {} | {} | {} | {} | {} | {bound} | {} |",
+            "{} | {} | {} | {} | {} | {} | {} | {bound} | {}",
             self.programs,
             self.within,
             self.equal,
