@@ -15,6 +15,8 @@ use psum::viz::{self, Timeline};
 use psum::{alloc, arch, matmul, pipeline, report, text, verify};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
 
 /// mimalloc: the passes allocate and free millions of small objects (boxed
 /// matmuls, operand lists, labels), which it serves several times faster
@@ -23,8 +25,6 @@ use std::path::{Path, PathBuf};
 /// frees and reallocates hundreds of megabytes stalls for seconds.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-use std::process::ExitCode;
-use std::time::Instant;
 
 #[derive(Parser)]
 #[command(
