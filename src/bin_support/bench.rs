@@ -441,24 +441,23 @@ struct ChildLine(Vec<String>);
 impl ChildLine {
     /// The first run's value of `key` (verdicts, the same in every run).
     fn get(&self, key: &str) -> Option<&str> {
-        self.0[0]
-            .split_whitespace()
-            .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+        value_of(&self.0[0], key)
     }
 
     /// The median over the runs of the number `key`.
     fn num(&self, key: &str) -> Option<f64> {
         let mut values: Vec<f64> = (self.0.iter())
-            .map(|line| {
-                line.split_whitespace()
-                    .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))?
-                    .parse()
-                    .ok()
-            })
+            .map(|line| value_of(line, key)?.parse().ok())
             .collect::<Option<_>>()?;
         values.sort_by(f64::total_cmp);
         values.get(values.len() / 2).copied()
     }
+}
+
+/// The value of `key` in a `key=value …` line.
+fn value_of<'l>(line: &'l str, key: &str) -> Option<&'l str> {
+    line.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
 }
 
 /// Runs `psum bench --pipeline-child WHAT PROGRAM FILE` [`PIPELINE_RUNS`] times.

@@ -87,6 +87,17 @@ fn is_name_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'.'
 }
 
+/// The value of `digits` when they are 1 to 18 ASCII digits (so that no
+/// value overflows); `None` otherwise, for the general path to read.
+pub fn small_int(digits: &[u8]) -> Option<i64> {
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    digits.iter().try_fold(0i64, |v, &b| {
+        b.is_ascii_digit().then(|| v * 10 + i64::from(b - b'0'))
+    })
+}
+
 /// Whether `s` is a valid name (`[A-Za-z_][A-Za-z0-9_.]*`).
 pub fn is_name(s: &str) -> bool {
     s.bytes().next().is_some_and(is_name_start) && s.bytes().all(is_name_char)
@@ -138,18 +149,10 @@ impl<'a> Lexer<'a> {
                 pos += 1;
             }
             let start = pos;
-            let mut v = 0i64;
-            while let Some(&d @ b'0'..=b'9') = bytes.get(pos) {
-                v = v * 10 + i64::from(d - b'0');
+            while let Some(b'0'..=b'9') = bytes.get(pos) {
                 pos += 1;
-                if pos - start > 18 {
-                    return None;
-                }
             }
-            if pos == start {
-                return None;
-            }
-            values[i] = v;
+            values[i] = small_int(&bytes[start..pos])?;
             spans[i] = Span::new(start, pos);
             while let Some(b' ' | b'\t') = bytes.get(pos) {
                 pos += 1;

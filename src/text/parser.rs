@@ -13,7 +13,7 @@
 //! attr    := NAME '=' ...   (tile=RxC pos=R,C flags=F zr=N after=%L loc="FILE:LINE")
 //! ```
 
-use super::lexer::{Lexer, Tok};
+use super::lexer::{small_int, Lexer, Tok};
 use super::{
     narrow, InstEntry, LoopSpans, OperandEntry, ParseError, Parsed, SourceMap, Span, Tile,
 };
@@ -200,13 +200,7 @@ impl<'a> Parser<'a> {
     /// The integer literal `s` (the current token) in an affine term; as
     /// [`Parser::signed`] reads it, without its sign, by a loop over digits.
     fn integer(&mut self, s: &str) -> PResult<i64> {
-        let digits = s.bytes().try_fold(0u64, |v, b| {
-            let d = b.wrapping_sub(b'0');
-            (d <= 9).then_some(())?;
-            v.checked_mul(10)?.checked_add(u64::from(d))
-        });
-        let value = digits.and_then(|v| i64::try_from(v).ok());
-        match value {
+        match small_int(s.as_bytes()) {
             Some(v) => {
                 self.bump()?;
                 Ok(v)
