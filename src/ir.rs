@@ -274,6 +274,14 @@ impl Terms {
         self.0.get_or_insert_with(Box::default).push(term);
     }
 
+    /// Adds `by` to every variable id (their order, and so the canonical
+    /// form, is kept).
+    pub(crate) fn offset_vars(&mut self, by: u32) {
+        for (v, _) in self.0.iter_mut().flat_map(|v| v.iter_mut()) {
+            v.0 += by;
+        }
+    }
+
     /// Applies `f` to the backing vector, releasing it when left empty.
     fn edit(&mut self, f: impl FnOnce(&mut Vec<(VarId, i64)>)) {
         let v = self.0.get_or_insert_with(Box::default);
@@ -611,6 +619,15 @@ impl Access {
     /// The four bounds in [`Bound::ALL`] order.
     pub fn bounds(&self) -> [Affine; 4] {
         Bound::ALL.map(|b| b.of(self))
+    }
+
+    /// Adds `by` to every loop variable id in the bounds.
+    pub(crate) fn offset_vars(&mut self, by: u32) {
+        if let Some(wide) = &mut self.wide {
+            for t in &mut wide.terms {
+                t.offset_vars(by);
+            }
+        }
     }
 
     /// Rewrites each bound in place with `f(bound, expr)`, in [`Bound::ALL`] order.

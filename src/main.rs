@@ -891,7 +891,7 @@ fn cmd_lint(a: LintArgs) -> Result<(), Failure> {
     let valid = || loaded.validate().map_err(|d| Failure(d.to_string()));
     // Text input is linted before validation, which rejects some hazards
     // outright; JSON input may be structurally unsound, so it is validated first.
-    if loaded.source_map.is_none() {
+    if loaded.json {
         valid()?;
     }
     let mut out = String::new();

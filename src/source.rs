@@ -4,10 +4,11 @@
 //! [`Diagnostic`] renders as `file:line:col: error: message` followed by the
 //! source line and a caret under the offending span.
 
-use crate::ir::{Loc, Module};
-use crate::text::{self, line_col, SourceMap, Span};
+use crate::ir::{InstId, Loc, Module};
+use crate::text::{self, line_col, SourceMap, Span, Tile};
 use crate::validate;
 use std::fmt;
+use std::sync::OnceLock;
 
 /// A validated module and where it came from.
 #[derive(Clone, Debug)]
@@ -18,15 +19,31 @@ pub struct Loaded {
     pub text: String,
     /// The module.
     pub module: Module,
-    /// Source positions; `None` for JSON input.
-    pub source_map: Option<SourceMap>,
+    /// Whether the input was JSON (else the text format).
+    pub json: bool,
+    /// The `tile=RxC` attributes of text input, as written.
+    pub tiles: Vec<(InstId, Tile)>,
+    /// Source positions of text input, made on first use.
+    spans: OnceLock<SourceMap>,
 }
 
 impl Loaded {
+    /// Source positions of text input; `None` for JSON. Only a diagnostic
+    /// needs them, so they are made on first use, by parsing the text again.
+    pub fn source_map(&self) -> Option<&SourceMap> {
+        (!self.json).then(|| {
+            self.spans.get_or_init(|| {
+                text::parse(&self.text)
+                    .map(|p| p.source_map)
+                    .unwrap_or_default()
+            })
+        })
+    }
+
     /// A diagnostic at `loc` of this input (with the source line when the
     /// input was text, else just the file name).
     pub fn diagnostic(&self, loc: Loc, message: impl Into<String>) -> Diagnostic {
-        let span = self.source_map.as_ref().and_then(|m| m.span(loc));
+        let span = self.source_map().and_then(|m| m.span(loc));
         Diagnostic::new(&self.file, &self.text, span, message)
     }
 }
@@ -140,29 +157,32 @@ pub fn parse(file: &str, bytes: Vec<u8>) -> Result<Loaded, Diagnostic> {
         }
     };
     let json = file.ends_with(".json") || (stdin && text.trim_start().starts_with('{'));
-    let (module, source_map) = if json {
+    let (module, tiles) = if json {
         let m = text::parse_json(&text)
             .map_err(|e| Diagnostic::new(file, &text, Some(e.span()), e.to_string()))?;
-        (m, None)
+        (m, Vec::new())
     } else {
-        let p = text::parse(&text)
+        let p = text::parse_module(&text)
             .map_err(|e| Diagnostic::new(file, &text, Some(e.span()), e.to_string()))?;
-        (p.module, Some(p.source_map))
+        (p.module, p.tiles)
     };
     Ok(Loaded {
         file: file.to_string(),
         text,
         module,
-        source_map,
+        json,
+        tiles,
+        spans: OnceLock::new(),
     })
 }
 
 impl Loaded {
     /// Validates the module (SPEC §2), the error pointing into the input.
     pub fn validate(&self) -> Result<(), Diagnostic> {
-        let checked = match &self.source_map {
-            Some(map) => validate::validate_source(&self.module, map),
-            None => validate::validate(&self.module),
+        let checked = if self.json {
+            validate::validate(&self.module)
+        } else {
+            validate::validate_source(&self.module, &self.tiles)
         };
         checked.map_err(|e| self.diagnostic(e.loc, e.to_string()))
     }

@@ -18,7 +18,7 @@ use crate::ir::{
     VarId,
 };
 use crate::text::lexer::{is_label, is_name};
-use crate::text::{access_to_string, SourceMap};
+use crate::text::{access_to_string, Tile};
 use std::collections::HashMap;
 
 /// Largest magnitude of an affine coefficient or constant, so that every
@@ -302,12 +302,12 @@ fn checked(m: &Module) -> Result<Cx<'_>, ValidateError> {
     Ok(cx)
 }
 
-/// [`validate`], then the `tile=RxC` attributes kept in the source map: each
-/// must equal K×M (SPEC §2.3; `pos` + tile fitting the array is checked by
+/// [`validate`], then the `tile=RxC` attributes as written (the parser's
+/// [`crate::text::ParsedModule::tiles`]): each must equal K×M (SPEC §2.3; `pos` + tile fitting the array is checked by
 /// [`validate`] since the tile is always K×M).
-pub fn validate_source(module: &Module, source_map: &SourceMap) -> Result<(), ValidateError> {
+pub fn validate_source(module: &Module, tiles: &[(InstId, Tile)]) -> Result<(), ValidateError> {
     let cx = checked(module)?;
-    for &(id, tile) in source_map.tiles() {
+    for &(id, tile) in tiles {
         let Some(mm) = module.inst(id).kind.as_matmul() else {
             continue;
         };

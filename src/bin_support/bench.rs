@@ -721,12 +721,12 @@ fn pipeline_passes(
     let parsed = pass(measure, "parse", || {
         std::str::from_utf8(&bytes)
             .map_err(|e| Failure(format!("error: {e}")))
-            .and_then(|s| text::parse(s).map_err(|e| Failure(format!("error: {e}"))))
+            .and_then(|s| text::parse_module(s).map_err(|e| Failure(format!("error: {e}"))))
     })??;
     drop(bytes);
     let m = parsed.module;
     pass(measure, "validate", || {
-        psum::validate::validate_source(&m, &parsed.source_map)
+        psum::validate::validate_source(&m, &parsed.tiles)
     })??;
     let arch = psum::arch::lookup(&m.arch)?;
     let alloc = pass(measure, "alloc", || {

@@ -114,6 +114,55 @@ impl<'a> Lexer<'a> {
         Lexer { src, pos: 0 }
     }
 
+    /// The source text.
+    pub fn src(&self) -> &'a str {
+        self.src
+    }
+
+    /// Where a second parser could start, for a parse on two threads: the
+    /// first token of the first line at or after byte `target` that begins
+    /// inside a block and outside every loop, counting braces from the
+    /// cursor (which must be outside every block) as the lexer reads them —
+    /// not in comments or strings. `None` when no such line follows. On
+    /// text that does not lex, the answer may be wrong; the parsers then
+    /// disagree, and the caller parses again on one thread.
+    pub fn statement_boundary(&self, target: usize) -> Option<usize> {
+        /// The bytes the scan stops at.
+        const SPECIAL: [bool; 256] = {
+            let mut t = [false; 256];
+            let mut k = 0;
+            while k < 5 {
+                t[b"{}#\"\n"[k] as usize] = true;
+                k += 1;
+            }
+            t
+        };
+        let bytes = self.src.as_bytes();
+        let mut depth = 0usize;
+        let mut i = self.pos;
+        loop {
+            i += bytes[i..].iter().position(|&b| SPECIAL[usize::from(b)])?;
+            match bytes[i] {
+                b'{' => depth += 1,
+                b'}' => depth = depth.saturating_sub(1),
+                b'#' => i += bytes[i..].iter().position(|&c| c == b'\n')?,
+                b'"' => {
+                    i += 1;
+                    i += bytes[i..].iter().position(|&c| c == b'"' || c == b'\n')?;
+                    if bytes[i] == b'\n' {
+                        continue;
+                    }
+                }
+                _ if i >= target && depth == 1 => {
+                    let start = self.skip_trivia(i + 1);
+                    return (start < bytes.len()).then_some(start);
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+
     /// The first position at or after `pos` that is not whitespace or part of a comment.
     fn skip_trivia(&self, mut pos: usize) -> usize {
         let bytes = self.src.as_bytes();

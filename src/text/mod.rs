@@ -1,5 +1,6 @@
 //! The text format (SPEC §2, §2.5): [`parse`] reads a module and a
-//! [`SourceMap`] of byte spans, [`print`](fn@print) writes the canonical form, and
+//! [`SourceMap`] of byte spans ([`parse_module`] the module alone),
+//! [`print`](fn@print) writes the canonical form, and
 //! [`parse_json`]/[`to_json`] are the serde form (`--emit json`).
 //!
 //! The parser is hand-written recursive descent over its lexer. It
@@ -294,7 +295,29 @@ impl ParseError {
 
 /// Parses a module in the text format (SPEC §2).
 pub fn parse(src: &str) -> Result<Parsed, ParseError> {
-    parser::Parser::new(src).module()
+    parser::Parser::new(src, true).module()
+}
+
+/// A module parsed without its source map ([`parse_module`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParsedModule {
+    /// The module.
+    pub module: Module,
+    /// Every `tile=RxC` as written, in instruction order (the IR does not
+    /// keep them; validation checks them).
+    pub tiles: Vec<(InstId, Tile)>,
+}
+
+/// [`parse`] without recording spans, which take about a third of a large
+/// program's memory: the same module and the same errors, for a caller that
+/// needs spans only to report an error and then parses again with [`parse`].
+/// A large program is read on two threads.
+pub fn parse_module(src: &str) -> Result<ParsedModule, ParseError> {
+    let parsed = parser::Parser::new(src, false).module_split()?;
+    Ok(ParsedModule {
+        module: parsed.module,
+        tiles: parsed.source_map.tiles,
+    })
 }
 
 /// Prints the canonical form (SPEC §2.5); the same as `module.to_string()`.

@@ -19,11 +19,12 @@ use super::{
 };
 use crate::ir::MAX_LOOP_DEPTH;
 use crate::ir::{
-    Access, Affine, Attr, Block, DType, FlagSet, Flags, Inst, InstKind, Loop, Matmul, MatmulKind,
-    Mem, Module, Stmt, Tensor, TensorId, VarId,
+    Access, Affine, Attr, Block, DType, FlagSet, Flags, Inst, InstId, InstKind, Loop, LoopId,
+    Matmul, MatmulKind, Mem, Module, Stmt, Tensor, TensorId, VarId,
 };
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::{Arc, OnceLock};
 
 /// FNV-1a over a name's bytes: the tensor table is looked up once per
 /// operand, and names are short, so a keyed hash would cost more than the
@@ -51,6 +52,9 @@ impl Hasher for NameHasher {
 
 type PResult<T> = Result<T, ParseError>;
 
+/// Each tensor's id, partition count and byte count, by name.
+type Names<'a> = HashMap<&'a str, (TensorId, u32, u32), BuildHasherDefault<NameHasher>>;
+
 /// Parser state: the token cursor, the module under construction, its
 /// source map, the tensor names and the loop variables in scope.
 pub(super) struct Parser<'a> {
@@ -61,8 +65,34 @@ pub(super) struct Parser<'a> {
     prev_end: usize,
     module: Module,
     map: SourceMap,
-    tensors: HashMap<&'a str, TensorId, BuildHasherDefault<NameHasher>>,
+    /// Whether `map` records spans; without, it keeps only the `tile=`
+    /// attributes, which validation needs.
+    spans: bool,
+    tensors: Names<'a>,
     scope: Vec<(&'a str, VarId)>,
+    /// For the first of two parsers: past byte `target`, a block's body
+    /// ends at the token that starts at the `boundary` the second parser
+    /// starts from (`target` is `usize::MAX` for none); `stopped` once it has.
+    target: usize,
+    boundary: Option<Arc<OnceLock<Option<usize>>>>,
+    stopped: bool,
+}
+
+/// What the first of two parsers read: up to the boundary, or everything.
+enum Head<'a> {
+    Stopped(Parser<'a>),
+    Whole(Parsed),
+}
+
+/// Below this many bytes of text, a parse stays on one thread.
+const SPLIT_BYTES: usize = 4 << 20;
+
+/// What the second of two parsers read: the rest of the block the split
+/// falls in, and the blocks after it, in a module of its own.
+struct Tail {
+    module: Module,
+    rest: Vec<Stmt>,
+    tiles: Vec<(InstId, Tile)>,
 }
 
 fn mem_of(s: &str) -> Option<Mem> {
@@ -107,7 +137,8 @@ struct InstAttrs {
 }
 
 impl<'a> Parser<'a> {
-    pub(super) fn new(src: &'a str) -> Self {
+    /// A parser of `src` that records the source map's spans when `spans`.
+    pub(super) fn new(src: &'a str, spans: bool) -> Self {
         // Room for an instruction per 48 bytes of text (printed programs
         // take 60 to 80), so that the large vectors are not copied as they
         // grow; room never written is never touched.
@@ -115,8 +146,10 @@ impl<'a> Parser<'a> {
         let mut module = Module::default();
         module.insts.reserve(insts);
         let mut map = SourceMap::default();
-        map.insts.reserve(insts);
-        map.operands.reserve(3 * insts);
+        if spans {
+            map.insts.reserve(insts);
+            map.operands.reserve(3 * insts);
+        }
         Parser {
             lex: Lexer::new(src),
             tok: Tok::Eof,
@@ -124,8 +157,12 @@ impl<'a> Parser<'a> {
             prev_end: 0,
             module,
             map,
+            spans,
             tensors: HashMap::default(),
             scope: Vec::new(),
+            target: usize::MAX,
+            boundary: None,
+            stopped: false,
         }
     }
 
@@ -228,7 +265,169 @@ impl<'a> Parser<'a> {
         Ok((v, span))
     }
 
+    /// The whole module, on one thread.
     pub(super) fn module(mut self) -> PResult<Parsed> {
+        self.header()?;
+        self.blocks()
+    }
+
+    /// The whole module; without spans, a large one on two threads. While
+    /// this parser reads the declarations, a second thread finds a
+    /// statement boundary a little past the middle of the text, then reads
+    /// from there to the end; this one stops there, and the halves are
+    /// joined, their ids renumbered. The result is the one-thread parse's;
+    /// on any error, or if the halves do not meet, the text is parsed again
+    /// on one thread for its error.
+    pub(super) fn module_split(self) -> PResult<Parsed> {
+        let len = self.lex.len();
+        if self.spans || len < SPLIT_BYTES {
+            return self.module();
+        }
+        // The first thread also reads the declarations, the second also
+        // scans for the boundary.
+        self.module_in_two(len / 2 + len / 32)
+    }
+
+    /// [`Parser::module_split`] with the boundary at the first statement
+    /// line at or after byte `target`.
+    fn module_in_two(self, target: usize) -> PResult<Parsed> {
+        let src = self.lex.src();
+        self.halves(target)
+            .unwrap_or_else(|| Parser::new(src, false).module())
+    }
+
+    /// The two halves of [`Parser::module_in_two`], joined; `None` when they
+    /// cannot stand for the one-thread parse (an error, or halves that do
+    /// not meet).
+    fn halves(mut self, target: usize) -> Option<PResult<Parsed>> {
+        let src = self.lex.src();
+        let boundary = Arc::new(OnceLock::new());
+        let names: OnceLock<Option<Names<'a>>> = OnceLock::new();
+        let (head, tail) = std::thread::scope(|s| {
+            let tail = s.spawn(|| {
+                let split = Lexer::new(src).statement_boundary(target);
+                let _ = boundary.set(split);
+                let mut second = Parser::new(src, false);
+                second.tensors = names.wait().clone()?;
+                second.lex.seek(split?);
+                Some(second.tail())
+            });
+            self.target = target;
+            self.boundary = Some(Arc::clone(&boundary));
+            let header = self.header();
+            let _ = names.set(header.is_ok().then(|| self.tensors.clone()));
+            let head = header.and_then(|()| self.head());
+            (head, tail.join())
+        });
+        match (head, tail) {
+            (_, Err(panic)) => std::panic::resume_unwind(panic),
+            (Ok(Head::Whole(parsed)), _) => Some(Ok(parsed)),
+            (Ok(Head::Stopped(head)), Ok(Some(Ok(tail)))) => Some(Ok(head.join(tail))),
+            _ => None,
+        }
+    }
+
+    /// The blocks up to the boundary, or to the end when there is none.
+    fn head(mut self) -> PResult<Head<'a>> {
+        if !self.at_ident("block") {
+            return self.blocks().map(Head::Whole);
+        }
+        while !self.stopped && self.at_ident("block") {
+            self.block()?;
+        }
+        if self.stopped {
+            Ok(Head::Stopped(self))
+        } else {
+            self.more_blocks().map(Head::Whole)
+        }
+    }
+
+    /// Whether a block's body ends here, at the boundary of a split parse
+    /// (waiting for the boundary once past the target).
+    fn at_boundary(&mut self) -> PResult<bool> {
+        if self.span.start < self.target {
+            return Ok(false);
+        }
+        match self.boundary.as_ref().and_then(|b| *b.wait()) {
+            Some(stop) if self.span.start == stop => {
+                self.stopped = true;
+                Ok(true)
+            }
+            Some(stop) if self.span.start > stop => {
+                Self::invalid(self.span, "the halves of a split parse do not meet")
+            }
+            Some(_) => Ok(false),
+            None => {
+                self.target = usize::MAX;
+                Ok(false)
+            }
+        }
+    }
+
+    /// From the boundary (the cursor) to the end: the rest of a block's body, its
+    /// `}`, and the blocks after it.
+    fn tail(mut self) -> PResult<Tail> {
+        self.bump()?;
+        let rest = self.body("block", "", self.span)?;
+        let parsed = self.more_blocks()?;
+        Ok(Tail {
+            module: parsed.module,
+            rest,
+            tiles: parsed.source_map.tiles,
+        })
+    }
+
+    /// This first half with `tail` after it, as one parse would have made them.
+    fn join(self, tail: Tail) -> Parsed {
+        let mut module = self.module;
+        let Tail {
+            module: mut second,
+            mut rest,
+            tiles,
+        } = tail;
+        let offsets = (module.insts.len(), module.loops.len());
+        let vars = module.vars.len() as u32;
+        let shift = |body: &mut Vec<Stmt>| {
+            for s in body {
+                *s = match *s {
+                    Stmt::Inst(i) => Stmt::Inst(InstId::new(i.index() + offsets.0)),
+                    Stmt::Loop(l) => Stmt::Loop(LoopId::new(l.index() + offsets.1)),
+                };
+            }
+        };
+        for inst in &mut second.insts {
+            inst.kind.dst_mut().offset_vars(vars);
+            inst.kind.for_each_src_mut(|a| a.offset_vars(vars));
+        }
+        for l in &mut second.loops {
+            l.var = VarId::new(l.var.index() + vars as usize);
+            shift(&mut l.body);
+        }
+        shift(&mut rest);
+        for b in &mut second.blocks {
+            shift(&mut b.body);
+        }
+        if let Some(b) = module.blocks.last_mut() {
+            b.body.append(&mut rest);
+        }
+        module.insts.append(&mut second.insts);
+        module.loops.append(&mut second.loops);
+        module.vars.append(&mut second.vars);
+        module.blocks.append(&mut second.blocks);
+        let mut map = self.map;
+        map.tiles.extend(
+            tiles
+                .into_iter()
+                .map(|(i, t)| (InstId::new(i.index() + offsets.0), t)),
+        );
+        Parsed {
+            module,
+            source_map: map,
+        }
+    }
+
+    /// `arch` and the declarations.
+    fn header(&mut self) -> PResult<()> {
         let len = self.lex.len();
         if u32::try_from(len).is_err() {
             return Self::invalid(
@@ -243,16 +442,28 @@ impl<'a> Parser<'a> {
         self.bump()?;
         let (arch, span) = self.name("an architecture name")?;
         self.module.arch = arch.to_string();
-        self.map.arch = span;
+        if self.spans {
+            self.map.arch = span;
+        }
         while let Tok::Ident(w) = self.tok {
             match mem_of(w) {
                 Some(mem) => self.decl(mem)?,
                 None => break,
             }
         }
+        Ok(())
+    }
+
+    /// The blocks, to the end of the input.
+    fn blocks(self) -> PResult<Parsed> {
         if !self.at_ident("block") {
             return self.unexpected("a declaration ('psum', 'sbuf', 'dram') or 'block'");
         }
+        self.more_blocks()
+    }
+
+    /// Any further blocks, then the end of the input.
+    fn more_blocks(mut self) -> PResult<Parsed> {
         while self.at_ident("block") {
             self.block()?;
         }
@@ -304,9 +515,12 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+        let shape = (t.partitions, t.bytes);
         let id = self.module.add_tensor(t);
-        self.tensors.entry(name).or_insert(id);
-        self.map.tensors.push(name_span);
+        self.tensors.entry(name).or_insert((id, shape.0, shape.1));
+        if self.spans {
+            self.map.tensors.push(name_span);
+        }
         Ok(())
     }
 
@@ -326,6 +540,9 @@ impl<'a> Parser<'a> {
     fn body(&mut self, what: &'static str, name: &str, open: Span) -> PResult<Vec<Stmt>> {
         let mut body = Vec::new();
         loop {
+            if what == "block" && self.at_boundary()? {
+                return Ok(body);
+            }
             match self.tok {
                 Tok::RBrace => {
                     self.bump()?;
@@ -372,10 +589,12 @@ impl<'a> Parser<'a> {
             affine,
             body: Vec::new(),
         });
-        self.map.loops.push(LoopSpans {
-            header: start.to(header_end),
-            range: lo_span.to(hi_span),
-        });
+        if self.spans {
+            self.map.loops.push(LoopSpans {
+                header: start.to(header_end),
+                range: lo_span.to(hi_span),
+            });
+        }
         self.scope.push((name, var));
         let body = self.body("loop", name, start.to(name_span))?;
         self.scope.pop();
@@ -383,13 +602,13 @@ impl<'a> Parser<'a> {
         Ok(Stmt::Loop(id))
     }
 
-    fn inst(&mut self) -> PResult<crate::ir::InstId> {
+    fn inst(&mut self) -> PResult<InstId> {
         let start = self.span;
         let (first_operand, first_attr) = (self.map.operands.len(), self.map.attrs.len());
         let label = if let Tok::Label(l) = self.tok {
             let span = self.bump()?.1;
             self.expect(Tok::Colon)?;
-            self.map.attrs.push((Attr::Label, span));
+            self.attr(Attr::Label, span);
             Some(l.to_string())
         } else {
             None
@@ -410,7 +629,7 @@ impl<'a> Parser<'a> {
         let rhs = if mnemonic == "memset" {
             self.expect(Tok::Eq)?;
             let (v, span) = self.number()?;
-            self.map.attrs.push((Attr::Value, span));
+            self.attr(Attr::Value, span);
             Rhs::Value(v)
         } else {
             self.expect(Tok::Arrow)?;
@@ -422,7 +641,7 @@ impl<'a> Parser<'a> {
             }
             Rhs::Sources(srcs)
         };
-        let at = self.attributes(matmul_kind.is_some(), first_attr)?;
+        let at = self.attributes(matmul_kind.is_some())?;
         let kind = match (rhs, matmul_kind) {
             (Rhs::Value(value), _) => InstKind::Memset { dst, value },
             (Rhs::Sources(srcs), Some(kind)) => {
@@ -467,11 +686,13 @@ impl<'a> Parser<'a> {
         inst.set_after(at.after);
         inst.set_loc(at.loc);
         let id = self.module.add_inst(inst);
-        self.map.insts.push(InstEntry {
-            span: narrow(start.to(Span::new(start.start, self.prev_end))),
-            operands: first_operand as u32,
-            attrs: first_attr as u32,
-        });
+        if self.spans {
+            self.map.insts.push(InstEntry {
+                span: narrow(start.to(Span::new(start.start, self.prev_end))),
+                operands: first_operand as u32,
+                attrs: first_attr as u32,
+            });
+        }
         if let Some(tile) = at.tile {
             self.map.tiles.push((id, tile));
         }
@@ -479,9 +700,10 @@ impl<'a> Parser<'a> {
     }
 
     /// Trailing `NAME=VALUE` attributes; records each one's span in the
-    /// source map, whose attributes of this instruction start at `first`.
-    fn attributes(&mut self, is_matmul: bool, first: usize) -> PResult<InstAttrs> {
+    /// source map.
+    fn attributes(&mut self, is_matmul: bool) -> PResult<InstAttrs> {
         let mut at = InstAttrs::default();
+        let mut seen = 0u16;
         while matches!(self.tok, Tok::Ident(_)) && self.lex.next_byte() == Some(b'=') {
             let (name, name_span) = self.name("an attribute")?;
             self.bump()?;
@@ -549,11 +771,12 @@ impl<'a> Parser<'a> {
                     format!("attribute '{name}' is only valid on matmul instructions"),
                 );
             }
-            if self.map.attrs[first..].iter().any(|(a, _)| *a == key) {
+            if seen & 1 << key as u16 != 0 {
                 return Self::invalid(name_span, format!("duplicate attribute '{name}'"));
             }
+            seen |= 1 << key as u16;
             let span = name_span.to(Span::new(name_span.start, self.prev_end));
-            self.map.attrs.push((key, span));
+            self.attr(key, span);
         }
         Ok(at)
     }
@@ -642,26 +865,40 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Records where an operand is, when spans are recorded.
+    fn operand(&mut self, e: OperandEntry) {
+        if self.spans {
+            self.map.operands.push(e);
+        }
+    }
+
+    /// Records where an attribute is, when spans are recorded.
+    fn attr(&mut self, key: Attr, span: Span) {
+        if self.spans {
+            self.map.attrs.push((key, span));
+        }
+    }
+
     fn access(&mut self) -> PResult<Access> {
         let (name, name_span) = self.name("a tensor name")?;
-        let Some(&tensor) = self.tensors.get(name) else {
+        let Some(&(tensor, partitions, bytes)) = self.tensors.get(name) else {
             return Err(ParseError::UndefinedTensor {
                 span: name_span,
                 name: name.to_string(),
             });
         };
         if self.tok != Tok::LBracket {
-            self.map.operands.push(OperandEntry {
+            self.operand(OperandEntry {
                 span: narrow(name_span),
                 bounds: None,
             });
-            return Ok(Access::whole(tensor, self.module.tensor(tensor)));
+            return Ok(Access::rect(tensor, 0, partitions.into(), 0, bytes.into()));
         }
         if let Some((consts, bounds, close)) = self.lex.constant_bounds() {
             self.lex.seek(close.end);
             (self.tok, self.span) = (Tok::RBracket, close);
             self.bump()?;
-            self.map.operands.push(OperandEntry {
+            self.operand(OperandEntry {
                 span: narrow(name_span.to(close)),
                 bounds: Some(bounds.map(narrow)),
             });
@@ -676,7 +913,7 @@ impl<'a> Parser<'a> {
         self.expect(Tok::Colon)?;
         let (b1, s3) = self.affine()?;
         let end = self.expect(Tok::RBracket)?;
-        self.map.operands.push(OperandEntry {
+        self.operand(OperandEntry {
             span: narrow(name_span.to(end)),
             bounds: Some([s0, s1, s2, s3].map(narrow)),
         });
@@ -761,5 +998,72 @@ impl<'a> Parser<'a> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::random::{program_text, RandomConfig};
+
+    /// Parses `src` on one thread and on two, with the boundary at each of
+    /// several targets, and checks that every result is the same; returns
+    /// how many of the two-thread parses were joined from two halves.
+    fn same_in_two(src: &str) -> usize {
+        let one = Parser::new(src, false).module();
+        let step = (src.len() / 40).max(1);
+        let mut joined = 0;
+        for target in (0..src.len() + 2).step_by(step) {
+            let two = Parser::new(src, false).module_in_two(target);
+            assert_eq!(two, one, "target {target} of\n{src}");
+            let split = Lexer::new(src).statement_boundary(target).is_some();
+            if split && one.is_ok() {
+                let halves = Parser::new(src, false).halves(target);
+                assert_eq!(halves, Some(one.clone()), "target {target} of\n{src}");
+                joined += 1;
+            }
+        }
+        joined
+    }
+
+    #[test]
+    fn two_threads_read_what_one_reads() {
+        for seed in 0..60 {
+            let cfg = RandomConfig {
+                tensors: 12,
+                ..RandomConfig::syntax()
+            };
+            let text = program_text(seed, &cfg).unwrap();
+            assert!(same_in_two(&text) >= 10, "{text}");
+            // Braces the lexer does not read as braces.
+            let noisy = text
+                .replace("block ", "# {{ } a comment\nblock ")
+                .replacen("loc=\"", "loc=\"{", 3);
+            assert!(same_in_two(&noisy) >= 10, "{noisy}");
+        }
+    }
+
+    #[test]
+    fn two_threads_report_what_one_reports() {
+        let cfg = RandomConfig {
+            tensors: 12,
+            ..RandomConfig::syntax()
+        };
+        let text = program_text(3, &cfg).unwrap();
+        let last = text.rfind('}').unwrap();
+        let mid = text[text.len() / 2..].find("\n  ").unwrap() + text.len() / 2 + 1;
+        let broken = [
+            format!("{}{}", &text[..last], &text[last + 1..]),
+            format!("{}matmul nowhere <- a, b\n{}", &text[..mid], &text[mid..]),
+            format!("{}}}\n{}", &text[..mid], &text[mid..]),
+            format!("{}loop i 0..2 {{\n{}", &text[..mid], &text[mid..]),
+            format!("{}\"\n{}", &text[..mid], &text[mid..]),
+            text.replacen("block ", "blok ", 1),
+        ];
+        for src in &broken {
+            let one = Parser::new(src, false).module();
+            assert!(one.is_err(), "{src}");
+            same_in_two(src);
+        }
     }
 }

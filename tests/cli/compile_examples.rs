@@ -58,7 +58,7 @@ fn compiled_output_is_valid_input_and_relegalizes_to_itself() {
         let c = compile(&m, &CompileOptions::default()).unwrap();
         let printed = text::print(&c.module);
         let reparsed = text::parse(&printed).unwrap_or_else(|e| panic!("{stem}: {e}"));
-        psum::validate::validate_source(&reparsed.module, &reparsed.source_map)
+        psum::validate::validate_source(&reparsed.module, reparsed.source_map.tiles())
             .unwrap_or_else(|e| panic!("{stem}: {e}"));
         assert_eq!(reparsed.module, c.module, "{stem}: parse(print(m)) == m");
         let mut again = reparsed.module.clone();

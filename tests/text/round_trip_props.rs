@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use psum::gen::random::{program, RandomConfig};
-use psum::text::{parse, parse_json, print, to_json};
+use psum::text::{parse, parse_json, parse_module, print, to_json};
 use psum::validate::{validate, validate_source};
 
 proptest! {
@@ -16,8 +16,11 @@ proptest! {
         prop_assert_eq!(validate(&m), Ok(()));
         let text = print(&m);
         let parsed = parse(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-        prop_assert_eq!(validate_source(&parsed.module, &parsed.source_map), Ok(()));
+        prop_assert_eq!(validate_source(&parsed.module, parsed.source_map.tiles()), Ok(()));
         prop_assert_eq!(&parsed.module, &m, "parse(print(m)) != m for\n{}", text);
+        let lean = parse_module(&text).unwrap();
+        prop_assert_eq!(&lean.module, &m);
+        prop_assert_eq!(&lean.tiles[..], parsed.source_map.tiles());
         prop_assert_eq!(print(&parsed.module), text);
         prop_assert_eq!(parse_json(&to_json(&m)).unwrap(), m);
     }
