@@ -436,7 +436,8 @@ fn cost_of(pieces: &Pieces, spilled: &[NodeId]) -> u64 {
 /// sweep's that first lets go of the nodes a better-informed choice
 /// spills (the plain sweep's own spill set, and on one-bank programs
 /// [`flow_choice`]), each choice first thinned by [`keep_back`]; the
-/// cheapest wins (ties: the earlier).
+/// cheapest wins (ties: the earlier). A plain sweep that spills nothing
+/// cannot be beaten and is kept at once.
 pub(super) fn best_placement(
     nodes: &[Node],
     pieces: &Pieces,
@@ -445,6 +446,9 @@ pub(super) fn best_placement(
 ) -> Result<Placement, Stuck> {
     let n = nodes.len();
     let plain = sweep(nodes, pieces, &vec![false; n], num_banks)?;
+    if plain.spilled.is_empty() {
+        return Ok(plain);
+    }
     let mut best = (cost_of(pieces, &plain.spilled), plain);
     let mut own = vec![false; n];
     for v in &best.1.spilled {
