@@ -13,7 +13,8 @@
 //! k-colorable, and every k-colorable set is carried so; the cheapest flow
 //! of value `k` keeps the heaviest set. The flow is found by `k`
 //! successive shortest paths (Dijkstra over reduced costs, with the first
-//! potentials from one pass over the acyclic network), O(k · n log n).
+//! potentials from one pass over the acyclic network), O(k · n log n), in
+//! 64-bit arithmetic when no path can cost beyond it, else in 128-bit.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -27,26 +28,58 @@ pub enum Weight {
     Forced,
 }
 
+/// The integer type of arc costs and path lengths.
+trait Cost:
+    Copy
+    + Ord
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Neg<Output = Self>
+{
+    /// Zero.
+    const ZERO: Self;
+    /// Farther than any path.
+    const FAR: Self;
+    /// `c`, which the caller has checked fits.
+    fn of(c: i128) -> Self;
+}
+
+impl Cost for i64 {
+    const ZERO: i64 = 0;
+    const FAR: i64 = i64::MAX / 4;
+    fn of(c: i128) -> i64 {
+        c as i64
+    }
+}
+
+impl Cost for i128 {
+    const ZERO: i128 = 0;
+    const FAR: i128 = i128::MAX / 4;
+    fn of(c: i128) -> i128 {
+        c
+    }
+}
+
 /// A residual arc: head, remaining capacity, cost, index of its reverse.
 #[derive(Clone, Copy)]
-struct Arc {
+struct Arc<C> {
     to: u32,
     cap: u32,
-    cost: i128,
+    cost: C,
     rev: u32,
 }
 
 /// The flow network of one problem, arcs grouped by tail.
-struct Network {
+struct Network<C> {
     /// Arcs of node `v` are `arcs[first[v]..first[v + 1]]`.
     first: Vec<u32>,
-    arcs: Vec<Arc>,
+    arcs: Vec<Arc<C>>,
 }
 
-impl Network {
+impl<C: Cost> Network<C> {
     /// Builds the network of `arcs` (tail, head, capacity, cost) over
     /// `nodes` nodes, each with its zero-capacity reverse.
-    fn new(nodes: usize, list: &[(u32, u32, u32, i128)]) -> (Network, Vec<u32>) {
+    fn new(nodes: usize, list: &[(u32, u32, u32, i128)]) -> (Network<C>, Vec<u32>) {
         let mut degree = vec![0u32; nodes + 1];
         for &(u, v, _, _) in list {
             degree[u as usize + 1] += 1;
@@ -60,7 +93,7 @@ impl Network {
         let blank = Arc {
             to: 0,
             cap: 0,
-            cost: 0,
+            cost: C::ZERO,
             rev: 0,
         };
         let mut arcs = vec![blank; 2 * list.len()];
@@ -72,13 +105,13 @@ impl Network {
             arcs[a as usize] = Arc {
                 to: v,
                 cap,
-                cost,
+                cost: C::of(cost),
                 rev: b,
             };
             arcs[b as usize] = Arc {
                 to: u,
                 cap: 0,
-                cost: -cost,
+                cost: C::of(-cost),
                 rev: a,
             };
             forward.push(a);
@@ -95,11 +128,11 @@ impl Network {
     /// potentials come from one pass in node order.
     fn send(&mut self, units: u32) {
         let n = self.first.len() - 1;
-        const FAR: i128 = i128::MAX / 4;
-        let mut pot = vec![FAR; n];
-        pot[0] = 0;
+        let far = C::FAR;
+        let mut pot = vec![far; n];
+        pot[0] = C::ZERO;
         for v in 0..n {
-            if pot[v] == FAR {
+            if pot[v] == far {
                 continue;
             }
             for a in self.out(v) {
@@ -109,14 +142,14 @@ impl Network {
                 }
             }
         }
-        let mut dist = vec![FAR; n];
+        let mut dist = vec![far; n];
         let mut via = vec![u32::MAX; n];
+        let mut heap = BinaryHeap::new();
         for _ in 0..units {
-            dist.fill(FAR);
+            dist.fill(far);
             via.fill(u32::MAX);
-            dist[0] = 0;
-            let mut heap = BinaryHeap::new();
-            heap.push(Reverse((0i128, 0u32)));
+            dist[0] = C::ZERO;
+            heap.push(Reverse((C::ZERO, 0u32)));
             while let Some(Reverse((d, v))) = heap.pop() {
                 let v = v as usize;
                 if d > dist[v] {
@@ -136,12 +169,12 @@ impl Network {
                     }
                 }
             }
-            if dist[n - 1] == FAR {
+            if dist[n - 1] == far {
                 return;
             }
             for v in 0..n {
-                if dist[v] < FAR {
-                    pot[v] += dist[v];
+                if dist[v] < far {
+                    pot[v] = pot[v] + dist[v];
                 }
             }
             let mut w = n - 1;
@@ -154,6 +187,22 @@ impl Network {
             }
         }
     }
+}
+
+/// Whether each interval arc of `list` (from index `chain` on) carries flow
+/// once `k` units cross the network of `nodes` nodes.
+fn kept_by<C: Cost>(
+    nodes: usize,
+    list: &[(u32, u32, u32, i128)],
+    chain: usize,
+    k: u32,
+) -> Vec<bool> {
+    let (mut net, forward) = Network::<C>::new(nodes, list);
+    net.send(k);
+    forward[chain..]
+        .iter()
+        .map(|&a| net.arcs[a as usize].cap == 0)
+        .collect()
 }
 
 /// The heaviest set of the closed intervals `[start, end]` that covers no
@@ -195,12 +244,13 @@ pub fn max_weight_k_colorable(
     if coords.len() < 2 {
         return Some(Vec::new());
     }
-    let (mut net, forward) = Network::new(coords.len(), &list);
-    net.send(k);
-    let kept: Vec<bool> = forward[chain..]
-        .iter()
-        .map(|&a| net.arcs[a as usize].cap == 0)
-        .collect();
+    // No potential, distance or reduced cost exceeds the arcs' total cost.
+    let total = forced * (intervals.len() as i128 + 1);
+    let kept = if total < i128::from(i64::MAX / 16) {
+        kept_by::<i64>(coords.len(), &list, chain, k)
+    } else {
+        kept_by::<i128>(coords.len(), &list, chain, k)
+    };
     let all_forced_kept = (kept.iter().zip(weights)).all(|(&k, w)| k || *w != Weight::Forced);
     all_forced_kept.then_some(kept)
 }
@@ -233,9 +283,16 @@ mod tests {
     }
 
     /// The flow keeps a k-colorable set exactly as heavy as the heaviest,
-    /// and reports the forced intervals that cannot all be kept.
+    /// and reports the forced intervals that cannot all be kept, with
+    /// weights small enough for 64-bit costs and large enough for 128.
     #[test]
     fn flow_keeps_the_heaviest_k_colorable_set() {
+        for base in [0, 1 << 59] {
+            heaviest_sets(base);
+        }
+    }
+
+    fn heaviest_sets(base: u64) {
         let mut rng = Rng::new(21);
         let mut infeasible = 0;
         for _ in 0..600 {
@@ -249,7 +306,7 @@ mod tests {
             let ws: Vec<Weight> = (0..n)
                 .map(|_| match rng.below(6) {
                     0 => Weight::Forced,
-                    _ => Weight::Finite(1 + rng.below(9)),
+                    _ => Weight::Finite(base + 1 + rng.below(9)),
                 })
                 .collect();
             let k = 1 + rng.below(3) as u32;
