@@ -16,7 +16,8 @@
 //! next use in the manner of Belady, weighed by cost). A block is chosen
 //! among the free ones by aligned (buddy) placement: the one whose
 //! enclosing block of twice its size is the fullest, so large blocks
-//! stay whole.
+//! stay whole; among equals, one-bank pieces take the highest and larger
+//! ones the lowest.
 //!
 //! The spill code then goes in in one round ([`spill::insert_spill_code`]),
 //! and the banks of the sweep carry over to the program with it. When the
@@ -332,7 +333,9 @@ impl<'a> Sweep<'a> {
                 let lo = b - b % pair;
                 let hi = (lo + pair).min(self.num_banks);
                 let held = (lo..hi).filter(|&x| self.owner[x as usize] != FREE).count() as u32;
-                if best_free.is_none_or(|(h, _)| held > h) {
+                // Ties: one-bank pieces from the top, larger ones from the
+                // bottom, so that small pieces do not split large blocks.
+                if best_free.is_none_or(|(h, _)| held > h || (held == h && banks == 1)) {
                     best_free = Some((held, b));
                 }
             }
