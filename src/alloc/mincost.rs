@@ -15,9 +15,9 @@
 //! cycles and frees its banks over its remaining idle points (furthest
 //! next use in the manner of Belady, weighed by cost). A block is chosen
 //! among the free ones by aligned (buddy) placement: the one whose
-//! enclosing block of twice its size is the fullest, so large blocks
-//! stay whole; among equals, one-bank pieces take the highest and larger
-//! ones the lowest.
+//! enclosing block of twice its size is the fullest (then of four times,
+//! and so on), so large blocks stay whole; among equals, one-bank pieces
+//! take the highest and larger ones the lowest.
 //!
 //! The spill code then goes in in one round ([`spill::insert_spill_code`]),
 //! and the banks of the sweep carry over to the program with it. When the
@@ -324,15 +324,23 @@ impl<'a> Sweep<'a> {
     fn place(&mut self, seg: usize, banks: u32, p: u32) -> Result<(), Stuck> {
         let align = bank_alignment(banks);
         let bases = (0..=self.num_banks.saturating_sub(banks)).step_by(align as usize);
-        let mut best_free: Option<(u32, u32)> = None;
+        let mut best_free: Option<([u8; 8], u32)> = None;
         for b in bases.clone() {
             let block = b as usize..(b + banks) as usize;
             if self.owner[block].iter().all(|&o| o == FREE) {
-                // The fuller the enclosing block of twice the size, the better.
-                let pair = 2 * align;
-                let lo = b - b % pair;
-                let hi = (lo + pair).min(self.num_banks);
-                let held = (lo..hi).filter(|&x| self.owner[x as usize] != FREE).count() as u32;
+                // The fuller the enclosing blocks of twice the size, then
+                // of four times, and so on, the better.
+                let mut held = [0u8; 8];
+                let mut size = 2 * align;
+                for h in &mut held {
+                    if size / 2 >= self.num_banks {
+                        break;
+                    }
+                    let lo = b - b % size;
+                    let hi = (lo + size).min(self.num_banks);
+                    *h = (lo..hi).filter(|&x| self.owner[x as usize] != FREE).count() as u8;
+                    size *= 2;
+                }
                 // Ties: one-bank pieces from the top, larger ones from the
                 // bottom, so that small pieces do not split large blocks.
                 if best_free.is_none_or(|(h, _)| held > h || (held == h && banks == 1)) {
