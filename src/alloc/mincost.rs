@@ -155,6 +155,9 @@ struct Sweep<'a> {
     pieces: &'a Pieces,
     /// How each node may be let go.
     chosen: &'a [Let],
+    /// The nodes whose pieces take the other end among equal blocks (none
+    /// when empty).
+    flipped: &'a [bool],
     num_banks: u32,
     /// The segment holding each bank.
     owner: Vec<u32>,
@@ -209,14 +212,16 @@ impl<'a> Problem<'a> {
         }
     }
 
-    /// Sweeps the nodes, letting them go as `chosen` says.
-    pub fn sweep(&self, chosen: &[Let]) -> Result<Placement, Stuck> {
-        Sweep::new(self, chosen).run()
+    /// Sweeps the nodes, letting them go as `chosen` says; the pieces of
+    /// the nodes `flipped` flags (none when it is empty) take the other
+    /// end among equally good blocks.
+    pub fn sweep(&self, chosen: &[Let], flipped: &[bool]) -> Result<Placement, Stuck> {
+        Sweep::new(self, chosen, flipped).run()
     }
 }
 
 impl<'a> Sweep<'a> {
-    fn new(problem: &'a Problem<'a>, chosen: &'a [Let]) -> Self {
+    fn new(problem: &'a Problem<'a>, chosen: &'a [Let], flipped: &'a [bool]) -> Self {
         let Problem {
             nodes,
             pieces,
@@ -231,6 +236,7 @@ impl<'a> Sweep<'a> {
             nodes,
             pieces,
             chosen,
+            flipped,
             over: &problem.over,
             order: &problem.order,
             num_banks,
@@ -363,6 +369,7 @@ impl<'a> Sweep<'a> {
     fn place(&mut self, seg: usize, banks: u32, p: u32) -> Result<(), Stuck> {
         let align = bank_alignment(banks);
         let bases = (0..=self.num_banks.saturating_sub(banks)).step_by(align as usize);
+        let high = (banks == 1) != (!self.flipped.is_empty() && self.flipped[self.node_of(seg)]);
         let mut best_free: Option<([u8; 8], u32)> = None;
         for b in bases.clone() {
             let block = b as usize..(b + banks) as usize;
@@ -382,7 +389,7 @@ impl<'a> Sweep<'a> {
                 }
                 // Ties: one-bank pieces from the top, larger ones from the
                 // bottom, so that small pieces do not split large blocks.
-                if best_free.is_none_or(|(h, _)| held > h || (held == h && banks == 1)) {
+                if best_free.is_none_or(|(h, _)| held > h || (held == h && high)) {
                     best_free = Some((held, b));
                 }
             }
@@ -503,7 +510,7 @@ pub(super) fn best_placement(
 ) -> Result<Placement, Stuck> {
     let n = nodes.len();
     let problem = Problem::new(nodes, pieces, num_banks);
-    let plain = problem.sweep(&vec![Let::AtPrice; n])?;
+    let plain = problem.sweep(&vec![Let::AtPrice; n], &[])?;
     if plain.spilled.is_empty() {
         return Ok(plain);
     }
@@ -522,7 +529,7 @@ pub(super) fn best_placement(
         if !keep_back(nodes, pieces, chosen, num_banks, points) && i == 0 {
             continue;
         }
-        if let Ok(placed) = problem.sweep(&first(chosen)) {
+        if let Ok(placed) = problem.sweep(&first(chosen), &[]) {
             let cost = cost_of(pieces, &placed.spilled);
             if cost < best.0 {
                 best = (cost, placed);
@@ -538,13 +545,22 @@ const SEARCH_NODES: usize = 512;
 /// What [`improve`] may spend: sweeps times nodes.
 const SEARCH_WORK: usize = 1 << 18;
 
+/// Sets how node `v` is let go and, where flips are kept, whether it is flipped.
+fn take(chosen: &mut [Let], flipped: &mut [bool], v: usize, (go, flip): (Let, Option<bool>)) {
+    chosen[v] = go;
+    if let Some(f) = flip {
+        flipped[v] = f;
+    }
+}
+
 /// Local search from the best placement found: its spill set is let go
 /// first and every other node at its price; then, one spillable node at a
 /// time in node order, each other way of letting it go ([`Let`]) is
 /// swept, and the first that spills at less cost is kept, until a pass
-/// over the nodes changes nothing or the sweeps have done
-/// [`SEARCH_WORK`] node steps. Only on programs of at most
-/// [`SEARCH_NODES`] nodes.
+/// over the nodes changes nothing. On multi-bank programs a second phase
+/// also tries flipping each node's end among equally good blocks. Both
+/// stop when the sweeps have done [`SEARCH_WORK`] node steps. Only on
+/// programs of at most [`SEARCH_NODES`] nodes.
 fn improve(problem: &Problem, mut best: (u64, Placement)) -> (u64, Placement) {
     let (n, pieces) = (problem.nodes.len(), problem.pieces);
     if n > SEARCH_NODES || best.0 == 0 {
@@ -554,34 +570,45 @@ fn improve(problem: &Problem, mut best: (u64, Placement)) -> (u64, Placement) {
     for v in &best.1.spilled {
         chosen[v.index()] = Let::First;
     }
+    let multi_bank = problem.nodes.iter().any(|v| v.banks > 1);
+    let mut flipped = vec![false; if multi_bank { n } else { 0 }];
     let mut sweeps = SEARCH_WORK / n.max(1);
-    loop {
-        let mut changed = false;
-        for v in (0..n).filter(|&v| pieces.cost[v] != Cost::Inf) {
-            let was = chosen[v];
-            for way in [Let::AtPrice, Let::First, Let::Never] {
-                if way == was {
-                    continue;
-                }
-                if sweeps == 0 {
-                    return best;
-                }
-                sweeps -= 1;
-                chosen[v] = way;
-                match problem.sweep(&chosen) {
-                    Ok(placed) if cost_of(pieces, &placed.spilled) < best.0 => {
-                        best = (cost_of(pieces, &placed.spilled), placed);
-                        changed = true;
-                        break;
+    let phases: &[bool] = if multi_bank { &[false, true] } else { &[false] };
+    for &flips in phases {
+        loop {
+            let mut changed = false;
+            for v in 0..n {
+                let was = (chosen[v], flipped.get(v).copied());
+                let lets = [Let::AtPrice, Let::First, Let::Never];
+                let spillable = pieces.cost[v] != Cost::Inf;
+                let ways = (lets.into_iter().filter(|_| spillable))
+                    .map(|l| (l, was.1))
+                    .chain(was.1.filter(|_| flips).map(|f| (was.0, Some(!f))));
+                for way in ways {
+                    if way == was {
+                        continue;
                     }
-                    _ => chosen[v] = was,
+                    if sweeps == 0 {
+                        return best;
+                    }
+                    sweeps -= 1;
+                    take(&mut chosen, &mut flipped, v, way);
+                    match problem.sweep(&chosen, &flipped) {
+                        Ok(placed) if cost_of(pieces, &placed.spilled) < best.0 => {
+                            best = (cost_of(pieces, &placed.spilled), placed);
+                            changed = true;
+                            break;
+                        }
+                        _ => take(&mut chosen, &mut flipped, v, was),
+                    }
                 }
             }
-        }
-        if !changed {
-            return best;
+            if !changed {
+                break;
+            }
         }
     }
+    best
 }
 
 /// Takes back from `spilled` every node the banks can hold over its idle
@@ -948,7 +975,7 @@ mod tests {
             let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency);
             let problem = Problem::new(&first.live.nodes, &pieces, num_banks);
             let plain = problem
-                .sweep(&vec![Let::AtPrice; problem.nodes.len()])
+                .sweep(&vec![Let::AtPrice; problem.nodes.len()], &[])
                 .unwrap();
             let given = cost_of(&pieces, &plain.spilled);
             let (cost, placed) = improve(&problem, (given, plain));
