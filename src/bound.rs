@@ -289,87 +289,149 @@ pub fn min_spill_cost_one_bank(
     )
 }
 
-/// A segment tree over `n` slots with range add and range maximum.
+/// A segment tree over `n` slots with range add and range maximum,
+/// iterative: slot `i` is leaf `size + i`, every node holds the maximum of
+/// its subtree with the adds of its own and its descendants' pending
+/// amounts, and a query first pushes the pending adds down the two paths
+/// it starts from.
 pub(crate) struct MaxAddTree {
-    n: usize,
-    /// Max of the subtree, including the node's own pending add.
+    /// Leaves: a power of two, at least `n`.
+    size: usize,
+    /// Max of each subtree (leaves from `size`; padding is far below any value).
     max: Vec<i64>,
-    /// Amount added to the whole subtree.
+    /// Amount added to the whole subtree of each inner node, not yet pushed.
     add: Vec<i64>,
 }
+
+/// The value of a padding leaf: below every value a tree holds.
+const PAD: i64 = i64::MIN / 4;
 
 impl MaxAddTree {
     /// A tree whose slot `i` holds `values[i]`.
     pub(crate) fn from_values(values: &[i64]) -> Self {
         let mut t = MaxAddTree::new(values.len());
-        if !values.is_empty() {
-            t.build(1, 0, values.len(), values);
+        t.max[t.size..t.size + values.len()].copy_from_slice(values);
+        for p in (1..t.size).rev() {
+            t.max[p] = t.max[2 * p].max(t.max[2 * p + 1]);
         }
         t
     }
 
-    fn build(&mut self, node: usize, l: usize, r: usize, values: &[i64]) {
-        if r - l == 1 {
-            self.max[node] = values[l];
-            return;
+    fn new(n: usize) -> Self {
+        let size = n.next_power_of_two().max(1);
+        let mut max = vec![PAD; 2 * size];
+        max[size..size + n].fill(0);
+        for p in (1..size).rev() {
+            max[p] = max[2 * p].max(max[2 * p + 1]);
         }
-        let mid = (l + r) / 2;
-        self.build(2 * node, l, mid, values);
-        self.build(2 * node + 1, mid, r, values);
-        self.max[node] = self.max[2 * node].max(self.max[2 * node + 1]);
+        MaxAddTree {
+            size,
+            max,
+            add: vec![0; size],
+        }
     }
 
-    fn new(n: usize) -> Self {
-        let size = 2 * n.next_power_of_two().max(1);
-        MaxAddTree {
-            n,
-            max: vec![0; size],
-            add: vec![0; size],
+    fn apply(&mut self, p: usize, v: i64) {
+        self.max[p] += v;
+        if p < self.size {
+            self.add[p] += v;
+        }
+    }
+
+    /// Recomputes the ancestors of node `p`.
+    fn rebuild(&mut self, mut p: usize) {
+        while p > 1 {
+            p >>= 1;
+            self.max[p] = self.max[2 * p].max(self.max[2 * p + 1]) + self.add[p];
+        }
+    }
+
+    /// Pushes the pending adds of the ancestors of node `p` down to it.
+    fn push(&mut self, p: usize) {
+        for s in (1..=self.size.trailing_zeros()).rev() {
+            let i = p >> s;
+            let a = self.add[i];
+            if a != 0 {
+                self.apply(2 * i, a);
+                self.apply(2 * i + 1, a);
+                self.add[i] = 0;
+            }
         }
     }
 
     /// Adds `v` to every slot in `[lo, hi)`.
     pub(crate) fn add(&mut self, lo: usize, hi: usize, v: i64) {
-        if lo < hi {
-            self.add_rec(1, 0, self.n, lo, hi, v);
-        }
-    }
-
-    fn add_rec(&mut self, node: usize, l: usize, r: usize, lo: usize, hi: usize, v: i64) {
-        if hi <= l || r <= lo {
+        if lo >= hi {
             return;
         }
-        if lo <= l && r <= hi {
-            self.add[node] += v;
-            self.max[node] += v;
-            return;
+        let (mut l, mut r) = (lo + self.size, hi + self.size);
+        let (l0, r0) = (l, r - 1);
+        while l < r {
+            if l & 1 == 1 {
+                self.apply(l, v);
+                l += 1;
+            }
+            if r & 1 == 1 {
+                r -= 1;
+                self.apply(r, v);
+            }
+            l >>= 1;
+            r >>= 1;
         }
-        let mid = (l + r) / 2;
-        self.add_rec(2 * node, l, mid, lo, hi, v);
-        self.add_rec(2 * node + 1, mid, r, lo, hi, v);
-        self.max[node] = self.add[node] + self.max[2 * node].max(self.max[2 * node + 1]);
+        self.rebuild(l0);
+        self.rebuild(r0);
     }
 
     /// The maximum over `[lo, hi)`; 0 for an empty range.
-    pub(crate) fn max(&self, lo: usize, hi: usize) -> i64 {
-        if lo < hi {
-            self.max_rec(1, 0, self.n, lo, hi)
-        } else {
-            0
+    pub(crate) fn max(&mut self, lo: usize, hi: usize) -> i64 {
+        if lo >= hi {
+            return 0;
         }
+        let (mut l, mut r) = (lo + self.size, hi + self.size);
+        self.push(l);
+        self.push(r - 1);
+        let mut best = i64::MIN;
+        while l < r {
+            if l & 1 == 1 {
+                best = best.max(self.max[l]);
+                l += 1;
+            }
+            if r & 1 == 1 {
+                r -= 1;
+                best = best.max(self.max[r]);
+            }
+            l >>= 1;
+            r >>= 1;
+        }
+        best
     }
+}
 
-    fn max_rec(&self, node: usize, l: usize, r: usize, lo: usize, hi: usize) -> i64 {
-        if hi <= l || r <= lo {
-            return i64::MIN;
+#[cfg(test)]
+mod tests {
+    use super::MaxAddTree;
+    use crate::gen::random::Rng;
+
+    /// Range adds and range maxima agree with a plain vector on random
+    /// operations over trees of every size up to 40 slots.
+    #[test]
+    fn max_add_tree_matches_a_vector() {
+        let mut rng = Rng::new(5);
+        for n in 1..=40usize {
+            let mut plain: Vec<i64> = (0..n).map(|_| rng.below(9) as i64 - 4).collect();
+            let mut tree = MaxAddTree::from_values(&plain);
+            for _ in 0..200 {
+                let lo = rng.below(n as u64 + 1) as usize;
+                let hi = lo + rng.below((n - lo) as u64 + 1) as usize;
+                if rng.below(2) == 0 {
+                    let v = rng.below(11) as i64 - 5;
+                    tree.add(lo, hi, v);
+                    plain[lo..hi].iter_mut().for_each(|x| *x += v);
+                } else {
+                    let want = plain[lo..hi].iter().copied().max().unwrap_or(0);
+                    assert_eq!(tree.max(lo, hi), want, "n={n} [{lo}, {hi})");
+                }
+            }
         }
-        if lo <= l && r <= hi {
-            return self.max[node];
-        }
-        let mid = (l + r) / 2;
-        self.add[node]
-            + self
-                .max_rec(2 * node, l, mid, lo, hi)
-                .max(self.max_rec(2 * node + 1, mid, r, lo, hi))
     }
 }
