@@ -593,9 +593,10 @@ fn improve(problem: &Problem, mut best: (u64, Placement)) -> (u64, Placement) {
                     }
                     sweeps -= 1;
                     take(&mut chosen, &mut flipped, v, way);
-                    match problem.sweep(&chosen, &flipped) {
-                        Ok(placed) if cost_of(pieces, &placed.spilled) < best.0 => {
-                            best = (cost_of(pieces, &placed.spilled), placed);
+                    let swept = problem.sweep(&chosen, &flipped).ok();
+                    match swept.map(|p| (cost_of(pieces, &p.spilled), p)) {
+                        Some(better) if better.0 < best.0 => {
+                            best = better;
                             changed = true;
                             break;
                         }

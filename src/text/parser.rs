@@ -78,6 +78,16 @@ pub(super) struct Parser<'a> {
     stopped: bool,
 }
 
+/// Sets its cell to `None` when dropped, unless it was set: a thread that
+/// unwinds leaves nothing waiting on a cell it was to set.
+struct Unblock<'c, T>(&'c OnceLock<Option<T>>);
+
+impl<T> Drop for Unblock<'_, T> {
+    fn drop(&mut self) {
+        let _ = self.0.set(None);
+    }
+}
+
 /// What the first of two parsers read: up to the boundary, or everything.
 enum Head<'a> {
     Stopped(Parser<'a>),
@@ -305,6 +315,8 @@ impl<'a> Parser<'a> {
         let names: OnceLock<Option<Names<'a>>> = OnceLock::new();
         let (head, tail) = std::thread::scope(|s| {
             let tail = s.spawn(|| {
+                // Should this thread fail, the other must not wait for it.
+                let _unblock = Unblock(&*boundary);
                 let split = Lexer::new(src).statement_boundary(target);
                 let _ = boundary.set(split);
                 let mut second = Parser::new(src, false);
@@ -312,6 +324,7 @@ impl<'a> Parser<'a> {
                 second.lex.seek(split?);
                 Some(second.tail())
             });
+            let _unblock = Unblock(&names);
             self.target = target;
             self.boundary = Some(Arc::clone(&boundary));
             let header = self.header();
