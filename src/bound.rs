@@ -309,18 +309,9 @@ const PAD: i64 = i64::MIN / 4;
 impl MaxAddTree {
     /// A tree whose slot `i` holds `values[i]`.
     pub(crate) fn from_values(values: &[i64]) -> Self {
-        let mut t = MaxAddTree::new(values.len());
-        t.max[t.size..t.size + values.len()].copy_from_slice(values);
-        for p in (1..t.size).rev() {
-            t.max[p] = t.max[2 * p].max(t.max[2 * p + 1]);
-        }
-        t
-    }
-
-    fn new(n: usize) -> Self {
-        let size = n.next_power_of_two().max(1);
+        let size = values.len().next_power_of_two().max(1);
         let mut max = vec![PAD; 2 * size];
-        max[size..size + n].fill(0);
+        max[size..size + values.len()].copy_from_slice(values);
         for p in (1..size).rev() {
             max[p] = max[2 * p].max(max[2 * p + 1]);
         }
@@ -329,6 +320,11 @@ impl MaxAddTree {
             max,
             add: vec![0; size],
         }
+    }
+
+    /// A tree of `n` slots holding 0.
+    fn new(n: usize) -> Self {
+        MaxAddTree::from_values(&vec![0; n])
     }
 
     fn apply(&mut self, p: usize, v: i64) {

@@ -29,13 +29,7 @@ pub enum Weight {
 }
 
 /// The integer type of arc costs and path lengths.
-trait Cost:
-    Copy
-    + Ord
-    + std::ops::Add<Output = Self>
-    + std::ops::Sub<Output = Self>
-    + std::ops::Neg<Output = Self>
-{
+trait Cost: Copy + Ord + std::ops::Add<Output = Self> + std::ops::Sub<Output = Self> {
     /// Zero.
     const ZERO: Self;
     /// Farther than any path.

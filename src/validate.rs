@@ -303,8 +303,9 @@ fn checked(m: &Module) -> Result<Cx<'_>, ValidateError> {
 }
 
 /// [`validate`], then the `tile=RxC` attributes as written (the parser's
-/// [`crate::text::ParsedModule::tiles`]): each must equal K×M (SPEC §2.3; `pos` + tile fitting the array is checked by
-/// [`validate`] since the tile is always K×M).
+/// [`crate::text::ParsedModule::tiles`]): each must equal K×M (SPEC §2.3;
+/// `pos` + tile fitting the array is checked by [`validate`] since the
+/// tile is always K×M).
 pub fn validate_source(module: &Module, tiles: &[(InstId, Tile)]) -> Result<(), ValidateError> {
     let cx = checked(module)?;
     for &(id, tile) in tiles {
