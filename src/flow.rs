@@ -118,8 +118,9 @@ impl<C: Cost> Network<C> {
     }
 
     /// Sends `units` units from node 0 to the last node, one shortest path
-    /// at a time. Every arc points forward (tail below head), so the first
-    /// potentials come from one pass in node order.
+    /// at a time, each search stopping when it settles the last node.
+    /// Every arc points forward (tail below head), so the first potentials
+    /// come from one pass in node order.
     fn send(&mut self, units: u32) {
         let n = self.first.len() - 1;
         let far = C::FAR;
@@ -139,15 +140,34 @@ impl<C: Cost> Network<C> {
         let mut dist = vec![far; n];
         let mut via = vec![u32::MAX; n];
         let mut heap = BinaryHeap::new();
+        let mut tied = Vec::new();
         for _ in 0..units {
             dist.fill(far);
             via.fill(u32::MAX);
             dist[0] = C::ZERO;
             heap.push(Reverse((C::ZERO, 0u32)));
-            while let Some(Reverse((d, v))) = heap.pop() {
+            // Nodes reached at the distance being settled wait on a stack
+            // instead of the heap: they are next in any order.
+            let mut level = C::ZERO;
+            loop {
+                let (d, v) = match tied.pop() {
+                    Some(v) => (level, v),
+                    None => match heap.pop() {
+                        Some(Reverse((d, v))) => {
+                            level = d;
+                            (d, v)
+                        }
+                        None => break,
+                    },
+                };
                 let v = v as usize;
                 if d > dist[v] {
                     continue;
+                }
+                if v == n - 1 {
+                    heap.clear();
+                    tied.clear();
+                    break;
                 }
                 for a in self.out(v) {
                     let arc = self.arcs[a];
@@ -159,16 +179,24 @@ impl<C: Cost> Network<C> {
                     if nd < dist[w] {
                         dist[w] = nd;
                         via[w] = a as u32;
-                        heap.push(Reverse((nd, arc.to)));
+                        if nd == d {
+                            tied.push(arc.to);
+                        } else {
+                            heap.push(Reverse((nd, arc.to)));
+                        }
                     }
                 }
             }
             if dist[n - 1] == far {
                 return;
             }
+            // Nodes the search left unsettled are at least as far as
+            // the last; capping them there keeps every reduced cost
+            // non-negative (unreached nodes stay unreachable).
+            let last = dist[n - 1];
             for v in 0..n {
                 if dist[v] < far {
-                    pot[v] = pot[v] + dist[v];
+                    pot[v] = pot[v] + dist[v].min(last);
                 }
             }
             let mut w = n - 1;
@@ -203,18 +231,31 @@ fn kept_by<C: Cost>(
 /// point more than `k` times, as a flag per interval (true: kept), or
 /// `None` when the [`Weight::Forced`] intervals alone cover some point
 /// more than `k` times.
+///
+/// Only the points that more than `k` intervals cover constrain the
+/// choice, so the network is built over those alone: an interval becomes
+/// the run of such points it covers, and one that covers none is kept
+/// without entering the flow.
 pub fn max_weight_k_colorable(
     intervals: &[(u32, u32)],
     weights: &[Weight],
     k: u32,
 ) -> Option<Vec<bool>> {
     assert_eq!(intervals.len(), weights.len(), "one weight per interval");
-    let mut coords: Vec<u64> = (intervals.iter())
-        .flat_map(|&(s, e)| [u64::from(s), u64::from(e) + 1])
+    let runs = over_runs(intervals, k);
+    let mut kept = vec![true; intervals.len()];
+    let entered: Vec<usize> = (0..intervals.len())
+        .filter(|&i| runs[i].is_some())
+        .collect();
+    if entered.is_empty() {
+        return Some(kept);
+    }
+    let mut coords: Vec<u32> = (entered.iter())
+        .flat_map(|&i| runs[i].map(|(s, e)| [s, e]).into_iter().flatten())
         .collect();
     coords.sort_unstable();
     coords.dedup();
-    let at = |c: u64| coords.partition_point(|&x| x < c) as u32;
+    let at = |c: u32| coords.partition_point(|&x| x < c) as u32;
     // A forced interval is worth more than every finite one together.
     let finite: i128 = (weights.iter())
         .map(|w| match w {
@@ -223,30 +264,63 @@ pub fn max_weight_k_colorable(
         })
         .sum();
     let forced = finite + 1;
-    let mut list: Vec<(u32, u32, u32, i128)> = Vec::with_capacity(intervals.len() + coords.len());
+    let mut list: Vec<(u32, u32, u32, i128)> = Vec::with_capacity(entered.len() + coords.len());
     for i in 1..coords.len() as u32 {
         list.push((i - 1, i, k, 0));
     }
     let chain = list.len();
-    for (&(s, e), w) in intervals.iter().zip(weights) {
-        let worth = match w {
-            Weight::Finite(c) => i128::from(*c),
+    for &i in &entered {
+        let worth = match weights[i] {
+            Weight::Finite(c) => i128::from(c),
             Weight::Forced => forced,
         };
-        list.push((at(u64::from(s)), at(u64::from(e) + 1), 1, -worth));
-    }
-    if coords.len() < 2 {
-        return Some(Vec::new());
+        let (s, e) = runs[i].expect("entered intervals have a run");
+        list.push((at(s), at(e), 1, -worth));
     }
     // No potential, distance or reduced cost exceeds the arcs' total cost.
-    let total = forced * (intervals.len() as i128 + 1);
-    let kept = if total < i128::from(i64::MAX / 16) {
+    let total = forced * (entered.len() as i128 + 1);
+    let carried = if total < i128::from(i64::MAX / 16) {
         kept_by::<i64>(coords.len(), &list, chain, k)
     } else {
         kept_by::<i128>(coords.len(), &list, chain, k)
     };
+    for (&i, c) in entered.iter().zip(carried) {
+        kept[i] = c;
+    }
     let all_forced_kept = (kept.iter().zip(weights)).all(|(&k, w)| k || *w != Weight::Forced);
     all_forced_kept.then_some(kept)
+}
+
+/// For each interval, the half-open range `[s, e)` of the indices it
+/// covers among the stretches between endpoints that more than `k`
+/// intervals cover, numbered in order; `None` when it covers none.
+fn over_runs(intervals: &[(u32, u32)], k: u32) -> Vec<Option<(u32, u32)>> {
+    let mut coords: Vec<u64> = (intervals.iter())
+        .flat_map(|&(s, e)| [u64::from(s), u64::from(e) + 1])
+        .collect();
+    coords.sort_unstable();
+    coords.dedup();
+    let at = |c: u64| coords.partition_point(|&x| x < c);
+    let ends: Vec<(usize, usize)> = (intervals.iter())
+        .map(|&(s, e)| (at(u64::from(s)), at(u64::from(e) + 1)))
+        .collect();
+    let mut change = vec![0i64; coords.len() + 1];
+    for &(a, b) in &ends {
+        change[a] += 1;
+        change[b] -= 1;
+    }
+    // `rank[i]`: how many stretches before stretch `i` are covered more
+    // than `k` times.
+    let mut rank = Vec::with_capacity(coords.len() + 1);
+    let (mut load, mut over) = (0i64, 0u32);
+    for c in &change {
+        rank.push(over);
+        load += c;
+        over += u32::from(load > i64::from(k));
+    }
+    (ends.iter())
+        .map(|&(a, b)| (rank[a] < rank[b]).then_some((rank[a], rank[b])))
+        .collect()
 }
 
 #[cfg(test)]
