@@ -280,7 +280,7 @@ pub fn min_spill_cost_one_bank(
     let weights: Vec<Weight> = (costs.iter())
         .map(|c| c.finite().map_or(Weight::Forced, Weight::Finite))
         .collect();
-    let kept = flow::max_weight_k_colorable(&spans, &weights, num_banks)?;
+    let kept = flow::max_weight_k_colorable(&spans, &vec![1; spans.len()], &weights, num_banks)?;
     Some(
         (kept.iter().zip(costs))
             .filter(|(&k, _)| !k)

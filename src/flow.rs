@@ -190,28 +190,32 @@ impl<C: Cost> Network<C> {
             if dist[n - 1] == far {
                 return;
             }
-            // Nodes the search left unsettled are at least as far as
-            // the last; capping them there keeps every reduced cost
-            // non-negative (unreached nodes stay unreachable).
+            // Every node the search left unsettled, labelled or not, is at
+            // least as far as the last; capping them all there keeps every
+            // reduced cost non-negative.
             let last = dist[n - 1];
-            for v in 0..n {
-                if dist[v] < far {
-                    pot[v] = pot[v] + dist[v].min(last);
-                }
+            for (p, &d) in pot.iter_mut().zip(&dist) {
+                *p = *p + d.min(last);
             }
-            let mut w = n - 1;
-            while w != 0 {
-                let a = via[w] as usize;
-                self.arcs[a].cap -= 1;
-                let rev = self.arcs[a].rev as usize;
-                self.arcs[rev].cap += 1;
-                w = self.arcs[rev].to as usize;
-            }
+            self.augment(&via);
+        }
+    }
+
+    /// Sends one unit along the path `via` names (the arc into each node)
+    /// from node 0 to the last.
+    fn augment(&mut self, via: &[u32]) {
+        let mut w = via.len() - 1;
+        while w != 0 {
+            let a = via[w] as usize;
+            self.arcs[a].cap -= 1;
+            let rev = self.arcs[a].rev as usize;
+            self.arcs[rev].cap += 1;
+            w = self.arcs[rev].to as usize;
         }
     }
 }
 
-/// Whether each interval arc of `list` (from index `chain` on) carries flow
+/// Whether each interval arc of `list` (from index `chain` on) is full
 /// once `k` units cross the network of `nodes` nodes.
 fn kept_by<C: Cost>(
     nodes: usize,
@@ -232,17 +236,25 @@ fn kept_by<C: Cost>(
 /// `None` when the [`Weight::Forced`] intervals alone cover some point
 /// more than `k` times.
 ///
+/// An interval of width `w` (`widths`) counts `w` times at each point it
+/// covers. With every width 1 the set is the heaviest; otherwise an
+/// interval is an arc of capacity `w`, each unit worth `1/w` of its
+/// weight, kept when it carries all `w`: a set within `k` at every
+/// point, not always the heaviest.
+///
 /// Only the points that more than `k` intervals cover constrain the
 /// choice, so the network is built over those alone: an interval becomes
 /// the run of such points it covers, and one that covers none is kept
 /// without entering the flow.
 pub fn max_weight_k_colorable(
     intervals: &[(u32, u32)],
+    widths: &[u32],
     weights: &[Weight],
     k: u32,
 ) -> Option<Vec<bool>> {
     assert_eq!(intervals.len(), weights.len(), "one weight per interval");
-    let runs = over_runs(intervals, k);
+    assert_eq!(intervals.len(), widths.len(), "one width per interval");
+    let runs = over_runs(intervals, widths, k);
     let mut kept = vec![true; intervals.len()];
     let entered: Vec<usize> = (0..intervals.len())
         .filter(|&i| runs[i].is_some())
@@ -256,10 +268,12 @@ pub fn max_weight_k_colorable(
     coords.sort_unstable();
     coords.dedup();
     let at = |c: u32| coords.partition_point(|&x| x < c) as u32;
-    // A forced interval is worth more than every finite one together.
+    // Every unit's worth is a whole number of `1/scale`s of a weight.
+    let scale = (entered.iter()).fold(1i128, |l, &i| lcm(l, i128::from(widths[i])));
+    // A forced unit is worth more than every finite interval together.
     let finite: i128 = (weights.iter())
         .map(|w| match w {
-            Weight::Finite(c) => i128::from(*c),
+            Weight::Finite(c) => i128::from(*c) * scale,
             Weight::Forced => 0,
         })
         .sum();
@@ -270,15 +284,17 @@ pub fn max_weight_k_colorable(
     }
     let chain = list.len();
     for &i in &entered {
+        let w = widths[i];
         let worth = match weights[i] {
-            Weight::Finite(c) => i128::from(c),
+            Weight::Finite(c) => i128::from(c) * scale / i128::from(w),
             Weight::Forced => forced,
         };
         let (s, e) = runs[i].expect("entered intervals have a run");
-        list.push((at(s), at(e), 1, -worth));
+        list.push((at(s), at(e), w, -worth));
     }
     // No potential, distance or reduced cost exceeds the arcs' total cost.
-    let total = forced * (entered.len() as i128 + 1);
+    let units: i128 = entered.iter().map(|&i| i128::from(widths[i])).sum();
+    let total = forced * (units + 1);
     let carried = if total < i128::from(i64::MAX / 16) {
         kept_by::<i64>(coords.len(), &list, chain, k)
     } else {
@@ -291,10 +307,20 @@ pub fn max_weight_k_colorable(
     all_forced_kept.then_some(kept)
 }
 
+/// The least common multiple of two positive numbers.
+fn lcm(a: i128, b: i128) -> i128 {
+    let (mut x, mut y) = (a, b);
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    a / x * b
+}
+
 /// For each interval, the half-open range `[s, e)` of the indices it
-/// covers among the stretches between endpoints that more than `k`
-/// intervals cover, numbered in order; `None` when it covers none.
-fn over_runs(intervals: &[(u32, u32)], k: u32) -> Vec<Option<(u32, u32)>> {
+/// covers among the stretches between endpoints whose load (the widths
+/// of the intervals covering them) exceeds `k`, numbered in order; `None`
+/// when it covers none.
+fn over_runs(intervals: &[(u32, u32)], widths: &[u32], k: u32) -> Vec<Option<(u32, u32)>> {
     let mut coords: Vec<u64> = (intervals.iter())
         .flat_map(|&(s, e)| [u64::from(s), u64::from(e) + 1])
         .collect();
@@ -305,9 +331,9 @@ fn over_runs(intervals: &[(u32, u32)], k: u32) -> Vec<Option<(u32, u32)>> {
         .map(|&(s, e)| (at(u64::from(s)), at(u64::from(e) + 1)))
         .collect();
     let mut change = vec![0i64; coords.len() + 1];
-    for &(a, b) in &ends {
-        change[a] += 1;
-        change[b] -= 1;
+    for (&(a, b), &w) in ends.iter().zip(widths) {
+        change[a] += i64::from(w);
+        change[b] -= i64::from(w);
     }
     // `rank[i]`: how many stretches before stretch `i` are covered more
     // than `k` times.
@@ -350,6 +376,76 @@ mod tests {
             .max()
     }
 
+    /// Sends `units` along shortest paths found by Bellman–Ford on the
+    /// residual costs themselves: slow, with no potentials to get wrong.
+    fn send_plainly(net: &mut Network<i128>, units: u32) {
+        let n = net.first.len() - 1;
+        for _ in 0..units {
+            let mut dist = vec![i128::MAX; n];
+            let mut via = vec![u32::MAX; n];
+            dist[0] = 0;
+            let mut changed = true;
+            while changed {
+                changed = false;
+                for v in 0..n {
+                    if dist[v] == i128::MAX {
+                        continue;
+                    }
+                    for a in net.out(v) {
+                        let arc = net.arcs[a];
+                        let w = arc.to as usize;
+                        if arc.cap > 0 && dist[v] + arc.cost < dist[w] {
+                            (dist[w], via[w], changed) = (dist[v] + arc.cost, a as u32, true);
+                        }
+                    }
+                }
+            }
+            if dist[n - 1] == i128::MAX {
+                return;
+            }
+            net.augment(&via);
+        }
+    }
+
+    /// The cost of the flow `net` carries on the arcs of `list`.
+    fn flow_cost(net: &Network<i128>, list: &[(u32, u32, u32, i128)], forward: &[u32]) -> i128 {
+        (list.iter().zip(forward))
+            .map(|(&(_, _, cap, cost), &a)| i128::from(cap - net.arcs[a as usize].cap) * cost)
+            .sum()
+    }
+
+    /// Dijkstra with potentials, each search stopping at the last node,
+    /// sends flow exactly as cheap as plain Bellman–Ford does, on networks
+    /// large enough for the searches to leave nodes unsettled.
+    #[test]
+    fn shortest_paths_match_bellman_ford() {
+        let mut rng = Rng::new(5);
+        for _ in 0..300 {
+            let nodes = 2 + rng.below(60) as usize;
+            let k = 1 + rng.below(6) as u32;
+            let mut list: Vec<(u32, u32, u32, i128)> =
+                (1..nodes as u32).map(|i| (i - 1, i, k, 0)).collect();
+            for _ in 0..rng.below(150) {
+                let s = rng.below(nodes as u64 - 1) as u32;
+                let e = s + 1 + rng.below((nodes as u64 - 1 - u64::from(s)).min(12)) as u32;
+                let cost = match rng.below(8) {
+                    0 => -1_000_000,
+                    _ => -(1 + rng.below(1000) as i128),
+                };
+                list.push((s, e, 1 + rng.below(3) as u32, cost));
+            }
+            let (mut fast, forward) = Network::<i128>::new(nodes, &list);
+            fast.send(k);
+            let (mut plain, _) = Network::<i128>::new(nodes, &list);
+            send_plainly(&mut plain, k);
+            assert_eq!(
+                flow_cost(&fast, &list, &forward),
+                flow_cost(&plain, &list, &forward),
+                "{nodes} nodes, k={k}: {list:?}"
+            );
+        }
+    }
+
     /// The flow keeps a k-colorable set exactly as heavy as the heaviest,
     /// and reports the forced intervals that cannot all be kept, with
     /// weights small enough for 64-bit costs and large enough for 128.
@@ -378,7 +474,7 @@ mod tests {
                 })
                 .collect();
             let k = 1 + rng.below(3) as u32;
-            let got = max_weight_k_colorable(&ivs, &ws, k);
+            let got = max_weight_k_colorable(&ivs, &vec![1; n], &ws, k);
             let want = brute(&ivs, &ws, k);
             infeasible += usize::from(want.is_none());
             let Some(kept) = got else {

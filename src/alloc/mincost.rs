@@ -498,9 +498,9 @@ fn cost_of(pieces: &Pieces, spilled: &[NodeId]) -> u64 {
 
 /// The best placement of one iteration: the plain sweep's, or the
 /// sweep's that first lets go of the nodes a better-informed choice
-/// spills (the plain sweep's own spill set, and on one-bank programs
-/// [`flow_choice`]), each choice first thinned by [`keep_back`]; the
-/// cheapest wins (ties: the earlier). A plain sweep that spills nothing
+/// spills (the plain sweep's own spill set, and [`flow_choice`]), each
+/// choice first thinned by [`keep_back`]; the cheapest wins (ties: the
+/// earlier). A plain sweep that spills nothing
 /// cannot be beaten and is kept at once.
 pub(super) fn best_placement(
     nodes: &[Node],
@@ -641,17 +641,14 @@ fn keep_back(
     took
 }
 
-/// The nodes of a one-bank program to spill, by minimum-cost flow: the
-/// heaviest k-colorable set of Carlisle & Lloyd ([`flow`]) over the
-/// pieces, where every node's head and read groups (and the whole of an
-/// unspillable node) must be kept and each idle range is worth the
-/// node's cost. A node with an idle range left out is chosen; spilling
-/// the chosen leaves every point within the banks. `None` when the
-/// program is not one-bank or the kept pieces alone do not fit.
+/// The nodes to spill, by minimum-cost flow: the heaviest k-colorable set
+/// of Carlisle & Lloyd ([`flow`]) over the pieces, where every node's head
+/// and read groups (and the whole of an unspillable node) must be kept,
+/// each idle range is worth the node's cost and a piece is as wide as its
+/// node's banks. A node with an idle range left out is chosen; spilling
+/// the chosen leaves every point within the banks (alignment aside, which
+/// the sweep sees to). `None` when the kept pieces alone do not fit.
 fn flow_choice(nodes: &[Node], pieces: &Pieces, num_banks: u32) -> Option<Vec<bool>> {
-    if nodes.iter().any(|n| n.banks != 1) {
-        return None;
-    }
     let mut spans = Vec::new();
     let mut weights = Vec::new();
     let mut owner = Vec::new();
@@ -675,7 +672,8 @@ fn flow_choice(nodes: &[Node], pieces: &Pieces, num_banks: u32) -> Option<Vec<bo
             owner.push(v);
         }
     }
-    let kept = flow::max_weight_k_colorable(&spans, &weights, num_banks)?;
+    let widths: Vec<u32> = owner.iter().map(|&v| nodes[v].banks).collect();
+    let kept = flow::max_weight_k_colorable(&spans, &widths, &weights, num_banks)?;
     let mut chosen = vec![false; nodes.len()];
     for (k, &v) in kept.iter().zip(&owner) {
         chosen[v] |= !k;
