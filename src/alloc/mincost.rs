@@ -38,6 +38,7 @@ use super::{
 use crate::arch::{self, bank_alignment};
 use crate::bound::MaxAddTree;
 use crate::flow::{self, Weight};
+use crate::gen::random::Rng;
 use crate::ir::{InstKind, Mem, Module, Stmt, TensorId};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -514,11 +515,11 @@ pub(super) fn best_placement(
     if plain.spilled.is_empty() {
         return Ok(plain);
     }
-    let mut best = (cost_of(pieces, &plain.spilled), plain);
     let mut own = vec![false; n];
-    for v in &best.1.spilled {
+    for v in &plain.spilled {
         own[v.index()] = true;
     }
+    let mut starts = vec![(cost_of(pieces, &plain.spilled), plain)];
     let choices = [Some(own), flow_choice(nodes, pieces, num_banks)];
     for (i, mut chosen) in choices.into_iter().enumerate() {
         let Some(chosen) = chosen.as_mut() else {
@@ -530,19 +531,72 @@ pub(super) fn best_placement(
             continue;
         }
         if let Ok(placed) = problem.sweep(&first(chosen), &[]) {
-            let cost = cost_of(pieces, &placed.spilled);
-            if cost < best.0 {
-                best = (cost, placed);
+            if starts.iter().all(|(_, p)| p.spilled != placed.spilled) {
+                starts.push((cost_of(pieces, &placed.spilled), placed));
             }
         }
     }
-    Ok(improve(&problem, best).1)
+    starts.sort_by_key(|s| s.0);
+    let mut sweeps = SEARCH_WORK / n;
+    let mut best: Option<(u64, Placement)> = None;
+    for start in starts {
+        let found = improve(&problem, start, &mut sweeps);
+        if best.as_ref().is_none_or(|b| found.0 < b.0) {
+            best = Some(found);
+        }
+    }
+    let best = best.expect("the plain sweep is a start");
+    Ok(perturb(&problem, best, &mut sweeps).1)
+}
+
+/// Programs of at most this many nodes get [`perturb`]'s restarts.
+const PERTURB_NODES: usize = 64;
+
+/// Restarts [`perturb`] tries.
+const PERTURB_ROUNDS: usize = 32;
+
+/// Iterated local search on small programs: up to [`PERTURB_ROUNDS`]
+/// times, the best placement's spill set is let go first with the ways
+/// two random spillable nodes are let go changed, that sweep's placement
+/// is searched from ([`improve`]), and a cheaper result becomes the best.
+/// Deterministic: the random choices are seeded by the program's size.
+fn perturb(problem: &Problem, mut best: (u64, Placement), sweeps: &mut usize) -> (u64, Placement) {
+    let (n, pieces) = (problem.nodes.len(), problem.pieces);
+    let spillable: Vec<usize> = (0..n).filter(|&v| pieces.cost[v] != Cost::Inf).collect();
+    if n > PERTURB_NODES || best.0 == 0 || spillable.is_empty() {
+        return best;
+    }
+    let mut rng = Rng::new(n as u64);
+    let lets = [Let::AtPrice, Let::First, Let::Never];
+    for _ in 0..PERTURB_ROUNDS {
+        if *sweeps == 0 {
+            break;
+        }
+        *sweeps -= 1;
+        let mut chosen = vec![Let::AtPrice; n];
+        for v in &best.1.spilled {
+            chosen[v.index()] = Let::First;
+        }
+        for _ in 0..2 {
+            let v = spillable[rng.index(spillable.len())];
+            chosen[v] = lets[rng.index(lets.len())];
+        }
+        let Ok(placed) = problem.sweep(&chosen, &[]) else {
+            continue;
+        };
+        let found = improve(problem, (cost_of(pieces, &placed.spilled), placed), sweeps);
+        if found.0 < best.0 {
+            best = found;
+        }
+    }
+    best
 }
 
 /// Programs of at most this many nodes get [`improve`]'s local search.
 const SEARCH_NODES: usize = 512;
 
-/// What [`improve`] may spend: sweeps times nodes.
+/// What [`improve`]'s searches of one placement may spend together:
+/// sweeps times nodes.
 const SEARCH_WORK: usize = 1 << 18;
 
 /// Sets how node `v` is let go and, where flips are kept, whether it is flipped.
@@ -553,15 +607,15 @@ fn take(chosen: &mut [Let], flipped: &mut [bool], v: usize, (go, flip): (Let, Op
     }
 }
 
-/// Local search from the best placement found: its spill set is let go
-/// first and every other node at its price; then, one spillable node at a
-/// time in node order, each other way of letting it go ([`Let`]) is
-/// swept, and the first that spills at less cost is kept, until a pass
-/// over the nodes changes nothing. On multi-bank programs a second phase
-/// also tries flipping each node's end among equally good blocks. Both
-/// stop when the sweeps have done [`SEARCH_WORK`] node steps. Only on
-/// programs of at most [`SEARCH_NODES`] nodes.
-fn improve(problem: &Problem, mut best: (u64, Placement)) -> (u64, Placement) {
+/// Local search from a placement: its spill set is let go first and every
+/// other node at its price; then, one spillable node at a time in node
+/// order, each other way of letting it go ([`Let`]) is swept, and the
+/// first that spills at less cost is kept, until a pass over the nodes
+/// changes nothing. On multi-bank programs a second phase also tries
+/// flipping each node's end among equally good blocks. Each sweep spends
+/// one of `sweeps`; none left, the search stops. Only on programs of at
+/// most [`SEARCH_NODES`] nodes.
+fn improve(problem: &Problem, mut best: (u64, Placement), sweeps: &mut usize) -> (u64, Placement) {
     let (n, pieces) = (problem.nodes.len(), problem.pieces);
     if n > SEARCH_NODES || best.0 == 0 {
         return best;
@@ -572,7 +626,6 @@ fn improve(problem: &Problem, mut best: (u64, Placement)) -> (u64, Placement) {
     }
     let multi_bank = problem.nodes.iter().any(|v| v.banks > 1);
     let mut flipped = vec![false; if multi_bank { n } else { 0 }];
-    let mut sweeps = SEARCH_WORK / n.max(1);
     let phases: &[bool] = if multi_bank { &[false, true] } else { &[false] };
     for &flips in phases {
         loop {
@@ -588,10 +641,10 @@ fn improve(problem: &Problem, mut best: (u64, Placement)) -> (u64, Placement) {
                     if way == was {
                         continue;
                     }
-                    if sweeps == 0 {
+                    if *sweeps == 0 {
                         return best;
                     }
-                    sweeps -= 1;
+                    *sweeps -= 1;
                     take(&mut chosen, &mut flipped, v, way);
                     let swept = problem.sweep(&chosen, &flipped).ok();
                     match swept.map(|p| (cost_of(pieces, &p.spilled), p)) {
@@ -953,13 +1006,13 @@ mod tests {
     use super::*;
     use crate::gen::random::{program, RandomConfig};
 
-    /// The local search never hands back a costlier placement than it was
-    /// given, and on small multi-bank programs under pressure it finds
-    /// cheaper ones than the sweeps before it.
+    /// The local search and its restarts never hand back a costlier
+    /// placement than they were given, and on small multi-bank programs
+    /// under pressure each finds cheaper ones than what came before it.
     #[test]
     fn local_search_only_improves() {
         let opts = AllocOptions::default();
-        let mut cheaper = 0;
+        let (mut cheaper, mut restarted) = (0, 0);
         for seed in 0..40 {
             let cfg = RandomConfig {
                 tensors: 16,
@@ -977,11 +1030,17 @@ mod tests {
                 .sweep(&vec![Let::AtPrice; problem.nodes.len()], &[])
                 .unwrap();
             let given = cost_of(&pieces, &plain.spilled);
-            let (cost, placed) = improve(&problem, (given, plain));
+            let mut sweeps = SEARCH_WORK / problem.nodes.len();
+            let (cost, placed) = improve(&problem, (given, plain), &mut sweeps);
             assert!(cost <= given, "seed {seed}: {cost} > {given}");
             assert_eq!(cost, cost_of(&pieces, &placed.spilled));
             cheaper += usize::from(cost < given);
+            let (again, placed) = perturb(&problem, (cost, placed), &mut sweeps);
+            assert!(again <= cost, "seed {seed}: restarts {again} > {cost}");
+            assert_eq!(again, cost_of(&pieces, &placed.spilled));
+            restarted += usize::from(again < cost);
         }
         assert!(cheaper >= 10, "cheaper on {cheaper} of 40");
+        assert!(restarted >= 4, "restarts cheaper on {restarted} of 40");
     }
 }
