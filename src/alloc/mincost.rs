@@ -700,8 +700,14 @@ fn keep_back(
 /// each idle range is worth the node's cost and a piece is as wide as its
 /// node's banks. A node with an idle range left out is chosen; spilling
 /// the chosen leaves every point within the banks (alignment aside, which
-/// the sweep sees to). `None` when the kept pieces alone do not fit.
+/// the sweep sees to). `None` when the kept pieces alone do not fit, or
+/// on a multi-bank program of more than [`SEARCH_NODES`] nodes, where the
+/// flow costs more than the whole sweep and its choice did not beat the
+/// sweep's own in `psum bench --quality`.
 fn flow_choice(nodes: &[Node], pieces: &Pieces, num_banks: u32) -> Option<Vec<bool>> {
+    if nodes.len() > SEARCH_NODES && nodes.iter().any(|n| n.banks > 1) {
+        return None;
+    }
     let mut spans = Vec::new();
     let mut weights = Vec::new();
     let mut owner = Vec::new();
