@@ -556,8 +556,8 @@ const PERTURB_NODES: usize = 64;
 const PERTURB_ROUNDS: usize = 32;
 
 /// Iterated local search on small programs: up to [`PERTURB_ROUNDS`]
-/// times, the best placement's spill set is let go first with the ways
-/// two random spillable nodes are let go changed, that sweep's placement
+/// times, the best placement's spill set is let go first, two random
+/// spillable nodes each a random way ([`Let`]), that sweep's placement
 /// is searched from ([`improve`]), and a cheaper result becomes the best.
 /// Deterministic: the random choices are seeded by the program's size.
 fn perturb(problem: &Problem, mut best: (u64, Placement), sweeps: &mut usize) -> (u64, Placement) {
