@@ -17,7 +17,11 @@
 //! among the free ones by aligned (buddy) placement: the one whose
 //! enclosing block of twice its size is the fullest (then of four times,
 //! and so on), so large blocks stay whole; among equals, one-bank pieces
-//! take the highest and larger ones the lowest.
+//! take the highest and larger ones the lowest. The sweep runs from
+//! several starts (its own spill set, a minimum-cost flow's choice), and
+//! on programs of at most [`SEARCH_NODES`] nodes a local search over the
+//! ways each node is let go follows from each, with seeded restarts on the
+//! smallest.
 //!
 //! The spill code then goes in in one round ([`spill::insert_spill_code`]),
 //! and the banks of the sweep carry over to the program with it. When the
