@@ -19,7 +19,7 @@
 //! and so on), so large blocks stay whole; among equals, one-bank pieces
 //! take the highest and larger ones the lowest. The sweep runs from
 //! several starts (its own spill set, a minimum-cost flow's choice), and
-//! on programs of at most [`SEARCH_NODES`] nodes a local search over the
+//! on programs of at most 512 nodes a local search over the
 //! ways each node is let go follows from each, with seeded restarts on the
 //! smallest.
 //!
