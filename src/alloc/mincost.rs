@@ -501,12 +501,13 @@ fn cost_of(pieces: &Pieces, spilled: &[NodeId]) -> u64 {
         .fold(0, u64::saturating_add)
 }
 
-/// The best placement of one iteration: the plain sweep's, or the
-/// sweep's that first lets go of the nodes a better-informed choice
-/// spills (the plain sweep's own spill set, and [`flow_choice`]), each
-/// choice first thinned by [`keep_back`]; the cheapest wins (ties: the
-/// earlier). A plain sweep that spills nothing
-/// cannot be beaten and is kept at once.
+/// The best placement of one iteration. The starts are the plain sweep's
+/// placement and the sweeps' that first let go of the nodes a
+/// better-informed choice spills (the plain sweep's own spill set, and
+/// [`flow_choice`]), each choice first thinned by [`keep_back`]; each
+/// start, the cheapest first, is searched from ([`improve`]), and the
+/// cheapest result (ties: the earlier) gets [`perturb`]'s restarts. A
+/// plain sweep that spills nothing cannot be beaten and is kept at once.
 pub(super) fn best_placement(
     nodes: &[Node],
     pieces: &Pieces,
