@@ -254,7 +254,7 @@ pub fn max_weight_k_colorable(
 ) -> Option<Vec<bool>> {
     assert_eq!(intervals.len(), weights.len(), "one weight per interval");
     assert_eq!(intervals.len(), widths.len(), "one width per interval");
-    let runs = over_runs(intervals, widths, k);
+    let (runs, over) = over_runs(intervals, widths, k);
     let mut kept = vec![true; intervals.len()];
     let entered: Vec<usize> = (0..intervals.len())
         .filter(|&i| runs[i].is_some())
@@ -262,12 +262,9 @@ pub fn max_weight_k_colorable(
     if entered.is_empty() {
         return Some(kept);
     }
-    let mut coords: Vec<u32> = (entered.iter())
-        .flat_map(|&i| runs[i].map(|(s, e)| [s, e]).into_iter().flatten())
-        .collect();
-    coords.sort_unstable();
-    coords.dedup();
-    let at = |c: u32| coords.partition_point(|&x| x < c) as u32;
+    // One node before each stretch covered more than `k` times, and one
+    // after the last.
+    let nodes = over as usize + 1;
     // Every unit's worth is a whole number of `1/scale`s of a weight.
     let scale = (entered.iter()).fold(1i128, |l, &i| lcm(l, i128::from(widths[i])));
     // A forced unit is worth more than every finite interval together.
@@ -278,8 +275,8 @@ pub fn max_weight_k_colorable(
         })
         .sum();
     let forced = finite + 1;
-    let mut list: Vec<(u32, u32, u32, i128)> = Vec::with_capacity(entered.len() + coords.len());
-    for i in 1..coords.len() as u32 {
+    let mut list: Vec<(u32, u32, u32, i128)> = Vec::with_capacity(entered.len() + nodes);
+    for i in 1..nodes as u32 {
         list.push((i - 1, i, k, 0));
     }
     let chain = list.len();
@@ -290,15 +287,15 @@ pub fn max_weight_k_colorable(
             Weight::Forced => forced,
         };
         let (s, e) = runs[i].expect("entered intervals have a run");
-        list.push((at(s), at(e), w, -worth));
+        list.push((s, e, w, -worth));
     }
     // No potential, distance or reduced cost exceeds the arcs' total cost.
     let units: i128 = entered.iter().map(|&i| i128::from(widths[i])).sum();
     let total = forced * (units + 1);
     let carried = if total < i128::from(i64::MAX / 16) {
-        kept_by::<i64>(coords.len(), &list, chain, k)
+        kept_by::<i64>(nodes, &list, chain, k)
     } else {
-        kept_by::<i128>(coords.len(), &list, chain, k)
+        kept_by::<i128>(nodes, &list, chain, k)
     };
     for (&i, c) in entered.iter().zip(carried) {
         kept[i] = c;
@@ -318,9 +315,9 @@ fn lcm(a: i128, b: i128) -> i128 {
 
 /// For each interval, the half-open range `[s, e)` of the indices it
 /// covers among the stretches between endpoints whose load (the widths
-/// of the intervals covering them) exceeds `k`, numbered in order; `None`
-/// when it covers none.
-fn over_runs(intervals: &[(u32, u32)], widths: &[u32], k: u32) -> Vec<Option<(u32, u32)>> {
+/// of the intervals covering them) exceeds `k`, numbered in order (`None`
+/// when it covers none); and how many such stretches there are.
+fn over_runs(intervals: &[(u32, u32)], widths: &[u32], k: u32) -> (Vec<Option<(u32, u32)>>, u32) {
     let mut coords: Vec<u64> = (intervals.iter())
         .flat_map(|&(s, e)| [u64::from(s), u64::from(e) + 1])
         .collect();
@@ -344,9 +341,10 @@ fn over_runs(intervals: &[(u32, u32)], widths: &[u32], k: u32) -> Vec<Option<(u3
         load += c;
         over += u32::from(load > i64::from(k));
     }
-    (ends.iter())
+    let runs = (ends.iter())
         .map(|&(a, b)| (rank[a] < rank[b]).then_some((rank[a], rank[b])))
-        .collect()
+        .collect();
+    (runs, over)
 }
 
 #[cfg(test)]
@@ -444,6 +442,52 @@ mod tests {
                 "{nodes} nodes, k={k}: {list:?}"
             );
         }
+    }
+
+    /// Intervals wider than one keep within `k` at every point, with every
+    /// forced one kept, or are reported infeasible only when the forced
+    /// ones alone exceed `k` somewhere.
+    #[test]
+    fn wide_intervals_stay_within_k() {
+        let mut rng = Rng::new(8);
+        let mut dropped = 0;
+        for _ in 0..400 {
+            let n = rng.below(16) as usize;
+            let ivs: Vec<(u32, u32)> = (0..n)
+                .map(|_| {
+                    let s = rng.below(30) as u32;
+                    (s, s + rng.below(8) as u32)
+                })
+                .collect();
+            let widths: Vec<u32> = (0..n).map(|_| 1 + rng.below(4) as u32).collect();
+            let ws: Vec<Weight> = (0..n)
+                .map(|_| match rng.below(6) {
+                    0 => Weight::Forced,
+                    _ => Weight::Finite(1 + rng.below(9)),
+                })
+                .collect();
+            let k = 1 + rng.below(8) as u32;
+            let load = |keep: &dyn Fn(usize) -> bool, p: u32| -> u32 {
+                (0..n)
+                    .filter(|&i| keep(i) && ivs[i].0 <= p && p <= ivs[i].1)
+                    .map(|i| widths[i])
+                    .sum()
+            };
+            let forced_fit = (0..40).all(|p| load(&|i| ws[i] == Weight::Forced, p) <= k);
+            let got = max_weight_k_colorable(&ivs, &widths, &ws, k);
+            assert_eq!(got.is_some(), forced_fit, "{ivs:?} {widths:?} {ws:?} k={k}");
+            let Some(kept) = got else {
+                continue;
+            };
+            for p in 0..40 {
+                assert!(
+                    load(&|i| kept[i], p) <= k,
+                    "{ivs:?} {widths:?} k={k}: point {p}"
+                );
+            }
+            dropped += kept.iter().filter(|&&x| !x).count();
+        }
+        assert!(dropped > 100, "{dropped} intervals dropped");
     }
 
     /// The flow keeps a k-colorable set exactly as heavy as the heaviest,
