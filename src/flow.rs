@@ -444,6 +444,26 @@ mod tests {
         }
     }
 
+    /// `n` closed intervals starting below 30, each at most 8 long.
+    fn random_intervals(rng: &mut Rng, n: usize) -> Vec<(u32, u32)> {
+        (0..n)
+            .map(|_| {
+                let s = rng.below(30) as u32;
+                (s, s + rng.below(8) as u32)
+            })
+            .collect()
+    }
+
+    /// `n` weights, one in six forced, the others `base` + 1 to 9.
+    fn random_weights(rng: &mut Rng, n: usize, base: u64) -> Vec<Weight> {
+        (0..n)
+            .map(|_| match rng.below(6) {
+                0 => Weight::Forced,
+                _ => Weight::Finite(base + 1 + rng.below(9)),
+            })
+            .collect()
+    }
+
     /// Intervals wider than one keep within `k` at every point, with every
     /// forced one kept, or are reported infeasible only when the forced
     /// ones alone exceed `k` somewhere.
@@ -453,19 +473,9 @@ mod tests {
         let mut dropped = 0;
         for _ in 0..400 {
             let n = rng.below(16) as usize;
-            let ivs: Vec<(u32, u32)> = (0..n)
-                .map(|_| {
-                    let s = rng.below(30) as u32;
-                    (s, s + rng.below(8) as u32)
-                })
-                .collect();
+            let ivs = random_intervals(&mut rng, n);
             let widths: Vec<u32> = (0..n).map(|_| 1 + rng.below(4) as u32).collect();
-            let ws: Vec<Weight> = (0..n)
-                .map(|_| match rng.below(6) {
-                    0 => Weight::Forced,
-                    _ => Weight::Finite(1 + rng.below(9)),
-                })
-                .collect();
+            let ws = random_weights(&mut rng, n, 0);
             let k = 1 + rng.below(8) as u32;
             let load = |keep: &dyn Fn(usize) -> bool, p: u32| -> u32 {
                 (0..n)
@@ -505,18 +515,8 @@ mod tests {
         let mut infeasible = 0;
         for _ in 0..600 {
             let n = rng.below(11) as usize;
-            let ivs: Vec<(u32, u32)> = (0..n)
-                .map(|_| {
-                    let s = rng.below(30) as u32;
-                    (s, s + rng.below(8) as u32)
-                })
-                .collect();
-            let ws: Vec<Weight> = (0..n)
-                .map(|_| match rng.below(6) {
-                    0 => Weight::Forced,
-                    _ => Weight::Finite(base + 1 + rng.below(9)),
-                })
-                .collect();
+            let ivs = random_intervals(&mut rng, n);
+            let ws = random_weights(&mut rng, n, base);
             let k = 1 + rng.below(3) as u32;
             let got = max_weight_k_colorable(&ivs, &vec![1; n], &ws, k);
             let want = brute(&ivs, &ws, k);
