@@ -45,7 +45,6 @@ use crate::flow::{self, Weight};
 use crate::gen::random::Rng;
 use crate::ir::{InstKind, Mem, Module, Stmt, TensorId};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// What each node of one iteration holds when it is spilled, and its cost.
 pub(super) struct Pieces {
@@ -153,33 +152,41 @@ pub(super) struct Stuck {
     pub point: u32,
 }
 
+/// No segment, in [`Sweep`]'s lists.
+const NONE: u32 = u32::MAX;
+
+/// The aligned block of `banks` banks from bank `base`, as a bit mask.
+fn block(base: u32, banks: u32) -> u64 {
+    (u64::MAX >> (64 - banks)) << base
+}
+
 /// The state of one sweep. Segment `v < n` is node `v` (its interval, cut
 /// to its head when spilled); segment `n + g` is read group `g`.
 struct Sweep<'a> {
-    nodes: &'a [Node],
-    pieces: &'a Pieces,
+    problem: &'a Problem<'a>,
     /// How each node may be let go.
     chosen: &'a [Let],
     /// The nodes whose pieces take the other end among equal blocks (none
     /// when empty).
     flipped: &'a [bool],
-    num_banks: u32,
     /// The segment holding each bank.
     owner: Vec<u32>,
+    /// The banks held, bit `x` for bank `x`.
+    busy: u64,
     /// Each segment's base bank and current last point.
     base: Vec<u8>,
     end: Vec<u32>,
     spilled: Vec<bool>,
     /// Per node, its first read group not yet behind the sweep.
     cursor: Vec<u32>,
-    /// [`Problem::over`].
-    over: &'a [u32],
-    /// [`Problem::order`].
-    order: &'a [u32],
-    /// Segments placed, by last point (stale entries skipped).
-    ends: BinaryHeap<Reverse<(u32, u32)>>,
-    /// Read groups of spilled nodes still to place, by first point.
-    pending: BinaryHeap<Reverse<(u32, u32)>>,
+    /// Per point, the first of a list (through `link`) of the segments
+    /// placed to end there; a node spilled since is skipped.
+    ending: Vec<u32>,
+    /// Per point, the first of a list through `link` of the read groups of
+    /// spilled nodes that start there, still to place.
+    pending: Vec<u32>,
+    /// The next segment of the list each segment is in.
+    link: Vec<u32>,
 }
 
 /// What every sweep of one iteration shares.
@@ -187,16 +194,21 @@ pub(super) struct Problem<'a> {
     nodes: &'a [Node],
     pieces: &'a Pieces,
     num_banks: u32,
+    /// Points of the program: one past the last end.
+    points: usize,
     /// `over[p]`: the points before `p` where the program, nothing
     /// spilled, needs more banks than there are.
     over: Vec<u32>,
     /// The nodes by start (ties: by id).
     order: Vec<u32>,
+    /// The node of each read group.
+    group_node: Vec<u32>,
 }
 
 impl<'a> Problem<'a> {
-    /// The sweeps of `nodes`, with `pieces`, on `num_banks` banks.
+    /// The sweeps of `nodes`, with `pieces`, on `num_banks` banks (at most 64).
     pub fn new(nodes: &'a [Node], pieces: &'a Pieces, num_banks: u32) -> Self {
+        assert!(num_banks <= 64, "a sweep holds at most 64 banks");
         let n = nodes.len();
         let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
         let load = pieces.load(nodes, &vec![false; n], points);
@@ -208,12 +220,18 @@ impl<'a> Problem<'a> {
         }
         let mut order: Vec<u32> = (0..n as u32).collect();
         order.sort_by_key(|&v| (nodes[v as usize].start, v));
+        let mut group_node = Vec::with_capacity(pieces.groups.len());
+        for v in 0..n {
+            group_node.extend(pieces.groups_of(v).map(|_| v as u32));
+        }
         Problem {
             nodes,
             pieces,
             num_banks,
+            points,
             over,
             order,
+            group_node,
         }
     }
 
@@ -227,77 +245,63 @@ impl<'a> Problem<'a> {
 
 impl<'a> Sweep<'a> {
     fn new(problem: &'a Problem<'a>, chosen: &'a [Let], flipped: &'a [bool]) -> Self {
-        let Problem {
-            nodes,
-            pieces,
-            num_banks,
-            ..
-        } = *problem;
+        let Problem { nodes, pieces, .. } = *problem;
         let n = nodes.len();
         let segs = n + pieces.groups.len();
         let mut end: Vec<u32> = nodes.iter().map(|v| v.end).collect();
         end.extend(pieces.groups.iter().map(|g| g.1));
         Sweep {
-            nodes,
-            pieces,
+            problem,
             chosen,
             flipped,
-            over: &problem.over,
-            order: &problem.order,
-            num_banks,
-            owner: vec![FREE; num_banks as usize],
+            owner: vec![FREE; problem.num_banks as usize],
+            busy: 0,
             base: vec![0; segs],
             end,
             spilled: vec![false; n],
             cursor: pieces.first[..n].to_vec(),
-            ends: BinaryHeap::new(),
-            pending: BinaryHeap::new(),
+            ending: vec![NONE; problem.points],
+            pending: vec![NONE; problem.points],
+            link: vec![NONE; segs],
         }
     }
 
     fn banks(&self, seg: usize) -> u32 {
-        self.nodes[self.node_of(seg)].banks
+        self.problem.nodes[self.node_of(seg)].banks
     }
 
     /// The node of segment `seg`.
     fn node_of(&self, seg: usize) -> usize {
-        let n = self.nodes.len();
+        let n = self.problem.nodes.len();
         if seg < n {
             seg
         } else {
-            let g = (seg - n) as u32;
-            self.pieces.first.partition_point(|&f| f <= g) - 1
+            self.problem.group_node[seg - n] as usize
         }
     }
 
     /// Runs the sweep: every piece placed, or the first that cannot be.
     fn run(mut self) -> Result<Placement, Stuck> {
-        let n = self.nodes.len();
-        let mut next = self.order.iter().peekable();
+        let Problem { nodes, order, .. } = self.problem;
+        let n = nodes.len();
+        let mut next = order.iter().peekable();
         let mut starting: Vec<(u32, u32)> = Vec::new();
-        loop {
-            let node_at = next.peek().map(|&&v| self.nodes[v as usize].start);
-            let group_at = self.pending.peek().map(|r| r.0 .0);
-            let p = match (node_at, group_at) {
-                (Some(a), Some(b)) => a.min(b),
-                (Some(a), None) | (None, Some(a)) => a,
-                (None, None) => break,
-            };
-            self.release_before(p);
+        for p in 0..self.problem.points as u32 {
+            if p > 0 {
+                self.release_at(p - 1);
+            }
             starting.clear();
             while let Some(&&v) = next.peek() {
-                if self.nodes[v as usize].start != p {
+                if nodes[v as usize].start != p {
                     break;
                 }
-                starting.push((self.nodes[v as usize].banks, v));
+                starting.push((nodes[v as usize].banks, v));
                 next.next();
             }
-            while let Some(&Reverse((lo, seg))) = self.pending.peek() {
-                if lo != p {
-                    break;
-                }
+            let mut seg = std::mem::replace(&mut self.pending[p as usize], NONE);
+            while seg != NONE {
                 starting.push((self.banks(seg as usize), seg));
-                self.pending.pop();
+                seg = self.link[seg as usize];
             }
             // The largest pieces first: they have the fewest blocks to go to.
             starting.sort_unstable_by_key(|&(b, s)| (Reverse(b), s));
@@ -317,23 +321,23 @@ impl<'a> Sweep<'a> {
         })
     }
 
-    /// Frees the banks of the segments that end before `p`.
-    fn release_before(&mut self, p: u32) {
-        while let Some(&Reverse((end, seg))) = self.ends.peek() {
-            if end >= p {
-                break;
-            }
-            self.ends.pop();
-            if self.end[seg as usize] == end {
+    /// Frees the banks of the segments that end at `q`.
+    fn release_at(&mut self, q: u32) {
+        let mut seg = std::mem::replace(&mut self.ending[q as usize], NONE);
+        while seg != NONE {
+            if self.end[seg as usize] == q {
                 self.free(seg as usize);
             }
+            seg = self.link[seg as usize];
         }
     }
 
     fn free(&mut self, seg: usize) {
-        for o in &mut self.owner {
-            if *o == seg as u32 {
-                *o = FREE;
+        let base = u32::from(self.base[seg]);
+        for x in base..base + self.banks(seg) {
+            if self.owner[x as usize] == seg as u32 {
+                self.owner[x as usize] = FREE;
+                self.busy &= !(1 << x);
             }
         }
     }
@@ -342,27 +346,29 @@ impl<'a> Sweep<'a> {
     /// there: spillable, past its head, in no read group. Moves its cursor
     /// to its first group not behind `p`.
     fn idle_at(&mut self, u: usize, p: u32) -> bool {
-        if u >= self.nodes.len() || self.spilled[u] || self.pieces.cost[u] == Cost::Inf {
+        let pieces = self.problem.pieces;
+        if u >= self.problem.nodes.len() || self.spilled[u] || pieces.cost[u] == Cost::Inf {
             return false;
         }
-        if p <= self.pieces.head_end[u] {
+        if p <= pieces.head_end[u] {
             return false;
         }
-        let end = self.pieces.first[u + 1];
+        let end = pieces.first[u + 1];
         let mut c = self.cursor[u];
-        while c < end && self.pieces.groups[c as usize].1 < p {
+        while c < end && pieces.groups[c as usize].1 < p {
             c += 1;
         }
         self.cursor[u] = c;
-        c == end || self.pieces.groups[c as usize].0 > p
+        c == end || pieces.groups[c as usize].0 > p
     }
 
     /// What letting idle node `u` go at `p` is worth: the points from `p`
     /// on at which it would hold no bank and the program, nothing
     /// spilled, needs more banks than there are (at least 1: `p` needs it).
     fn freed_from(&self, u: usize, p: u32) -> u64 {
-        let over = |lo: u32, hi: u32| self.over[hi as usize + 1] - self.over[lo as usize];
-        let freed: u32 = (self.pieces.idle(u, &self.nodes[u]))
+        let over = &self.problem.over;
+        let over = |lo: u32, hi: u32| over[hi as usize + 1] - over[lo as usize];
+        let freed: u32 = (self.problem.pieces.idle(u, &self.problem.nodes[u]))
             .filter(|&(_, hi)| hi >= p)
             .map(|(lo, hi)| over(lo.max(p), hi))
             .sum();
@@ -372,24 +378,24 @@ impl<'a> Sweep<'a> {
     /// Places segment `seg` of `banks` banks starting at `p`, spilling the
     /// idle holders of the cheapest block when no block is free.
     fn place(&mut self, seg: usize, banks: u32, p: u32) -> Result<(), Stuck> {
+        let num_banks = self.problem.num_banks;
         let align = bank_alignment(banks);
-        let bases = (0..=self.num_banks.saturating_sub(banks)).step_by(align as usize);
+        let bases = (0..=num_banks.saturating_sub(banks)).step_by(align as usize);
         let high = (banks == 1) != (!self.flipped.is_empty() && self.flipped[self.node_of(seg)]);
         let mut best_free: Option<([u8; 8], u32)> = None;
         for b in bases.clone() {
-            let block = b as usize..(b + banks) as usize;
-            if self.owner[block].iter().all(|&o| o == FREE) {
+            if self.busy & block(b, banks) == 0 {
                 // The fuller the enclosing blocks of twice the size, then
                 // of four times, and so on, the better.
                 let mut held = [0u8; 8];
                 let mut size = 2 * align;
                 for h in &mut held {
-                    if size / 2 >= self.num_banks {
+                    if size / 2 >= num_banks {
                         break;
                     }
                     let lo = b - b % size;
-                    let hi = (lo + size).min(self.num_banks);
-                    *h = (lo..hi).filter(|&x| self.owner[x as usize] != FREE).count() as u8;
+                    let hi = (lo + size).min(num_banks);
+                    *h = (self.busy & block(lo, hi - lo)).count_ones() as u8;
                     size *= 2;
                 }
                 // Ties: one-bank pieces from the top, larger ones from the
@@ -409,8 +415,10 @@ impl<'a> Sweep<'a> {
         for x in base..base + banks {
             self.owner[x as usize] = seg as u32;
         }
+        self.busy |= block(base, banks);
         self.base[seg] = base as u8;
-        self.ends.push(Reverse((self.end[seg], seg as u32)));
+        let end = self.end[seg] as usize;
+        self.link[seg] = std::mem::replace(&mut self.ending[end], seg as u32);
         Ok(())
     }
 
@@ -439,8 +447,8 @@ impl<'a> Sweep<'a> {
                     break;
                 }
                 if self.chosen[o as usize] == Let::AtPrice {
-                    let c = self.pieces.cost[o as usize].finite().unwrap_or(u64::MAX);
-                    price += c as f64 / self.freed_from(o as usize, p) as f64;
+                    let c = self.problem.pieces.cost[o as usize].finite();
+                    price += c.unwrap_or(u64::MAX) as f64 / self.freed_from(o as usize, p) as f64;
                 }
             }
             if ok && best.is_none_or(|(q, _)| price < q) {
@@ -461,16 +469,18 @@ impl<'a> Sweep<'a> {
     /// before `p`), its read groups behind the sweep keep the bank they
     /// held with it, and those still ahead wait to be placed.
     fn spill(&mut self, u: usize, p: u32) {
+        let pieces = self.problem.pieces;
         self.spilled[u] = true;
         self.free(u);
-        self.end[u] = self.pieces.head_end[u];
-        let n = self.nodes.len();
-        for g in self.pieces.groups_of(u) {
-            let (lo, _) = self.pieces.groups[g];
+        self.end[u] = pieces.head_end[u];
+        let n = self.problem.nodes.len();
+        for g in pieces.groups_of(u) {
+            let (lo, _) = pieces.groups[g];
+            let seg = (n + g) as u32;
             if lo > p {
-                self.pending.push(Reverse((lo, (n + g) as u32)));
+                self.link[seg as usize] = std::mem::replace(&mut self.pending[lo as usize], seg);
             } else {
-                self.base[n + g] = self.base[u];
+                self.base[seg as usize] = self.base[u];
             }
         }
     }
