@@ -690,9 +690,35 @@ fn keep_back(
     num_banks: u32,
     points: usize,
 ) -> bool {
-    let mut tree = MaxAddTree::from_values(&pieces.load(nodes, spilled, points));
-    let mut order: Vec<usize> = (0..nodes.len()).filter(|&v| spilled[v]).collect();
+    let load = pieces.load(nodes, spilled, points);
+    // `full[b - 1][p]`: the points before `p` with fewer than `b` banks
+    // left. Loads only grow, so a node of `b` banks idle at one of them
+    // cannot be taken back.
+    let widest = nodes.iter().map(|v| v.banks).max().unwrap_or(0);
+    let full: Vec<Vec<u32>> = (1..=widest)
+        .map(|b| {
+            let limit = i64::from(num_banks) - i64::from(b);
+            let mut full = Vec::with_capacity(points + 1);
+            full.push(0u32);
+            for &l in &load {
+                let last = *full.last().expect("starts with 0");
+                full.push(last + u32::from(l > limit));
+            }
+            full
+        })
+        .collect();
+    let fits_now = |v: usize| {
+        let full = &full[nodes[v].banks as usize - 1];
+        (pieces.idle(v, &nodes[v])).all(|(lo, hi)| full[hi as usize + 1] == full[lo as usize])
+    };
+    let mut order: Vec<usize> = (0..nodes.len())
+        .filter(|&v| spilled[v] && fits_now(v))
+        .collect();
+    if order.is_empty() {
+        return false;
+    }
     order.sort_by_key(|&v| (Reverse(pieces.cost[v]), v));
+    let mut tree = MaxAddTree::from_values(&load);
     let mut took = false;
     for v in order {
         let b = i64::from(nodes[v].banks);
