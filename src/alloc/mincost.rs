@@ -691,42 +691,42 @@ fn keep_back(
     points: usize,
 ) -> bool {
     let load = pieces.load(nodes, spilled, points);
-    // `full[b - 1][p]`: the points before `p` with fewer than `b` banks
-    // left. Loads only grow, so a node of `b` banks idle at one of them
-    // cannot be taken back.
-    let widest = nodes.iter().map(|v| v.banks).max().unwrap_or(0);
-    let full: Vec<Vec<u32>> = (1..=widest)
-        .map(|b| {
-            let limit = i64::from(num_banks) - i64::from(b);
-            let mut full = Vec::with_capacity(points + 1);
-            full.push(0u32);
-            for &l in &load {
-                let last = *full.last().expect("starts with 0");
-                full.push(last + u32::from(l > limit));
-            }
-            full
+    let limit = |v: usize| i64::from(num_banks) - i64::from(nodes[v].banks);
+    // Loads only grow, so a node without room now never has it.
+    let room_now = |v: usize| {
+        (pieces.idle(v, &nodes[v])).all(|(lo, hi)| {
+            load[lo as usize..=hi as usize]
+                .iter()
+                .all(|&l| l <= limit(v))
         })
-        .collect();
-    let fits_now = |v: usize| {
-        let full = &full[nodes[v].banks as usize - 1];
-        (pieces.idle(v, &nodes[v])).all(|(lo, hi)| full[hi as usize + 1] == full[lo as usize])
     };
     let mut order: Vec<usize> = (0..nodes.len())
-        .filter(|&v| spilled[v] && fits_now(v))
+        .filter(|&v| spilled[v] && room_now(v))
         .collect();
     if order.is_empty() {
         return false;
     }
     order.sort_by_key(|&v| (Reverse(pieces.cost[v]), v));
-    let mut tree = MaxAddTree::from_values(&load);
+    // The tree holds the highest load of each stretch between the ends of
+    // the candidates' idle ranges.
+    let mut cuts: Vec<u32> = (order.iter())
+        .flat_map(|&v| pieces.idle(v, &nodes[v]))
+        .flat_map(|(lo, hi)| [lo, hi + 1])
+        .collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    let highest: Vec<i64> = (cuts.windows(2))
+        .map(|w| load[w[0] as usize..w[1] as usize].iter().copied().max())
+        .map(|m| m.expect("cuts are distinct"))
+        .collect();
+    let mut tree = MaxAddTree::from_values(&highest);
+    let at = |p: u32| cuts.partition_point(|&c| c < p);
     let mut took = false;
     for v in order {
-        let b = i64::from(nodes[v].banks);
-        let limit = i64::from(num_banks) - b;
-        let room = |(lo, hi): (u32, u32)| tree.max(lo as usize, hi as usize + 1) <= limit;
+        let room = |(lo, hi): (u32, u32)| tree.max(at(lo), at(hi + 1)) <= limit(v);
         if pieces.idle(v, &nodes[v]).all(room) {
             for (lo, hi) in pieces.idle(v, &nodes[v]) {
-                tree.add(lo as usize, hi as usize + 1, b);
+                tree.add(at(lo), at(hi + 1), i64::from(nodes[v].banks));
             }
             spilled[v] = false;
             took = true;
