@@ -138,12 +138,12 @@ impl<C: Cost> Network<C> {
             }
         }
         let mut dist = vec![far; n];
-        let mut via = vec![u32::MAX; n];
+        let mut via = vec![(u32::MAX, 0u32); n];
         let mut heap = BinaryHeap::new();
         let mut tied = Vec::new();
         for _ in 0..units {
             dist.fill(far);
-            via.fill(u32::MAX);
+            via.fill((u32::MAX, 0));
             dist[0] = C::ZERO;
             heap.push(Reverse((C::ZERO, 0u32)));
             // Nodes reached at the distance being settled wait on a stack
@@ -178,7 +178,7 @@ impl<C: Cost> Network<C> {
                     let nd = d + arc.cost + pot[v] - pot[w];
                     if nd < dist[w] {
                         dist[w] = nd;
-                        via[w] = a as u32;
+                        via[w] = (a as u32, v as u32);
                         if nd == d {
                             tied.push(arc.to);
                         } else {
@@ -201,16 +201,17 @@ impl<C: Cost> Network<C> {
         }
     }
 
-    /// Sends one unit along the path `via` names (the arc into each node)
-    /// from node 0 to the last.
-    fn augment(&mut self, via: &[u32]) {
+    /// Sends one unit along the path `via` names (the arc into each node
+    /// and its tail) from node 0 to the last. The walk follows the tails,
+    /// so no step waits on the arcs of the one before.
+    fn augment(&mut self, via: &[(u32, u32)]) {
         let mut w = via.len() - 1;
         while w != 0 {
-            let a = via[w] as usize;
-            self.arcs[a].cap -= 1;
-            let rev = self.arcs[a].rev as usize;
+            let (a, tail) = via[w];
+            self.arcs[a as usize].cap -= 1;
+            let rev = self.arcs[a as usize].rev as usize;
             self.arcs[rev].cap += 1;
-            w = self.arcs[rev].to as usize;
+            w = tail as usize;
         }
     }
 }
@@ -380,7 +381,7 @@ mod tests {
         let n = net.first.len() - 1;
         for _ in 0..units {
             let mut dist = vec![i128::MAX; n];
-            let mut via = vec![u32::MAX; n];
+            let mut via = vec![(u32::MAX, 0u32); n];
             dist[0] = 0;
             let mut changed = true;
             while changed {
@@ -393,7 +394,8 @@ mod tests {
                         let arc = net.arcs[a];
                         let w = arc.to as usize;
                         if arc.cap > 0 && dist[v] + arc.cost < dist[w] {
-                            (dist[w], via[w], changed) = (dist[v] + arc.cost, a as u32, true);
+                            (dist[w], via[w], changed) =
+                                (dist[v] + arc.cost, (a as u32, v as u32), true);
                         }
                     }
                 }
