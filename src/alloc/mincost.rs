@@ -84,6 +84,16 @@ impl Pieces {
         pieces
     }
 
+    /// The pieces of `n` nodes none of which can spill.
+    fn unspillable(n: usize) -> Pieces {
+        Pieces {
+            cost: vec![Cost::Inf; n],
+            head_end: vec![0; n],
+            first: vec![0; n + 1],
+            groups: Vec::new(),
+        }
+    }
+
     fn groups_of(&self, v: usize) -> std::ops::Range<usize> {
         self.first[v] as usize..self.first[v + 1] as usize
     }
@@ -781,6 +791,16 @@ fn flow_choice(nodes: &[Node], pieces: &Pieces, num_banks: u32) -> Option<Vec<bo
     Some(chosen)
 }
 
+/// The banks of a sweep that spills nothing, when one places every node
+/// of `nodes` (it is the plain sweep of [`best_placement`] then, found
+/// without the spill costs); `None` when aligned blocks run out.
+fn place_as_is(nodes: &[Node], num_banks: u32) -> Option<Vec<Option<u32>>> {
+    let pieces = Pieces::unspillable(nodes.len());
+    let problem = Problem::new(nodes, &pieces, num_banks);
+    let placed = problem.sweep(&vec![Let::Never; nodes.len()], &[]).ok()?;
+    Some(placed.bank.iter().map(|&b| Some(u32::from(b))).collect())
+}
+
 /// Whether giving `nodes` the base banks `bank` puts no two live ranges
 /// that meet on a common bank.
 pub(super) fn fits(nodes: &[Node], bank: &[Option<u32>], num_banks: u32) -> bool {
@@ -827,11 +847,13 @@ fn banks_by_tensor(
 }
 
 /// The first iteration of an allocation: the split program, its points
-/// and live ranges, its demand (hundredths of the banks) and warnings.
+/// and live ranges, its peak demand (in banks, and in hundredths of the
+/// banks) and warnings.
 pub(super) struct First {
     pub work: Module,
     pub lin: Linear,
     pub live: Liveness,
+    pub peak: u64,
     pub demand: u64,
     pub warnings: Vec<String>,
 }
@@ -853,12 +875,13 @@ impl First {
         let warnings = (live.unused.iter())
             .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
             .collect();
-        let demand = hundredths(liveness::peak_demand(&live.nodes, lin.len()).0, num_banks);
+        let peak = liveness::peak_demand(&live.nodes, lin.len()).0;
         Ok(First {
             work,
             lin,
             live,
-            demand,
+            peak,
+            demand: hundredths(peak, num_banks),
             warnings,
         })
     }
@@ -876,6 +899,7 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
         work,
         lin,
         live,
+        peak,
         demand,
         warnings,
     } = First::of(m, opts)?;
@@ -893,6 +917,11 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
     let mut spilled: Vec<TensorId> = Vec::new();
     let mut spill_cost = 0u64;
     let placed_all = 'rounds: {
+        if peak <= u64::from(num_banks) {
+            if let Some(bank) = place_as_is(&a.live.nodes, num_banks) {
+                break 'rounds Some((bank, 1));
+            }
+        }
         for iteration in 1..=opts.max_iterations {
             let (lin, live) = (&a.lin, &a.live);
             let pieces = Pieces::of(lin, live, &pinned, opts.spill_latency);
