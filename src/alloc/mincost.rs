@@ -44,6 +44,7 @@ use crate::bound::MaxAddTree;
 use crate::flow::{self, Weight};
 use crate::gen::random::Rng;
 use crate::ir::{InstKind, Mem, Module, Stmt, TensorId};
+use std::cell::Cell;
 use std::cmp::Reverse;
 
 /// What each node of one iteration holds when it is spilled, and its cost.
@@ -170,6 +171,47 @@ fn block(base: u32, banks: u32) -> u64 {
     (u64::MAX >> (64 - banks)) << base
 }
 
+/// The free aligned block of `banks` banks (of `num_banks`, `busy` held)
+/// a piece takes, by its base: the one whose enclosing block of twice its
+/// size is the fullest, then of four times, and so on; among equals, the
+/// highest when `high`, else the lowest. `None` when none is free.
+fn free_block(busy: u64, banks: u32, high: bool, num_banks: u32) -> Option<u32> {
+    if banks > num_banks {
+        return None;
+    }
+    let align = bank_alignment(banks);
+    let mut best: Option<([u8; 8], u32)> = None;
+    for b in (0..=num_banks.saturating_sub(banks)).step_by(align as usize) {
+        if busy & block(b, banks) != 0 {
+            continue;
+        }
+        let mut held = [0u8; 8];
+        let mut size = 2 * align;
+        for h in &mut held {
+            if size / 2 >= num_banks {
+                break;
+            }
+            let lo = b - b % size;
+            let hi = (lo + size).min(num_banks);
+            *h = (busy & block(lo, hi - lo)).count_ones() as u8;
+            size *= 2;
+        }
+        if best.is_none_or(|(h, _)| held > h || (held == h && high)) {
+            best = Some((held, b));
+        }
+    }
+    best.map(|(_, b)| b)
+}
+
+/// Banks up to which [`Problem`] keeps [`free_block`]'s answers in a table.
+const TABLE_BANKS: u32 = 8;
+
+/// A [`free_block`] answer not yet in the table.
+const UNKNOWN: u8 = u8::MAX - 1;
+
+/// No free block, in the table.
+const NO_BLOCK: u8 = u8::MAX;
+
 /// The state of one sweep. Segment `v < n` is node `v` (its interval, cut
 /// to its head when spilled); segment `n + g` is read group `g`.
 struct Sweep<'a> {
@@ -213,6 +255,10 @@ pub(super) struct Problem<'a> {
     order: Vec<u32>,
     /// The node of each read group.
     group_node: Vec<u32>,
+    /// [`free_block`]'s answers on at most [`TABLE_BANKS`] banks, filled
+    /// as they are asked for: entry `((banks - 1) * 2 + high) << num_banks
+    /// | busy`.
+    blocks: Vec<Cell<u8>>,
 }
 
 impl<'a> Problem<'a> {
@@ -234,6 +280,11 @@ impl<'a> Problem<'a> {
         for v in 0..n {
             group_node.extend(pieces.groups_of(v).map(|_| v as u32));
         }
+        let table = if num_banks <= TABLE_BANKS {
+            (2 * num_banks as usize) << num_banks
+        } else {
+            0
+        };
         Problem {
             nodes,
             pieces,
@@ -242,7 +293,22 @@ impl<'a> Problem<'a> {
             over,
             order,
             group_node,
+            blocks: vec![Cell::new(UNKNOWN); table],
         }
+    }
+
+    /// [`free_block`] of `busy`, from the table where it has one.
+    fn free_block(&self, busy: u64, banks: u32, high: bool) -> Option<u32> {
+        if self.blocks.is_empty() || banks > self.num_banks {
+            return free_block(busy, banks, high, self.num_banks);
+        }
+        let key = ((banks as usize - 1) * 2 + usize::from(high)) << self.num_banks | busy as usize;
+        let entry = &self.blocks[key];
+        if entry.get() == UNKNOWN {
+            let base = free_block(busy, banks, high, self.num_banks);
+            entry.set(base.map_or(NO_BLOCK, |b| b as u8));
+        }
+        (entry.get() != NO_BLOCK).then(|| u32::from(entry.get()))
     }
 
     /// Sweeps the nodes, letting them go as `chosen` says; the pieces of
@@ -391,32 +457,11 @@ impl<'a> Sweep<'a> {
         let num_banks = self.problem.num_banks;
         let align = bank_alignment(banks);
         let bases = (0..=num_banks.saturating_sub(banks)).step_by(align as usize);
+        // Ties: one-bank pieces from the top, larger ones from the bottom,
+        // so that small pieces do not split large blocks.
         let high = (banks == 1) != (!self.flipped.is_empty() && self.flipped[self.node_of(seg)]);
-        let mut best_free: Option<([u8; 8], u32)> = None;
-        for b in bases.clone() {
-            if self.busy & block(b, banks) == 0 {
-                // The fuller the enclosing blocks of twice the size, then
-                // of four times, and so on, the better.
-                let mut held = [0u8; 8];
-                let mut size = 2 * align;
-                for h in &mut held {
-                    if size / 2 >= num_banks {
-                        break;
-                    }
-                    let lo = b - b % size;
-                    let hi = (lo + size).min(num_banks);
-                    *h = (self.busy & block(lo, hi - lo)).count_ones() as u8;
-                    size *= 2;
-                }
-                // Ties: one-bank pieces from the top, larger ones from the
-                // bottom, so that small pieces do not split large blocks.
-                if best_free.is_none_or(|(h, _)| held > h || (held == h && high)) {
-                    best_free = Some((held, b));
-                }
-            }
-        }
-        let base = match best_free {
-            Some((_, b)) => b,
+        let base = match self.problem.free_block(self.busy, banks, high) {
+            Some(b) => b,
             None => self.free_cheapest(bases, banks, p).ok_or_else(|| Stuck {
                 node: NodeId::new(self.node_of(seg)),
                 point: p,
