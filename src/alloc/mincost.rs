@@ -17,7 +17,11 @@
 //! among the free ones by aligned (buddy) placement: the one whose
 //! enclosing block of twice its size is the fullest (then of four times,
 //! and so on), so large blocks stay whole; among equals, one-bank pieces
-//! take the highest and larger ones the lowest. The sweep runs from
+//! take the highest and larger ones the lowest (worked out once per set of
+//! busy banks on up to eight banks). A program whose peak demand is
+//! within the banks is first swept with nothing spillable, which needs no
+//! spill costs; when that places every piece, it is the plain sweep's
+//! placement and the result. Otherwise the sweep runs from
 //! several starts (its own spill set, a minimum-cost flow's choice), and
 //! on programs of at most 512 nodes a local search over the
 //! ways each node is let go follows from each, with seeded restarts on the
@@ -44,7 +48,7 @@ use crate::bound::MaxAddTree;
 use crate::flow::{self, Weight};
 use crate::gen::random::Rng;
 use crate::ir::{InstKind, Mem, Module, Stmt, TensorId};
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 use std::cmp::Reverse;
 
 /// What each node of one iteration holds when it is spilled, and its cost.
@@ -249,8 +253,9 @@ pub(super) struct Problem<'a> {
     /// Points of the program: one past the last end.
     points: usize,
     /// `over[p]`: the points before `p` where the program, nothing
-    /// spilled, needs more banks than there are.
-    over: Vec<u32>,
+    /// spilled, needs more banks than there are; worked out on first use
+    /// (a sweep that frees no block never asks).
+    over: OnceCell<Vec<u32>>,
     /// The nodes by start (ties: by id).
     order: Vec<u32>,
     /// The node of each read group.
@@ -267,13 +272,6 @@ impl<'a> Problem<'a> {
         assert!(num_banks <= 64, "a sweep holds at most 64 banks");
         let n = nodes.len();
         let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
-        let load = pieces.load(nodes, &vec![false; n], points);
-        let mut over = Vec::with_capacity(points + 1);
-        over.push(0);
-        for &l in &load {
-            let last = *over.last().expect("starts with 0");
-            over.push(last + u32::from(l > i64::from(num_banks)));
-        }
         let mut order: Vec<u32> = (0..n as u32).collect();
         order.sort_by_key(|&v| (nodes[v as usize].start, v));
         let mut group_node = Vec::with_capacity(pieces.groups.len());
@@ -290,11 +288,25 @@ impl<'a> Problem<'a> {
             pieces,
             num_banks,
             points,
-            over,
+            over: OnceCell::new(),
             order,
             group_node,
             blocks: vec![Cell::new(UNKNOWN); table],
         }
+    }
+
+    /// The field `over`, worked out on first use.
+    fn over(&self) -> &[u32] {
+        self.over.get_or_init(|| {
+            let load = (self.pieces).load(self.nodes, &vec![false; self.nodes.len()], self.points);
+            let mut over = Vec::with_capacity(self.points + 1);
+            over.push(0);
+            for &l in &load {
+                let last = *over.last().expect("starts with 0");
+                over.push(last + u32::from(l > i64::from(self.num_banks)));
+            }
+            over
+        })
     }
 
     /// [`free_block`] of `busy`, from the table where it has one.
@@ -442,7 +454,7 @@ impl<'a> Sweep<'a> {
     /// on at which it would hold no bank and the program, nothing
     /// spilled, needs more banks than there are (at least 1: `p` needs it).
     fn freed_from(&self, u: usize, p: u32) -> u64 {
-        let over = &self.problem.over;
+        let over = self.problem.over();
         let over = |lo: u32, hi: u32| over[hi as usize + 1] - over[lo as usize];
         let freed: u32 = (self.problem.pieces.idle(u, &self.problem.nodes[u]))
             .filter(|&(_, hi)| hi >= p)
@@ -957,7 +969,7 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
     };
     log.v(format!("{}% PSUM demand before spilling", pct_text(demand)));
     let mut pinned = vec![false; a.module.tensors.len()];
-    let mut namer = spill::Namer::new(&a.module);
+    let mut namer = None;
     let before = (a.module.tensors.len(), a.module.insts.len());
     let mut spilled: Vec<TensorId> = Vec::new();
     let mut spill_cost = 0u64;
@@ -993,7 +1005,8 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
             spilled.extend(placed.spilled.iter().map(|v| live.nodes[v.index()].tensor));
             let big = parallel && placed.spilled.len() >= PARALLEL_MIN_NODES;
             let plans = [costs::spill_plans(lin, live, &placed.spilled)];
-            let shift = spill::insert_spill_code(&mut a.module, lin, &plans, &mut namer, big);
+            let namer = namer.get_or_insert_with(|| spill::Namer::new(&a.module));
+            let shift = spill::insert_spill_code(&mut a.module, lin, &plans, namer, big);
             pinned.resize(a.module.tensors.len(), false);
             for &v in &placed.spilled {
                 pinned[live.nodes[v.index()].tensor.index()] = true;
