@@ -12,12 +12,10 @@
 //! `k` interval arcs across each cut, so the intervals they carry are
 //! k-colorable, and every k-colorable set is carried so; the cheapest flow
 //! of value `k` keeps the heaviest set. The flow is found by `k`
-//! successive shortest paths (Dijkstra over reduced costs, with the first
-//! potentials from one pass over the acyclic network), O(k · n log n), in
-//! 64-bit arithmetic when no path can cost beyond it, else in 128-bit.
-
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+//! successive shortest paths (Dijkstra over reduced costs on a radix heap,
+//! with the first potentials from one pass over the acyclic network),
+//! O(k · n · b) for b-bit costs, in 64-bit arithmetic when no path can cost
+//! beyond it, else in 128-bit.
 
 /// What keeping an interval is worth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +34,11 @@ trait Cost: Copy + Ord + std::ops::Add<Output = Self> + std::ops::Sub<Output = S
     const FAR: Self;
     /// `c`, which the caller has checked fits.
     fn of(c: i128) -> Self;
+    /// Bits of the type.
+    const BITS: usize;
+    /// How many low bits hold where non-negative `self` and `other`
+    /// differ: 0 when they are equal.
+    fn differ(self, other: Self) -> usize;
 }
 
 impl Cost for i64 {
@@ -44,6 +47,10 @@ impl Cost for i64 {
     fn of(c: i128) -> i64 {
         c as i64
     }
+    const BITS: usize = 64;
+    fn differ(self, other: i64) -> usize {
+        64 - (self ^ other).leading_zeros() as usize
+    }
 }
 
 impl Cost for i128 {
@@ -51,6 +58,10 @@ impl Cost for i128 {
     const FAR: i128 = i128::MAX / 4;
     fn of(c: i128) -> i128 {
         c
+    }
+    const BITS: usize = 128;
+    fn differ(self, other: i128) -> usize {
+        128 - (self ^ other).leading_zeros() as usize
     }
 }
 
@@ -61,6 +72,56 @@ struct Arc<C> {
     cap: u32,
     cost: C,
     rev: u32,
+}
+
+/// A monotone priority queue of nodes by distance (a radix heap): no key
+/// pushed is below the last popped, as in Dijkstra's search over
+/// non-negative reduced costs. Bucket `i` holds the keys that first differ
+/// from the last popped in bit `i - 1`; bucket 0, those equal to it, by
+/// node, the last the least. It pops in the order of a binary heap of
+/// `(distance, node)`.
+struct RadixHeap<C> {
+    last: C,
+    buckets: Vec<Vec<(C, u32)>>,
+}
+
+impl<C: Cost> RadixHeap<C> {
+    fn new() -> Self {
+        RadixHeap {
+            last: C::ZERO,
+            buckets: (0..=C::BITS).map(|_| Vec::new()).collect(),
+        }
+    }
+
+    /// Adds `node` at distance `key`, above the last popped.
+    fn push(&mut self, key: C, node: u32) {
+        debug_assert!(key > self.last || (key == self.last && self.last == C::ZERO));
+        self.buckets[key.differ(self.last)].push((key, node));
+    }
+
+    /// The entry of least distance, of least node among equals.
+    fn pop(&mut self) -> Option<(C, u32)> {
+        if self.buckets[0].is_empty() {
+            // The least key of the first bucket in use becomes the last;
+            // the bucket's other keys differ from it in lower bits only.
+            let i = self.buckets.iter().position(|b| !b.is_empty())?;
+            let mut moved = std::mem::take(&mut self.buckets[i]);
+            self.last = moved.iter().map(|e| e.0).min().expect("in use");
+            for &(key, node) in &moved {
+                self.buckets[key.differ(self.last)].push((key, node));
+            }
+            moved.clear();
+            self.buckets[i] = moved;
+            self.buckets[0].sort_unstable_by_key(|&(_, node)| std::cmp::Reverse(node));
+        }
+        self.buckets[0].pop()
+    }
+
+    /// Empties the heap for a search from distance 0.
+    fn clear(&mut self) {
+        self.buckets.iter_mut().for_each(Vec::clear);
+        self.last = C::ZERO;
+    }
 }
 
 /// The flow network of one problem, arcs grouped by tail.
@@ -139,13 +200,14 @@ impl<C: Cost> Network<C> {
         }
         let mut dist = vec![far; n];
         let mut via = vec![(u32::MAX, 0u32); n];
-        let mut heap = BinaryHeap::new();
+        let mut heap = RadixHeap::new();
         let mut tied = Vec::new();
         for _ in 0..units {
             dist.fill(far);
             via.fill((u32::MAX, 0));
             dist[0] = C::ZERO;
-            heap.push(Reverse((C::ZERO, 0u32)));
+            heap.clear();
+            heap.push(C::ZERO, 0);
             // Nodes reached at the distance being settled wait on a stack
             // instead of the heap: they are next in any order.
             let mut level = C::ZERO;
@@ -153,7 +215,7 @@ impl<C: Cost> Network<C> {
                 let (d, v) = match tied.pop() {
                     Some(v) => (level, v),
                     None => match heap.pop() {
-                        Some(Reverse((d, v))) => {
+                        Some((d, v)) => {
                             level = d;
                             (d, v)
                         }
@@ -165,7 +227,6 @@ impl<C: Cost> Network<C> {
                     continue;
                 }
                 if v == n - 1 {
-                    heap.clear();
                     tied.clear();
                     break;
                 }
@@ -182,7 +243,7 @@ impl<C: Cost> Network<C> {
                         if nd == d {
                             tied.push(arc.to);
                         } else {
-                            heap.push(Reverse((nd, arc.to)));
+                            heap.push(nd, arc.to);
                         }
                     }
                 }
@@ -464,6 +525,38 @@ mod tests {
                 _ => Weight::Finite(base + 1 + rng.below(9)),
             })
             .collect()
+    }
+
+    /// The radix heap pops what a binary heap of `(distance, node)` pops,
+    /// in the same order, under pushes above the last popped key.
+    #[test]
+    fn radix_heap_pops_in_binary_heap_order() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut rng = Rng::new(5);
+        for _ in 0..200 {
+            let mut radix = RadixHeap::<i64>::new();
+            let mut binary = BinaryHeap::new();
+            radix.push(0, 0);
+            binary.push(Reverse((0i64, 0u32)));
+            let mut last = 0i64;
+            for _ in 0..300 {
+                if rng.below(3) == 0 {
+                    let got = radix.pop();
+                    assert_eq!(got, binary.pop().map(|Reverse(e)| e));
+                    match got {
+                        Some((key, _)) => last = key,
+                        None => break,
+                    }
+                } else {
+                    let spread = 1 << rng.below(40);
+                    let key = last + 1 + rng.below(spread) as i64;
+                    let node = rng.below(50) as u32;
+                    radix.push(key, node);
+                    binary.push(Reverse((key, node)));
+                }
+            }
+        }
     }
 
     /// Intervals wider than one keep within `k` at every point, with every
