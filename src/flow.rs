@@ -380,23 +380,32 @@ fn lcm(a: i128, b: i128) -> i128 {
 /// of the intervals covering them) exceeds `k`, numbered in order (`None`
 /// when it covers none); and how many such stretches there are.
 fn over_runs(intervals: &[(u32, u32)], widths: &[u32], k: u32) -> (Vec<Option<(u32, u32)>>, u32) {
-    let mut coords: Vec<u64> = (intervals.iter())
-        .flat_map(|&(s, e)| [u64::from(s), u64::from(e) + 1])
+    // Every endpoint (`start`, `end + 1`) with its interval and side
+    // (`2i`, `2i + 1`), in order; each then takes the index of its
+    // coordinate among the distinct ones.
+    let mut points: Vec<(u64, u32)> = (intervals.iter().zip(0u32..))
+        .flat_map(|(&(s, e), i)| [(u64::from(s), 2 * i), (u64::from(e) + 1, 2 * i + 1)])
         .collect();
-    coords.sort_unstable();
-    coords.dedup();
-    let at = |c: u64| coords.partition_point(|&x| x < c);
-    let ends: Vec<(usize, usize)> = (intervals.iter())
-        .map(|&(s, e)| (at(u64::from(s)), at(u64::from(e) + 1)))
-        .collect();
-    let mut change = vec![0i64; coords.len() + 1];
+    points.sort_unstable_by_key(|&(c, _)| c);
+    let mut ends = vec![(0usize, 0usize); intervals.len()];
+    let mut coords = 0;
+    for (j, &(c, side)) in points.iter().enumerate() {
+        coords += usize::from(j == 0 || points[j - 1].0 != c);
+        let end = &mut ends[side as usize / 2];
+        if side % 2 == 0 {
+            end.0 = coords - 1;
+        } else {
+            end.1 = coords - 1;
+        }
+    }
+    let mut change = vec![0i64; coords + 1];
     for (&(a, b), &w) in ends.iter().zip(widths) {
         change[a] += i64::from(w);
         change[b] -= i64::from(w);
     }
     // `rank[i]`: how many stretches before stretch `i` are covered more
     // than `k` times.
-    let mut rank = Vec::with_capacity(coords.len() + 1);
+    let mut rank = Vec::with_capacity(coords + 1);
     let (mut load, mut over) = (0i64, 0u32);
     for c in &change {
         rank.push(over);
