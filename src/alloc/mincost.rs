@@ -466,18 +466,19 @@ impl<'a> Sweep<'a> {
     /// Places segment `seg` of `banks` banks starting at `p`, spilling the
     /// idle holders of the cheapest block when no block is free.
     fn place(&mut self, seg: usize, banks: u32, p: u32) -> Result<(), Stuck> {
-        let num_banks = self.problem.num_banks;
-        let align = bank_alignment(banks);
-        let bases = (0..=num_banks.saturating_sub(banks)).step_by(align as usize);
         // Ties: one-bank pieces from the top, larger ones from the bottom,
         // so that small pieces do not split large blocks.
         let high = (banks == 1) != (!self.flipped.is_empty() && self.flipped[self.node_of(seg)]);
         let base = match self.problem.free_block(self.busy, banks, high) {
             Some(b) => b,
-            None => self.free_cheapest(bases, banks, p).ok_or_else(|| Stuck {
-                node: NodeId::new(self.node_of(seg)),
-                point: p,
-            })?,
+            None => {
+                let last = self.problem.num_banks.saturating_sub(banks);
+                let bases = (0..=last).step_by(bank_alignment(banks) as usize);
+                self.free_cheapest(bases, banks, p).ok_or_else(|| Stuck {
+                    node: NodeId::new(self.node_of(seg)),
+                    point: p,
+                })?
+            }
         };
         for x in base..base + banks {
             self.owner[x as usize] = seg as u32;
