@@ -187,13 +187,15 @@ impl Events {
     /// with the code, of `tensors` tensors). The code renames reads of the
     /// spilled tensors only and adds copies that touch only spilled and new
     /// tensors, so every other tensor keeps its events. A spilled tensor
-    /// keeps its events up to its last write and is then read by its save;
-    /// a reload temporary is written by its copy and read by its group.
+    /// keeps its events up to its last write, is then read by its save and
+    /// keeps the reads before its first reload; a reload temporary is
+    /// written by its copy and read by the groups it serves.
     /// Both get new spans at the end of the records, which the spill code
     /// describes without a look at the instructions.
     pub fn update(&mut self, tensors: usize, shift: &SpillShift) {
         self.spans.resize(tensors, (0, 0));
-        for (&t, &save) in shift.spilled.iter().zip(&shift.saves) {
+        let spilled = shift.spilled.iter().zip(&shift.saves).zip(&shift.kept);
+        for ((&t, &save), &reads) in spilled {
             let at = self.touches.len() as u32;
             let (from, to) = self.spans[t.index()];
             let (from, to) = (from as usize, to as usize);
@@ -201,6 +203,8 @@ impl Events {
             let kept = kept.expect("a spilled tensor is written");
             self.touches.extend_from_within(from..=from + kept);
             self.touches.push(Touch::new(save, true, false));
+            let reads = from + kept + 1..from + kept + 1 + reads as usize;
+            self.touches.extend_from_within(reads);
             self.spans[t.index()] = (at, self.touches.len() as u32);
         }
         for r in &shift.reloads {

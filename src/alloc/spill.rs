@@ -83,15 +83,20 @@ const RELOAD: &str = "ReloadTensorCopy";
 
 /// Where the spill code of a run of nodes to spill goes (SPEC §3.8), node
 /// by node in spill order: each node's tensor, the point its save goes
-/// right after, and its read groups (closed point ranges, in order), each
-/// reloaded right before its first point and read from the reload. The
-/// allocator that chose the nodes works out the places; [`insert_spill_code`]
-/// writes the code.
+/// right after, and its reloads, each serving a run of its read groups
+/// (closed point ranges, in order): reloaded right before the run's first
+/// point, its groups read from the reload. Under §3.8 each group has its
+/// own reload; psum's split spilling (§3.11) lets a node keep its first
+/// groups on its own tensor and one reload serve several groups. The
+/// allocator that chose the nodes works out the places;
+/// [`insert_spill_code`] writes the code.
 #[derive(Clone, Debug, Default)]
 pub struct SpillPlans {
-    /// Per node: its tensor, its save point and the end of its read groups
-    /// in `groups`.
-    nodes: Vec<(TensorId, u32, usize)>,
+    /// Per node: its tensor, its save point, the reads of the groups it
+    /// keeps on its own tensor, and the end of its reloads in `reloads`.
+    nodes: Vec<(TensorId, u32, u32, usize)>,
+    /// Per reload: the end of the groups it serves in `groups`.
+    reloads: Vec<usize>,
     groups: Vec<(u32, u32)>,
 }
 
@@ -104,25 +109,56 @@ impl SpillPlans {
         save_after: u32,
         groups: impl IntoIterator<Item = (u32, u32)>,
     ) {
-        self.groups.extend(groups);
-        self.nodes.push((t, save_after, self.groups.len()));
+        self.push_split(t, save_after, groups.into_iter().map(|g| (g, true)));
     }
 
-    /// Each node with its save point and read groups, in order.
-    fn each(&self) -> impl Iterator<Item = (TensorId, u32, &[(u32, u32)])> {
-        let ends = self.nodes.iter().map(|n| n.2);
+    /// Adds the code of the next node: tensor `t`, saved right after point
+    /// `save_after`, with its read groups in order, each flagged when a
+    /// reload goes right before it. The groups before the first reload
+    /// read `t` itself; every later group reads the latest reload.
+    pub fn push_split(
+        &mut self,
+        t: TensorId,
+        save_after: u32,
+        groups: impl IntoIterator<Item = ((u32, u32), bool)>,
+    ) {
+        let open = self.reloads.len();
+        let mut kept = 0;
+        for ((lo, hi), reload) in groups {
+            if reload {
+                self.reloads.push(self.groups.len());
+            }
+            if self.reloads.len() == open {
+                kept += hi - lo + 1;
+                continue;
+            }
+            self.groups.push((lo, hi));
+            *self.reloads.last_mut().expect("a reload is open") = self.groups.len();
+        }
+        self.nodes.push((t, save_after, kept, self.reloads.len()));
+    }
+
+    /// Each node with its save point, the reads it keeps and its reloads'
+    /// groups, in order.
+    fn each(&self) -> impl Iterator<Item = (TensorId, u32, u32, Reloads<'_>)> {
+        let ends = self.nodes.iter().map(|n| n.3);
         let starts = std::iter::once(0).chain(ends);
-        (self.nodes.iter().zip(starts))
-            .map(|(&(t, save_after, end), start)| (t, save_after, &self.groups[start..end]))
+        (self.nodes.iter().zip(starts)).map(move |(&(t, save_after, kept, end), start)| {
+            let reloads = Reloads {
+                plans: self,
+                at: start..end,
+            };
+            (t, save_after, kept, reloads)
+        })
     }
 
-    /// The copies (and new tensors) of the code: a save per node and a
-    /// reload per group.
+    /// The copies (and new tensors) of the code: a save per node and one
+    /// per reload.
     fn copies(&self) -> usize {
-        self.nodes.len() + self.groups.len()
+        self.nodes.len() + self.reloads.len()
     }
 
-    /// The instructions its read groups hold.
+    /// The instructions its reloaded groups hold.
     fn reads(&self) -> usize {
         (self.groups.iter())
             .map(|&(lo, hi)| (hi - lo + 1) as usize)
@@ -130,6 +166,22 @@ impl SpillPlans {
     }
 }
 
+/// The reloads of one node of a [`SpillPlans`]: each the groups it serves.
+#[derive(Clone)]
+struct Reloads<'a> {
+    plans: &'a SpillPlans,
+    at: std::ops::Range<usize>,
+}
+
+impl<'a> Iterator for Reloads<'a> {
+    type Item = &'a [(u32, u32)];
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let r = self.at.next()?;
+        let start = r.checked_sub(1).map_or(0, |q| self.plans.reloads[q]);
+        Some(&self.plans.groups[start..self.plans.reloads[r]])
+    }
+}
 /// Declares the new tensors and adds the copies the `plans` describe, in
 /// creation order (node by node, the save and then the reloads), naming
 /// the tensors with `namer`.
@@ -142,7 +194,7 @@ fn declare(
     let copies = plans.iter().map(|p| p.copies()).sum();
     tensors.reserve(copies);
     insts.reserve(copies);
-    for (t, _, groups) in plans.iter().flat_map(SpillPlans::each) {
+    for (t, _, _, reloads) in plans.iter().flat_map(SpillPlans::each) {
         let mut copy = |what, mem, src: TensorId| {
             let like = &tensors[t.index()];
             debug_assert!(like.mem == Mem::Psum, "Expected save from PSUM");
@@ -157,7 +209,7 @@ fn declare(
             id
         };
         let saved = copy(SAVE, Mem::Sbuf, t);
-        for _ in groups {
+        for _ in reloads {
             copy(RELOAD, Mem::Psum, saved);
         }
     }
@@ -185,6 +237,7 @@ impl Code {
                 tensors: tensor,
                 before: Vec::with_capacity(copies),
                 spilled: Vec::with_capacity(nodes),
+                kept: Vec::with_capacity(nodes),
                 saves: Vec::with_capacity(nodes),
                 reloads: Vec::with_capacity(copies - nodes),
                 reads: Vec::with_capacity(reads),
@@ -200,9 +253,10 @@ impl Code {
             renames,
             inserts,
         } = &mut code;
-        for (t, save_after, groups) in plans.iter().flat_map(SpillPlans::each) {
+        for (t, save_after, kept, reloads) in plans.iter().flat_map(SpillPlans::each) {
             let (_, inst) = next();
             shift.spilled.push(t);
+            shift.kept.push(kept);
             shift.before.push(save_after + 1);
             shift.saves.push(inst);
             let at = lin.points[save_after as usize];
@@ -212,8 +266,9 @@ impl Code {
                 rank: 0,
                 inst,
             });
-            for &(lo, hi) in groups {
+            for groups in reloads {
                 let (reload, inst) = next();
+                let lo = groups[0].0;
                 shift.before.push(lo);
                 let at = lin.points[lo as usize];
                 inserts.push(Insertion {
@@ -223,9 +278,10 @@ impl Code {
                     inst,
                 });
                 let first = shift.reads.len();
+                let points = groups.iter().flat_map(|&(lo, hi)| lo..=hi);
                 shift
                     .reads
-                    .extend((lo..=hi).map(|p| match lin.points[p as usize].kind() {
+                    .extend(points.map(|p| match lin.points[p as usize].kind() {
                         PointKind::Inst(i) => i,
                         _ => unreachable!("read groups hold instructions only"),
                     }));
@@ -255,6 +311,9 @@ pub struct SpillShift {
     pub before: Vec<u32>,
     /// The tensors spilled.
     pub spilled: Vec<TensorId>,
+    /// For each spilled tensor, the reads after its save that still read
+    /// it (its first read groups, before its first reload).
+    pub kept: Vec<u32>,
     /// For each spilled tensor, the save that reads it after its last write.
     pub saves: Vec<InstId>,
     /// The reload temporaries, in order of creation.
@@ -271,7 +330,8 @@ pub struct ReloadEvents {
     pub tensor: TensorId,
     /// The reload copy that writes it.
     pub copy: InstId,
-    /// Where its read group's instructions are in [`SpillShift::reads`].
+    /// Where the instructions of the read groups it serves are in
+    /// [`SpillShift::reads`].
     pub reads: std::ops::Range<u32>,
 }
 
