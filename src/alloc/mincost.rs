@@ -36,6 +36,7 @@
 
 use super::analysis::{analyze, Analysis};
 use super::costs::{self, spill_plan, Cost};
+use super::spill::SpillPlans;
 use super::linear::Linear;
 use super::liveness::{self, Liveness, Node};
 use super::log::{hundredths, pct_text, Log};
@@ -53,8 +54,11 @@ use std::cmp::Reverse;
 
 /// What each node of one iteration holds when it is spilled, and its cost.
 pub(super) struct Pieces {
-    /// Spill cost of each node (SPEC §3.5).
+    /// Spill cost of each node (SPEC §3.5): its save and a reload per read
+    /// group.
     pub cost: Vec<Cost>,
+    /// What each spillable node's save costs (0 for the others).
+    pub save_cost: Vec<u64>,
     /// The last point of each spillable node's head (its interval from its
     /// start to its save, loop extension included).
     pub head_end: Vec<u32>,
@@ -62,6 +66,15 @@ pub(super) struct Pieces {
     pub first: Vec<u32>,
     /// Read groups, closed point ranges, each node's in order.
     pub groups: Vec<(u32, u32)>,
+    /// What a reload right before each read group costs.
+    pub reload_cost: Vec<u64>,
+    /// The last point of a node's own tensor when it keeps its read groups
+    /// up to this one (loop extension included).
+    pub kept_end: Vec<u32>,
+    /// The last read group a reload right before this one can serve: the
+    /// run of the node's groups from here whose innermost loop is this
+    /// group's, so that the reload's live range is the run's span.
+    pub reach: Vec<u32>,
 }
 
 impl Pieces {
@@ -71,9 +84,13 @@ impl Pieces {
         let cost = costs::find_costs(lin, live, pinned, latency);
         let n = live.nodes.len();
         let mut pieces = Pieces {
+            save_cost: vec![0; n],
             head_end: vec![0; n],
             first: Vec::with_capacity(n + 1),
             groups: Vec::new(),
+            reload_cost: Vec::new(),
+            kept_end: Vec::new(),
+            reach: Vec::new(),
             cost,
         };
         pieces.first.push(0);
@@ -81,8 +98,26 @@ impl Pieces {
             let v = NodeId::new(i);
             if pieces.cost[i] != Cost::Inf {
                 let plan = spill_plan(lin, live, v).expect("a finite cost has a plan");
+                let per = u64::from(node.banks).saturating_mul(latency);
+                pieces.save_cost[i] = per.saturating_mul(lin.weight(plan.save_after));
                 pieces.head_end[i] = liveness::extend(lin, node.def, plan.save_after).1;
+                let from = pieces.groups.len();
                 (pieces.groups).extend(plan.groups(live.events_of(v, lin)));
+                for &(lo, hi) in &pieces.groups[from..] {
+                    (pieces.reload_cost).push(per.saturating_mul(lin.weight(lo)));
+                    (pieces.kept_end).push(liveness::extend(lin, node.def, hi).1);
+                }
+                let to = pieces.groups.len();
+                let innermost = |g: usize| lin.points[pieces.groups[g].0 as usize].innermost();
+                let mut reach = vec![0; to - from];
+                let mut last = to.saturating_sub(1);
+                for g in (from..to).rev() {
+                    if g + 1 < to && innermost(g) != innermost(g + 1) {
+                        last = g;
+                    }
+                    reach[g - from] = last as u32;
+                }
+                pieces.reach.extend(reach);
             }
             pieces.first.push(pieces.groups.len() as u32);
         }
@@ -93,9 +128,13 @@ impl Pieces {
     fn unspillable(n: usize) -> Pieces {
         Pieces {
             cost: vec![Cost::Inf; n],
+            save_cost: vec![0; n],
             head_end: vec![0; n],
             first: vec![0; n + 1],
             groups: Vec::new(),
+            reload_cost: Vec::new(),
+            kept_end: Vec::new(),
+            reach: Vec::new(),
         }
     }
 
@@ -145,16 +184,20 @@ impl Pieces {
 /// A free bank in [`Sweep`]'s bank table.
 const FREE: u32 = u32::MAX;
 
-/// The placement one sweep found: the spilled nodes and every piece's base bank.
+/// The placement one sweep found: the spilled nodes, where they are
+/// reloaded, and every piece's base bank.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Placement {
     /// The nodes to spill, ascending.
     pub spilled: Vec<NodeId>,
-    /// Base bank of each node (over its whole interval, or its head when
-    /// spilled).
+    /// Base bank of each node (over its whole interval, or up to where it
+    /// goes when spilled).
     pub bank: Vec<u8>,
-    /// Base bank of each read group of [`Pieces::groups`] (meaningful for
-    /// the spilled nodes' groups).
+    /// Per read group of [`Pieces::groups`], whether a reload goes right
+    /// before it.
+    pub reload: Vec<bool>,
+    /// Base bank of the reload before each read group (meaningful where
+    /// `reload` is set).
     pub group_bank: Vec<u8>,
 }
 
@@ -216,8 +259,10 @@ const UNKNOWN: u8 = u8::MAX - 1;
 /// No free block, in the table.
 const NO_BLOCK: u8 = u8::MAX;
 
-/// The state of one sweep. Segment `v < n` is node `v` (its interval, cut
-/// to its head when spilled); segment `n + g` is read group `g`.
+/// The state of one sweep. Segment `v < n` is node `v`'s own tensor (its
+/// interval, cut where it goes when spilled); segment `n + g` is the
+/// reload right before read group `g`, which holds its node's value from
+/// there over the groups it serves until it goes in turn.
 struct Sweep<'a> {
     problem: &'a Problem<'a>,
     /// How each node may be let go.
@@ -233,6 +278,8 @@ struct Sweep<'a> {
     base: Vec<u8>,
     end: Vec<u32>,
     spilled: Vec<bool>,
+    /// Per read group, whether a reload goes right before it.
+    reload: Vec<bool>,
     /// Per node, its first read group not yet behind the sweep.
     cursor: Vec<u32>,
     /// Per point, the first of a list (through `link`) of the segments
@@ -337,7 +384,7 @@ impl<'a> Sweep<'a> {
         let n = nodes.len();
         let segs = n + pieces.groups.len();
         let mut end: Vec<u32> = nodes.iter().map(|v| v.end).collect();
-        end.extend(pieces.groups.iter().map(|g| g.1));
+        end.extend(pieces.reach.iter().map(|&r| pieces.groups[r as usize].1));
         Sweep {
             problem,
             chosen,
@@ -347,6 +394,7 @@ impl<'a> Sweep<'a> {
             base: vec![0; segs],
             end,
             spilled: vec![false; n],
+            reload: vec![false; pieces.groups.len()],
             cursor: pieces.first[..n].to_vec(),
             ending: vec![NONE; problem.points],
             pending: vec![NONE; problem.points],
@@ -405,19 +453,40 @@ impl<'a> Sweep<'a> {
         Ok(Placement {
             spilled,
             bank: self.base,
+            reload: self.reload,
             group_bank,
         })
     }
 
-    /// Frees the banks of the segments that end at `q`.
+    /// Frees the banks of the segments that end at `q`. A reload that
+    /// ends short of its node's last group, because the next group is in
+    /// another loop, is followed by a reload before that group.
     fn release_at(&mut self, q: u32) {
+        let n = self.problem.nodes.len();
         let mut seg = std::mem::replace(&mut self.ending[q as usize], NONE);
         while seg != NONE {
+            let next = self.link[seg as usize];
             if self.end[seg as usize] == q {
                 self.free(seg as usize);
+                if let Some(g) = (seg as usize).checked_sub(n) {
+                    let u = self.problem.group_node[g] as usize;
+                    let r = self.problem.pieces.reach[g] as usize + 1;
+                    if r < self.problem.pieces.first[u + 1] as usize {
+                        self.reload_at(r);
+                    }
+                }
             }
-            seg = self.link[seg as usize];
+            seg = next;
         }
+    }
+
+    /// Puts a reload right before read group `g`, to be placed where the
+    /// group starts.
+    fn reload_at(&mut self, g: usize) {
+        let lo = self.problem.pieces.groups[g].0 as usize;
+        let seg = self.problem.nodes.len() + g;
+        self.reload[g] = true;
+        self.link[seg] = std::mem::replace(&mut self.pending[lo], seg as u32);
     }
 
     fn free(&mut self, seg: usize) {
@@ -430,37 +499,49 @@ impl<'a> Sweep<'a> {
         }
     }
 
-    /// Whether node `u`, holding banks at `p`, holds them for nothing
-    /// there: spillable, past its head, in no read group. Moves its cursor
-    /// to its first group not behind `p`.
-    fn idle_at(&mut self, u: usize, p: u32) -> bool {
+    /// Whether segment `seg`, holding banks at `p`, holds them for
+    /// nothing there: its node spillable, `p` past its head and in no read
+    /// group, and the segment's tensor, let go now, ending before `p` (a
+    /// reload past the first group it serves; the node's own tensor past
+    /// the loops its kept groups extend it to). Moves the node's cursor to
+    /// its first group not behind `p`.
+    fn idle_at(&mut self, seg: usize, p: u32) -> bool {
         let pieces = self.problem.pieces;
-        if u >= self.problem.nodes.len() || self.spilled[u] || pieces.cost[u] == Cost::Inf {
+        let u = self.node_of(seg);
+        if pieces.cost[u] == Cost::Inf || p <= pieces.head_end[u] {
             return false;
         }
-        if p <= pieces.head_end[u] {
-            return false;
-        }
-        let end = pieces.first[u + 1];
+        let (first, end) = (pieces.first[u], pieces.first[u + 1]);
         let mut c = self.cursor[u];
         while c < end && pieces.groups[c as usize].1 < p {
             c += 1;
         }
         self.cursor[u] = c;
-        c == end || pieces.groups[c as usize].0 > p
+        if c < end && pieces.groups[c as usize].0 <= p {
+            return false;
+        }
+        match seg.checked_sub(self.problem.nodes.len()) {
+            Some(g) => c as usize > g,
+            None => c == first || pieces.kept_end[c as usize - 1] < p,
+        }
     }
 
-    /// What letting idle node `u` go at `p` is worth: the points from `p`
-    /// on at which it would hold no bank and the program, nothing
+    /// What letting idle node `u` go at `p` costs (its save, if it has
+    /// none yet, and the reload before its next group) and is worth: the
+    /// points from `p` to that group at which the program, nothing
     /// spilled, needs more banks than there are (at least 1: `p` needs it).
-    fn freed_from(&self, u: usize, p: u32) -> u64 {
+    fn price(&self, u: usize, p: u32) -> (u64, u64) {
+        let pieces = self.problem.pieces;
+        let c = self.cursor[u] as usize;
+        let save = if self.spilled[u] { 0 } else { pieces.save_cost[u] };
+        let (reload, until) = if c < pieces.first[u + 1] as usize {
+            (pieces.reload_cost[c], pieces.groups[c].0 - 1)
+        } else {
+            (0, self.problem.nodes[u].end)
+        };
         let over = self.problem.over();
-        let over = |lo: u32, hi: u32| over[hi as usize + 1] - over[lo as usize];
-        let freed: u32 = (self.problem.pieces.idle(u, &self.problem.nodes[u]))
-            .filter(|&(_, hi)| hi >= p)
-            .map(|(lo, hi)| over(lo.max(p), hi))
-            .sum();
-        u64::from(freed.max(1))
+        let freed = over[until as usize + 1] - over[p as usize];
+        (save.saturating_add(reload), u64::from(freed.max(1)))
     }
 
     /// Places segment `seg` of `banks` banks starting at `p`, spilling the
@@ -510,13 +591,14 @@ impl<'a> Sweep<'a> {
                     continue;
                 }
                 seen[k] = o;
-                if !self.idle_at(o as usize, p) || self.chosen[o as usize] == Let::Never {
+                let u = self.node_of(o as usize);
+                if !self.idle_at(o as usize, p) || self.chosen[u] == Let::Never {
                     ok = false;
                     break;
                 }
-                if self.chosen[o as usize] == Let::AtPrice {
-                    let c = self.problem.pieces.cost[o as usize].finite();
-                    price += c.unwrap_or(u64::MAX) as f64 / self.freed_from(o as usize, p) as f64;
+                if self.chosen[u] == Let::AtPrice {
+                    let (cost, freed) = self.price(u, p);
+                    price += cost as f64 / freed as f64;
                 }
             }
             if ok && best.is_none_or(|(q, _)| price < q) {
@@ -533,23 +615,23 @@ impl<'a> Sweep<'a> {
         Some(base)
     }
 
-    /// Spills idle node `u` at `p`: its banks go free now (its head ended
-    /// before `p`), its read groups behind the sweep keep the bank they
-    /// held with it, and those still ahead wait to be placed.
-    fn spill(&mut self, u: usize, p: u32) {
+    /// Lets idle segment `seg` go at `p`: its node is spilled, its banks
+    /// go free now (its tensor ended before `p`), and its next read group,
+    /// if any, gets a reload, placed when the sweep reaches it.
+    fn spill(&mut self, seg: usize, p: u32) {
         let pieces = self.problem.pieces;
+        let u = self.node_of(seg);
         self.spilled[u] = true;
-        self.free(u);
-        self.end[u] = pieces.head_end[u];
-        let n = self.problem.nodes.len();
-        for g in pieces.groups_of(u) {
-            let (lo, _) = pieces.groups[g];
-            let seg = (n + g) as u32;
-            if lo > p {
-                self.link[seg as usize] = std::mem::replace(&mut self.pending[lo as usize], seg);
-            } else {
-                self.base[seg as usize] = self.base[u];
-            }
+        self.free(seg);
+        let c = self.cursor[u] as usize;
+        self.end[seg] = match (seg.checked_sub(self.problem.nodes.len()), c) {
+            (None, c) if c == pieces.first[u] as usize => pieces.head_end[u],
+            (None, c) => pieces.kept_end[c - 1],
+            (Some(_), c) => pieces.groups[c - 1].1,
+        };
+        debug_assert!(self.end[seg] < p, "a segment goes only where it has ended");
+        if c < pieces.first[u + 1] as usize {
+            self.reload_at(c);
         }
     }
 }
@@ -572,11 +654,13 @@ fn first(spilled: &[bool]) -> Vec<Let> {
         .collect()
 }
 
-/// The cycles spilling `spilled` costs.
-fn cost_of(pieces: &Pieces, spilled: &[NodeId]) -> u64 {
-    (spilled.iter())
-        .filter_map(|v| pieces.cost[v.index()].finite())
-        .fold(0, u64::saturating_add)
+/// The cycles the spill code of `placed` costs: a save per spilled node
+/// and a reload per reloaded group.
+fn cost_of(pieces: &Pieces, placed: &Placement) -> u64 {
+    let saves = placed.spilled.iter().map(|v| pieces.save_cost[v.index()]);
+    let reloads = (pieces.reload_cost.iter().zip(&placed.reload))
+        .filter_map(|(&c, &r)| r.then_some(c));
+    saves.chain(reloads).fold(0, u64::saturating_add)
 }
 
 /// The best placement of one iteration. The starts are the plain sweep's
@@ -602,7 +686,7 @@ pub(super) fn best_placement(
     for v in &plain.spilled {
         own[v.index()] = true;
     }
-    let mut starts = vec![(cost_of(pieces, &plain.spilled), plain)];
+    let mut starts = vec![(cost_of(pieces, &plain), plain)];
     let choices = [Some(own), flow_choice(nodes, pieces, num_banks)];
     for (i, mut chosen) in choices.into_iter().enumerate() {
         let Some(chosen) = chosen.as_mut() else {
@@ -614,8 +698,8 @@ pub(super) fn best_placement(
             continue;
         }
         if let Ok(placed) = problem.sweep(&first(chosen), &[]) {
-            if starts.iter().all(|(_, p)| p.spilled != placed.spilled) {
-                starts.push((cost_of(pieces, &placed.spilled), placed));
+            if starts.iter().all(|(_, p)| (&p.spilled, &p.reload) != (&placed.spilled, &placed.reload)) {
+                starts.push((cost_of(pieces, &placed), placed));
             }
         }
     }
@@ -667,7 +751,7 @@ fn perturb(problem: &Problem, mut best: (u64, Placement), sweeps: &mut usize) ->
         let Ok(placed) = problem.sweep(&chosen, &[]) else {
             continue;
         };
-        let found = improve(problem, (cost_of(pieces, &placed.spilled), placed), sweeps);
+        let found = improve(problem, (cost_of(pieces, &placed), placed), sweeps);
         if found.0 < best.0 {
             best = found;
         }
@@ -730,7 +814,7 @@ fn improve(problem: &Problem, mut best: (u64, Placement), sweeps: &mut usize) ->
                     *sweeps -= 1;
                     take(&mut chosen, &mut flipped, v, way);
                     let swept = problem.sweep(&chosen, &flipped).ok();
-                    match swept.map(|p| (cost_of(pieces, &p.spilled), p)) {
+                    match swept.map(|p| (cost_of(pieces, &p), p)) {
                         Some(better) if better.0 < best.0 => {
                             best = better;
                             changed = true;
@@ -883,9 +967,24 @@ pub(super) fn fits(nodes: &[Node], bank: &[Option<u32>], num_banks: u32) -> bool
     true
 }
 
+/// The spill code of `placed`: each spilled node's save, its first read
+/// groups kept on its own tensor, and a reload before each group the sweep
+/// reloads, serving the groups after it up to the next.
+fn spill_plans(lin: &Linear, live: &Liveness, pieces: &Pieces, placed: &Placement) -> SpillPlans {
+    let mut plans = SpillPlans::default();
+    for &v in &placed.spilled {
+        let plan = spill_plan(lin, live, v).expect("only spillable nodes are spilled");
+        let groups = pieces.groups_of(v.index());
+        let reloads = groups.map(|g| (pieces.groups[g], placed.reload[g]));
+        plans.push_split(live.nodes[v.index()].tensor, plan.save_after, reloads);
+    }
+    plans
+}
+
 /// The base banks of the program after spilling `placed.spilled` in one
-/// round, by tensor: each node keeps the sweep's bank (a spilled one for
-/// its head) and each reload temporary takes its group's.
+/// round, by tensor: each node keeps the sweep's bank (a spilled one up to
+/// where it goes) and each reload temporary takes the bank of its first
+/// group's reload.
 fn banks_by_tensor(
     tensors: usize,
     live: &Liveness,
@@ -898,7 +997,7 @@ fn banks_by_tensor(
         by[n.tensor.index()] = Some(u32::from(b));
     }
     let groups = (placed.spilled.iter()).flat_map(|v| pieces.groups_of(v.index()));
-    for (g, r) in groups.zip(&shift.reloads) {
+    for (g, r) in groups.filter(|&g| placed.reload[g]).zip(&shift.reloads) {
         by[r.tensor.index()] = Some(u32::from(placed.group_bank[g]));
     }
     by
@@ -1000,12 +1099,12 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
                     placed.bank.iter().map(|&b| Some(u32::from(b))).collect();
                 break 'rounds Some((bank, iteration));
             }
-            let cycles = cost_of(&pieces, &placed.spilled);
+            let cycles = cost_of(&pieces, &placed);
             log.v(format!("spilling from PSUM cost about {cycles} cycles"));
             spill_cost = spill_cost.saturating_add(cycles);
             spilled.extend(placed.spilled.iter().map(|v| live.nodes[v.index()].tensor));
             let big = parallel && placed.spilled.len() >= PARALLEL_MIN_NODES;
-            let plans = [costs::spill_plans(lin, live, &placed.spilled)];
+            let plans = [spill_plans(lin, live, &pieces, &placed)];
             let namer = namer.get_or_insert_with(|| spill::Namer::new(&a.module));
             let shift = spill::insert_spill_code(&mut a.module, lin, &plans, namer, big);
             pinned.resize(a.module.tensors.len(), false);
@@ -1164,15 +1263,15 @@ mod tests {
             let plain = problem
                 .sweep(&vec![Let::AtPrice; problem.nodes.len()], &[])
                 .unwrap();
-            let given = cost_of(&pieces, &plain.spilled);
+            let given = cost_of(&pieces, &plain);
             let mut sweeps = SEARCH_WORK / problem.nodes.len();
             let (cost, placed) = improve(&problem, (given, plain), &mut sweeps);
             assert!(cost <= given, "seed {seed}: {cost} > {given}");
-            assert_eq!(cost, cost_of(&pieces, &placed.spilled));
+            assert_eq!(cost, cost_of(&pieces, &placed));
             cheaper += usize::from(cost < given);
             let (again, placed) = perturb(&problem, (cost, placed), &mut sweeps);
             assert!(again <= cost, "seed {seed}: restarts {again} > {cost}");
-            assert_eq!(again, cost_of(&pieces, &placed.spilled));
+            assert_eq!(again, cost_of(&pieces, &placed));
             restarted += usize::from(again < cost);
         }
         assert!(cheaper >= 10, "cheaper on {cheaper} of 40");
