@@ -21,6 +21,7 @@ use super::linear::Linear;
 use super::liveness::{self, Liveness, Node};
 use super::log::{pct_text, Log};
 use super::mincost::{Ending, First, Pieces};
+use super::spill::SpillPlans;
 use super::{costs, outcome, spill, AllocError, AllocOptions, AllocOutcome, NodeId};
 use crate::arch::{self, bank_alignment, Arch};
 use crate::ir::{Module, TensorId};
@@ -37,36 +38,54 @@ struct Realized {
     bank: Vec<Option<u32>>,
 }
 
+/// How one spilled node is spilled: per read group of it, whether a
+/// reload goes right before it.
+pub(super) type Spill = (NodeId, Vec<bool>);
+
 /// The cheapest allocation found so far.
 struct Best {
     cost: u64,
-    ids: Vec<NodeId>,
+    spills: Vec<Spill>,
     realized: Realized,
+}
+
+/// One way to spill a candidate: its reloads, their cost with the save,
+/// and the points of its idle ranges where it still holds PSUM.
+struct Way {
+    cost: u64,
+    reload: Vec<bool>,
+    held: Vec<u32>,
+}
+
+/// A spillable node and the ways to spill it, cheapest first.
+struct Candidate {
+    node: NodeId,
+    banks: i64,
+    /// The least cost of letting it go anywhere: its save and its cheapest
+    /// reload.
+    least: u64,
+    ways: Vec<Way>,
 }
 
 /// What the search reads of the first iteration.
 struct Search<'a> {
     first: &'a First,
+    pieces: &'a Pieces,
     arch: &'a Arch,
     num_banks: u32,
-    /// The spillable nodes, in id order, and their costs.
-    cand: Vec<(NodeId, u64)>,
+    /// The spillable nodes, in id order.
+    cand: Vec<Candidate>,
     /// Per point, the candidates (bits of `cand` positions) idle there:
     /// past their head and in none of their read groups.
     idle: Vec<u32>,
     /// Per candidate, the points where it is idle.
     idle_points: Vec<Vec<u32>>,
-    /// Candidate positions by cost per bank, cheapest first.
+    /// Candidate positions by least cost per bank, cheapest first.
     by_price: Vec<usize>,
 }
 
 impl Search<'_> {
-    /// Banks of candidate `i`.
-    fn banks(&self, i: usize) -> i64 {
-        i64::from(self.first.live.nodes[self.cand[i].0.index()].banks)
-    }
-
-    /// The least cost, by fractional cover at the cheapest cost per bank,
+    /// The least cost, by fractional cover at the least cost per bank,
     /// of freeing each point's excess of `high` over the banks with the
     /// `undecided` candidates idle there.
     fn bound(&self, high: &[i64], undecided: u32) -> Option<f64> {
@@ -84,9 +103,9 @@ impl Search<'_> {
                 if undecided & self.idle[p] & (1 << i) == 0 {
                     continue;
                 }
-                let b = self.banks(i);
+                let b = self.cand[i].banks;
                 let take = need.min(b);
-                cost += self.cand[i].1 as f64 * take as f64 / b as f64;
+                cost += self.cand[i].least as f64 * take as f64 / b as f64;
                 need -= take;
             }
             if need > 0 {
@@ -98,17 +117,9 @@ impl Search<'_> {
     }
 
     /// Branch and bound from candidate `i` on: `low` is the load with the
-    /// undecided candidates spilled, `high` with them kept.
-    #[allow(clippy::too_many_arguments)]
-    fn go(
-        &self,
-        i: usize,
-        low: &mut [i64],
-        high: &mut [i64],
-        spilled: &mut Vec<NodeId>,
-        cost: u64,
-        best: &mut Option<Best>,
-    ) {
+    /// undecided candidates spilled everywhere they are idle, `high` with
+    /// them kept.
+    fn go(&self, i: usize, low: &mut [i64], high: &mut [i64], spills: &mut Vec<Spill>, cost: u64, best: &mut Option<Best>) {
         if best.as_ref().is_some_and(|b| cost >= b.cost) {
             return;
         }
@@ -123,51 +134,97 @@ impl Search<'_> {
             return;
         }
         if i == self.cand.len() {
-            if let Some(realized) = realize(self.first, self.arch, self.num_banks, spilled) {
-                let ids = spilled.clone();
+            if let Some(realized) = realize(self.first, self.pieces, self.arch, self.num_banks, spills) {
                 *best = Some(Best {
                     cost,
-                    ids,
+                    spills: spills.clone(),
                     realized,
                 });
             }
             return;
         }
-        let b = self.banks(i);
+        let c = &self.cand[i];
+        let fits = |low: &[i64], points: &[u32]| {
+            (points.iter()).all(|&p| low[p as usize] <= i64::from(self.num_banks))
+        };
         let points = &self.idle_points[i];
         // Kept: it holds its banks where it would have been idle.
-        for &p in points {
-            low[p as usize] += b;
+        hold(low, points, c.banks);
+        if fits(low, points) {
+            self.go(i + 1, low, high, spills, cost, best);
         }
-        if points
-            .iter()
-            .all(|&p| low[p as usize] <= i64::from(self.num_banks))
-        {
-            self.go(i + 1, low, high, spilled, cost, best);
+        hold(low, points, -c.banks);
+        hold(high, points, -c.banks);
+        for way in &c.ways {
+            hold(low, &way.held, c.banks);
+            hold(high, &way.held, c.banks);
+            if fits(low, &way.held) {
+                spills.push((c.node, way.reload.clone()));
+                self.go(i + 1, low, high, spills, cost.saturating_add(way.cost), best);
+                spills.pop();
+            }
+            hold(low, &way.held, -c.banks);
+            hold(high, &way.held, -c.banks);
         }
-        for &p in points {
-            low[p as usize] -= b;
-            high[p as usize] -= b;
-        }
-        spilled.push(self.cand[i].0);
-        let c = cost.saturating_add(self.cand[i].1);
-        self.go(i + 1, low, high, spilled, c, best);
-        spilled.pop();
-        for &p in points {
-            high[p as usize] += b;
-        }
+        hold(high, points, c.banks);
     }
 }
 
-/// Spills `spilled` in a copy of the first iteration's program in one
+/// Adds `banks` to `load` at each of `points`.
+fn hold(load: &mut [i64], points: &[u32], banks: i64) {
+    for &p in points {
+        load[p as usize] += banks;
+    }
+}
+
+/// The ways to spill spillable node `v`: every non-empty set of its read
+/// groups to reload before, cheapest first (ties: in the order of the
+/// sets as binary numbers, first group lowest), each with the idle points
+/// where it still holds PSUM: those of its own tensor up to its first
+/// reload, and those of each reload up to the next.
+fn ways(pieces: &Pieces, v: usize, node: &Node) -> Vec<Way> {
+    let groups = pieces.groups_of(v);
+    let k = groups.len();
+    assert!(k < 20, "{k} read groups");
+    let idle: Vec<(u32, u32)> = pieces.idle(v, node).collect();
+    let is_idle = |p: u32| idle.iter().any(|&(lo, hi)| lo <= p && p <= hi);
+    let mut ways: Vec<Way> = (1u32..1 << k)
+        .map(|mask| {
+            let reload: Vec<bool> = (0..k).map(|j| mask & (1 << j) != 0).collect();
+            let first = reload.iter().position(|&r| r).expect("a non-empty set");
+            let own_end = match first {
+                0 => pieces.head_end[v],
+                j => pieces.kept_end[groups.start + j - 1],
+            };
+            let mut held: Vec<u32> = (node.start..=own_end).filter(|&p| is_idle(p)).collect();
+            let mut cost = pieces.save_cost[v];
+            for j in (0..k).filter(|&j| reload[j]) {
+                cost = cost.saturating_add(pieces.reload_cost[groups.start + j]);
+                let last = (j + 1..k).find(|&x| reload[x]).unwrap_or(k) - 1;
+                let (lo, hi) = (pieces.groups[groups.start + j].0, pieces.groups[groups.start + last].1);
+                held.extend((lo..=hi).filter(|&p| is_idle(p)));
+            }
+            Way { cost, reload, held }
+        })
+        .collect();
+    ways.sort_by_key(|w| w.cost);
+    ways
+}
+
+/// Spills `spills` in a copy of the first iteration's program in one
 /// round and places every live range of the result, if it can be.
-fn realize(first: &First, arch: &Arch, num_banks: u32, spilled: &[NodeId]) -> Option<Realized> {
+fn realize(first: &First, pieces: &Pieces, arch: &Arch, num_banks: u32, spills: &[Spill]) -> Option<Realized> {
     let mut module = first.work.clone();
-    if !spilled.is_empty() {
+    if !spills.is_empty() {
         let mut namer = spill::Namer::new(&module);
-        let live = &first.live;
-        let plans = [costs::spill_plans(&first.lin, live, spilled)];
-        spill::insert_spill_code(&mut module, &first.lin, &plans, &mut namer, false);
+        let (lin, live) = (&first.lin, &first.live);
+        let mut plans = SpillPlans::default();
+        for (v, reload) in spills {
+            let plan = costs::spill_plan(lin, live, *v).expect("only spillable nodes are spilled");
+            let groups = pieces.groups_of(v.index()).map(|g| pieces.groups[g]);
+            plans.push_split(live.nodes[v.index()].tensor, plan.save_after, groups.zip(reload.iter().copied()));
+        }
+        spill::insert_spill_code(&mut module, lin, &[plans], &mut namer, false);
     }
     let lin = Linear::new(&module);
     let live = liveness::live_ranges(&module, &lin, arch, num_banks).ok()?;
@@ -246,50 +303,69 @@ impl Placer<'_> {
     }
 }
 
-/// The spillable nodes of a validated module's first iteration (SPEC
-/// §3.5), in id order, with their costs: what the exact search chooses
-/// among.
-pub fn candidates(m: &Module, opts: &AllocOptions) -> Result<Vec<(String, u64)>, AllocError> {
+/// A spillable node of a validated module's first iteration (SPEC §3.5):
+/// its tensor's name, what its save costs and what a reload before each of
+/// its read groups costs.
+pub type SpillCandidate = (String, u64, Vec<u64>);
+
+/// The spillable nodes of a validated module's first iteration, in id
+/// order: what the exact search chooses among.
+pub fn candidates(m: &Module, opts: &AllocOptions) -> Result<Vec<SpillCandidate>, AllocError> {
     let first = First::of(m.clone(), opts)?;
     let pinned = vec![false; first.work.tensors.len()];
     let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency);
-    Ok((first.live.nodes.iter().zip(&pieces.cost))
-        .filter_map(|(n, c)| Some((first.work.tensor(n.tensor).name.clone(), c.finite()?)))
+    Ok((0..first.live.nodes.len())
+        .filter(|&v| pieces.cost[v] != Cost::Inf)
+        .map(|v| {
+            let name = first.work.tensor(first.live.nodes[v].tensor).name.clone();
+            let reloads = pieces.groups_of(v).map(|g| pieces.reload_cost[g]).collect();
+            (name, pieces.save_cost[v], reloads)
+        })
         .collect())
 }
 
-/// The allocation that spills exactly the nodes named `spill` (of
-/// [`candidates`]) in one round and places everything else by trying
-/// every aligned base, or `None` when nothing fits so.
+/// The allocation that spills exactly the nodes named in `spill` (of
+/// [`candidates`]) in one round, each reloaded before the read groups its
+/// flags mark, and places everything else by trying every aligned base,
+/// or `None` when nothing fits so.
 pub fn with_spills(
     m: &Module,
     opts: &AllocOptions,
-    spill: &[String],
+    spill: &[(String, Vec<bool>)],
 ) -> Result<Option<AllocOutcome>, AllocError> {
     let arch = arch::lookup(&m.arch)?;
     let num_banks = opts.num_banks(&arch)?;
     let first = First::of(m.clone(), opts)?;
     let pinned = vec![false; first.work.tensors.len()];
     let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency);
-    let chosen: Vec<(NodeId, u64)> = (0..first.live.nodes.len())
-        .map(NodeId::new)
-        .filter(|v| spill.contains(&first.work.tensor(first.live.nodes[v.index()].tensor).name))
-        .filter_map(|v| Some((v, pieces.cost[v.index()].finite()?)))
-        .collect();
-    if chosen.len() != spill.len() {
+    let mut spills: Vec<Spill> = Vec::new();
+    let mut cost = 0u64;
+    for v in 0..first.live.nodes.len() {
+        let name = &first.work.tensor(first.live.nodes[v].tensor).name;
+        let Some((_, reload)) = spill.iter().find(|s| &s.0 == name) else {
+            continue;
+        };
+        let groups = pieces.groups_of(v);
+        if pieces.cost[v] == Cost::Inf || reload.len() != groups.len() || !reload.contains(&true) {
+            return Ok(None);
+        }
+        let reloads = groups.zip(reload).filter(|&(_, &r)| r).map(|(g, _)| pieces.reload_cost[g]);
+        cost = reloads.fold(cost.saturating_add(pieces.save_cost[v]), u64::saturating_add);
+        spills.push((NodeId::new(v), reload.clone()));
+    }
+    if spills.len() != spill.len() {
         return Ok(None);
     }
-    let ids: Vec<NodeId> = chosen.iter().map(|c| c.0).collect();
-    let cost = chosen.iter().map(|c| c.1).sum();
-    Ok(realize(&first, &arch, num_banks, &ids).map(|r| outcome(first, &arch, opts, &ids, cost, r)))
+    let realized = realize(&first, &pieces, &arch, num_banks, &spills);
+    Ok(realized.map(|r| outcome(first, &arch, opts, &spills, cost, r)))
 }
 
-/// The outcome of spilling `ids` for `cost` cycles as `r` realizes it.
+/// The outcome of spilling `spills` for `cost` cycles as `r` realizes it.
 fn outcome(
     first: First,
     arch: &Arch,
     opts: &AllocOptions,
-    ids: &[NodeId],
+    spills: &[Spill],
     cost: u64,
     r: Realized,
 ) -> AllocOutcome {
@@ -300,13 +376,13 @@ fn outcome(
         "{}% PSUM demand before spilling",
         pct_text(first.demand)
     ));
-    if !ids.is_empty() {
+    if !spills.is_empty() {
         log.v(format!("spilling from PSUM cost about {cost} cycles"));
     }
-    let spilled: Vec<TensorId> = (ids.iter())
-        .map(|v| first.live.nodes[v.index()].tensor)
+    let spilled: Vec<TensorId> = (spills.iter())
+        .map(|(v, _)| first.live.nodes[v.index()].tensor)
         .collect();
-    let iterations = 1 + u32::from(!ids.is_empty());
+    let iterations = 1 + u32::from(!spills.is_empty());
     let report = outcome::report(
         &r.module,
         num_banks,
@@ -341,53 +417,40 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
     let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency);
     let points = first.lin.len();
     let nodes = &first.live.nodes;
-    let cand: Vec<(NodeId, u64)> = (0..n)
-        .filter_map(|v| Some((NodeId::new(v), pieces.cost[v].finite()?)))
-        .collect();
+    let mut cand = Vec::new();
     let mut idle = vec![0u32; points];
-    let mut idle_points = Vec::with_capacity(cand.len());
+    let mut idle_points = Vec::new();
     let mut low = vec![0i64; points];
     let mut high = vec![0i64; points];
-    let hold = |load: &mut [i64], lo: u32, hi: u32, banks: u32| {
-        for p in lo..=hi {
-            load[p as usize] += i64::from(banks);
-        }
-    };
     for (v, node) in nodes.iter().enumerate() {
-        hold(&mut high, node.start, node.end, node.banks);
+        let span: Vec<u32> = (node.start..=node.end).collect();
+        hold(&mut high, &span, i64::from(node.banks));
         if pieces.cost[v] == Cost::Inf {
-            hold(&mut low, node.start, node.end, node.banks);
+            hold(&mut low, &span, i64::from(node.banks));
+            continue;
         }
-    }
-    for (i, &(v, _)) in cand.iter().enumerate() {
-        let node = &nodes[v.index()];
-        let mut held = vec![false; points];
-        let head_end = pieces.head_end[v.index()];
-        let groups = pieces.first[v.index()] as usize..pieces.first[v.index() + 1] as usize;
-        for p in node.start..=head_end {
-            held[p as usize] = true;
-        }
-        for &(lo, hi) in &pieces.groups[groups] {
-            for p in lo..=hi {
-                held[p as usize] = true;
-            }
-        }
-        let mut mine = Vec::new();
-        for p in node.start..=node.end {
-            if held[p as usize] {
-                low[p as usize] += i64::from(node.banks);
-            } else {
-                idle[p as usize] |= 1 << i;
-                mine.push(p);
-            }
+        let i = cand.len();
+        let mine: Vec<u32> = pieces.idle(v, node).flat_map(|(lo, hi)| lo..=hi).collect();
+        let busy: Vec<u32> = span.into_iter().filter(|p| mine.binary_search(p).is_err()).collect();
+        hold(&mut low, &busy, i64::from(node.banks));
+        for &p in &mine {
+            idle[p as usize] |= 1 << i;
         }
         idle_points.push(mine);
+        let cheapest = pieces.groups_of(v).map(|g| pieces.reload_cost[g]).min();
+        cand.push(Candidate {
+            node: NodeId::new(v),
+            banks: i64::from(node.banks),
+            least: pieces.save_cost[v].saturating_add(cheapest.unwrap_or(0)),
+            ways: ways(&pieces, v, node),
+        });
     }
     let mut by_price: Vec<usize> = (0..cand.len()).collect();
-    let price = |i: usize| cand[i].1 as f64 / f64::from(nodes[cand[i].0.index()].banks);
+    let price = |i: usize| cand[i].least as f64 / cand[i].banks as f64;
     by_price.sort_by(|&a, &b| price(a).total_cmp(&price(b)));
     let search = Search {
         first: &first,
+        pieces: &pieces,
         arch: &arch,
         num_banks,
         cand,
@@ -401,7 +464,7 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
     }
     let Some(Best {
         cost,
-        ids,
+        spills,
         realized,
     }) = best
     else {
@@ -414,5 +477,5 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
             point,
         });
     };
-    Ok(outcome(first, &arch, opts, &ids, cost, realized))
+    Ok(outcome(first, &arch, opts, &spills, cost, realized))
 }

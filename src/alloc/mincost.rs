@@ -138,7 +138,8 @@ impl Pieces {
         }
     }
 
-    fn groups_of(&self, v: usize) -> std::ops::Range<usize> {
+    /// Where node `v`'s read groups are in `groups`.
+    pub fn groups_of(&self, v: usize) -> std::ops::Range<usize> {
         self.first[v] as usize..self.first[v + 1] as usize
     }
 
@@ -501,17 +502,15 @@ impl<'a> Sweep<'a> {
 
     /// Whether segment `seg`, holding banks at `p`, holds them for
     /// nothing there: its node spillable, `p` past its head and in no read
-    /// group, and the segment's tensor, let go now, ending before `p` (a
-    /// reload past the first group it serves; the node's own tensor past
-    /// the loops its kept groups extend it to). Moves the node's cursor to
-    /// its first group not behind `p`.
+    /// group, and, for a reload, past the first group it serves. Moves the
+    /// node's cursor to its first group not behind `p`.
     fn idle_at(&mut self, seg: usize, p: u32) -> bool {
         let pieces = self.problem.pieces;
         let u = self.node_of(seg);
         if pieces.cost[u] == Cost::Inf || p <= pieces.head_end[u] {
             return false;
         }
-        let (first, end) = (pieces.first[u], pieces.first[u + 1]);
+        let end = pieces.first[u + 1];
         let mut c = self.cursor[u];
         while c < end && pieces.groups[c as usize].1 < p {
             c += 1;
@@ -520,20 +519,46 @@ impl<'a> Sweep<'a> {
         if c < end && pieces.groups[c as usize].0 <= p {
             return false;
         }
-        match seg.checked_sub(self.problem.nodes.len()) {
-            Some(g) => c as usize > g,
-            None => c == first || pieces.kept_end[c as usize - 1] < p,
-        }
+        seg.checked_sub(self.problem.nodes.len())
+            .is_none_or(|g| c as usize > g)
     }
 
-    /// What letting idle node `u` go at `p` costs (its save, if it has
-    /// none yet, and the reload before its next group) and is worth: the
-    /// points from `p` to that group at which the program, nothing
-    /// spilled, needs more banks than there are (at least 1: `p` needs it).
-    fn price(&self, u: usize, p: u32) -> (u64, u64) {
+    /// How many of idle node `u`'s read groups behind `p` its own tensor
+    /// can keep when it goes at `p`: the most whose loop extension ends
+    /// before `p`. The groups after those take reloads as well.
+    fn kept_at(&self, u: usize, p: u32) -> usize {
         let pieces = self.problem.pieces;
+        let first = pieces.first[u] as usize;
+        let mut j = self.cursor[u] as usize;
+        while j > first && pieces.kept_end[j - 1] >= p {
+            j -= 1;
+        }
+        j
+    }
+
+    /// The read groups from `from` up to `to` (exclusive) that take a
+    /// reload when each reload serves the groups it can reach.
+    fn reloads_over(&self, from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
+        let reach = &self.problem.pieces.reach;
+        std::iter::successors((from < to).then_some(from), move |&g| {
+            Some(reach[g] as usize + 1).filter(|&r| r < to)
+        })
+    }
+
+    /// What letting idle segment `seg` go at `p` costs (its node's save,
+    /// if it has none yet, the reloads behind `p` its own tensor needs to
+    /// end before `p`, and the reload before its next group) and is worth:
+    /// the points from `p` to that group at which the program, nothing
+    /// spilled, needs more banks than there are (at least 1: `p` needs it).
+    fn price(&self, seg: usize, p: u32) -> (u64, u64) {
+        let pieces = self.problem.pieces;
+        let u = self.node_of(seg);
         let c = self.cursor[u] as usize;
-        let save = if self.spilled[u] { 0 } else { pieces.save_cost[u] };
+        let mut save = if self.spilled[u] { 0 } else { pieces.save_cost[u] };
+        if seg < self.problem.nodes.len() {
+            let behind = self.reloads_over(self.kept_at(u, p), c);
+            save = behind.map(|g| pieces.reload_cost[g]).fold(save, u64::saturating_add);
+        }
         let (reload, until) = if c < pieces.first[u + 1] as usize {
             (pieces.reload_cost[c], pieces.groups[c].0 - 1)
         } else {
@@ -597,7 +622,7 @@ impl<'a> Sweep<'a> {
                     break;
                 }
                 if self.chosen[u] == Let::AtPrice {
-                    let (cost, freed) = self.price(u, p);
+                    let (cost, freed) = self.price(o as usize, p);
                     price += cost as f64 / freed as f64;
                 }
             }
@@ -616,18 +641,32 @@ impl<'a> Sweep<'a> {
     }
 
     /// Lets idle segment `seg` go at `p`: its node is spilled, its banks
-    /// go free now (its tensor ended before `p`), and its next read group,
-    /// if any, gets a reload, placed when the sweep reaches it.
+    /// go free now, and its next read group, if any, gets a reload, placed
+    /// when the sweep reaches it. The node's own tensor keeps the groups
+    /// behind `p` it can ([`Sweep::kept_at`]); reloads in its banks serve
+    /// the others, so that it and they end before `p`.
     fn spill(&mut self, seg: usize, p: u32) {
         let pieces = self.problem.pieces;
         let u = self.node_of(seg);
         self.spilled[u] = true;
         self.free(seg);
         let c = self.cursor[u] as usize;
-        self.end[seg] = match (seg.checked_sub(self.problem.nodes.len()), c) {
-            (None, c) if c == pieces.first[u] as usize => pieces.head_end[u],
-            (None, c) => pieces.kept_end[c - 1],
-            (Some(_), c) => pieces.groups[c - 1].1,
+        let n = self.problem.nodes.len();
+        self.end[seg] = if seg < n {
+            let kept = self.kept_at(u, p);
+            let behind: Vec<usize> = self.reloads_over(kept, c).collect();
+            for &g in &behind {
+                self.reload[g] = true;
+                self.base[n + g] = self.base[seg];
+                let last = (pieces.reach[g] as usize).min(c - 1);
+                self.end[n + g] = pieces.groups[last].1;
+            }
+            match kept.checked_sub(1) {
+                Some(j) if j >= pieces.first[u] as usize => pieces.kept_end[j],
+                _ => pieces.head_end[u],
+            }
+        } else {
+            pieces.groups[c - 1].1
         };
         debug_assert!(self.end[seg] < p, "a segment goes only where it has ended");
         if c < pieces.first[u + 1] as usize {
