@@ -20,7 +20,7 @@ use super::costs::Cost;
 use super::linear::Linear;
 use super::liveness::{self, Liveness, Node};
 use super::log::{pct_text, Log};
-use super::mincost::{Ending, First, Pieces};
+use super::mincost::{self, Ending, First, Pieces};
 use super::spill::SpillPlans;
 use super::{costs, outcome, spill, AllocError, AllocOptions, AllocOutcome, NodeId};
 use crate::arch::{self, bank_alignment, Arch};
@@ -49,22 +49,30 @@ struct Best {
     realized: Realized,
 }
 
-/// One way to spill a candidate: its reloads, their cost with the save,
-/// and the points of its idle ranges where it still holds PSUM.
-struct Way {
-    cost: u64,
-    reload: Vec<bool>,
-    held: Vec<u32>,
+/// One decision of the search: whether a reload goes right before read
+/// group `group` (into [`Pieces::groups`]) of candidate `cand`.
+struct Decision {
+    cand: usize,
+    group: usize,
+    /// The idle points right before the group (after the previous group
+    /// or the head): free with a reload there, held without one.
+    points: Vec<u32>,
+    /// Of those, the ones the node's own tensor still holds when this is
+    /// its first reload (the loop extension of its kept groups).
+    own: Vec<u32>,
+    /// Whether this is the candidate's last group, whose decision also
+    /// settles the idle points after it: held when the node is kept, free
+    /// when it spills.
+    last: bool,
 }
 
-/// A spillable node and the ways to spill it, cheapest first.
+/// A spillable node.
 struct Candidate {
     node: NodeId,
     banks: i64,
-    /// The least cost of letting it go anywhere: its save and its cheapest
-    /// reload.
-    least: u64,
-    ways: Vec<Way>,
+    save: u64,
+    /// Its idle points after its last read group.
+    trailing: Vec<u32>,
 }
 
 /// What the search reads of the first iteration.
@@ -75,37 +83,66 @@ struct Search<'a> {
     num_banks: u32,
     /// The spillable nodes, in id order.
     cand: Vec<Candidate>,
-    /// Per point, the candidates (bits of `cand` positions) idle there:
-    /// past their head and in none of their read groups.
-    idle: Vec<u32>,
-    /// Per candidate, the points where it is idle.
-    idle_points: Vec<Vec<u32>>,
-    /// Candidate positions by least cost per bank, cheapest first.
-    by_price: Vec<usize>,
+    /// Every candidate's groups, candidate by candidate, in order.
+    decisions: Vec<Decision>,
+    /// Per point, the decisions whose idle points hold it, and the
+    /// candidates whose trailing points do (as `decisions.len() + cand`).
+    idle: Vec<Vec<u32>>,
+}
+
+/// Where the search is: the reloads chosen so far for the candidate being
+/// decided, and the nodes decided to spill.
+struct State {
+    reload: Vec<bool>,
+    spills: Vec<Spill>,
+    cost: u64,
 }
 
 impl Search<'_> {
-    /// The least cost, by fractional cover at the least cost per bank,
-    /// of freeing each point's excess of `high` over the banks with the
-    /// `undecided` candidates idle there.
-    fn bound(&self, high: &[i64], undecided: u32) -> Option<f64> {
+    /// A lower bound on what freeing each point's excess of `high` over the
+    /// banks costs from decision `d` on (`state` being the search's), by
+    /// fractional cover at each point: an undecided group's idle points
+    /// are freed by its reload (and the node's save, if it has none yet),
+    /// the trailing points of a node not yet settled by its save.
+    fn bound(&self, high: &[i64], d: usize, state: &State) -> Option<f64> {
+        let current = self.decisions.get(d).map(|x| x.cand);
+        let spilled_here = state.reload.contains(&true);
+        let save = |c: usize| match (current == Some(c), spilled_here) {
+            (true, true) => 0,
+            _ => self.cand[c].save,
+        };
         let mut most = 0.0f64;
+        let mut offers: Vec<(f64, i64)> = Vec::new();
         for (p, &h) in high.iter().enumerate() {
             let mut need = h - i64::from(self.num_banks);
             if need <= 0 {
                 continue;
             }
+            offers.clear();
+            for &x in &self.idle[p] {
+                let x = x as usize;
+                let (c, cost) = match self.decisions.get(x) {
+                    Some(dec) if x >= d => (dec.cand, self.pieces.reload_cost[dec.group]),
+                    Some(_) => continue,
+                    None => {
+                        let c = x - self.decisions.len();
+                        if current.is_none_or(|cur| c < cur) {
+                            continue;
+                        }
+                        (c, 0)
+                    }
+                };
+                let b = self.cand[c].banks;
+                offers.push((cost.saturating_add(save(c)) as f64 / b as f64, b));
+            }
+            offers.sort_by(|a, b| a.0.total_cmp(&b.0));
             let mut cost = 0.0;
-            for &i in &self.by_price {
+            for &(per_bank, b) in &offers {
                 if need <= 0 {
                     break;
                 }
-                if undecided & self.idle[p] & (1 << i) == 0 {
-                    continue;
-                }
-                let b = self.cand[i].banks;
                 let take = need.min(b);
-                cost += self.cand[i].least as f64 * take as f64 / b as f64;
+                cost += per_bank * take as f64;
                 need -= take;
             }
             if need > 0 {
@@ -116,57 +153,96 @@ impl Search<'_> {
         Some(most)
     }
 
-    /// Branch and bound from candidate `i` on: `low` is the load with the
-    /// undecided candidates spilled everywhere they are idle, `high` with
-    /// them kept.
-    fn go(&self, i: usize, low: &mut [i64], high: &mut [i64], spills: &mut Vec<Spill>, cost: u64, best: &mut Option<Best>) {
-        if best.as_ref().is_some_and(|b| cost >= b.cost) {
+    /// Branch and bound from decision `d` on: `low` is the load with the
+    /// undecided points free, `high` with them held; no reload before
+    /// reload, for each group.
+    fn go(&self, d: usize, low: &mut [i64], high: &mut [i64], state: &mut State, best: &mut Option<Best>) {
+        if best.as_ref().is_some_and(|b| state.cost >= b.cost) {
             return;
         }
-        let undecided = if i >= 32 { 0 } else { u32::MAX << i };
-        let Some(more) = self.bound(high, undecided) else {
+        let Some(more) = self.bound(high, d, state) else {
             return;
         };
         if best
             .as_ref()
-            .is_some_and(|b| cost as f64 + more >= b.cost as f64 - 0.5)
+            .is_some_and(|b| state.cost as f64 + more >= b.cost as f64 - 0.5)
         {
             return;
         }
-        if i == self.cand.len() {
-            if let Some(realized) = realize(self.first, self.pieces, self.arch, self.num_banks, spills) {
+        let Some(dec) = self.decisions.get(d) else {
+            if let Some(realized) = realize(self.first, self.pieces, self.arch, self.num_banks, &state.spills) {
                 *best = Some(Best {
-                    cost,
-                    spills: spills.clone(),
+                    cost: state.cost,
+                    spills: state.spills.clone(),
                     realized,
                 });
             }
             return;
-        }
-        let c = &self.cand[i];
+        };
+        let c = &self.cand[dec.cand];
+        let b = c.banks;
         let fits = |low: &[i64], points: &[u32]| {
             (points.iter()).all(|&p| low[p as usize] <= i64::from(self.num_banks))
         };
-        let points = &self.idle_points[i];
-        // Kept: it holds its banks where it would have been idle.
-        hold(low, points, c.banks);
-        if fits(low, points) {
-            self.go(i + 1, low, high, spills, cost, best);
+        let spilled_here = state.reload.contains(&true);
+        // No reload: the value stays in PSUM over the points before the group.
+        hold(low, &dec.points, b);
+        let trailing: &[u32] = if dec.last { &c.trailing } else { &[] };
+        let kept = dec.last && !spilled_here;
+        if kept {
+            hold(low, trailing, b);
+        } else {
+            hold(high, trailing, -b);
         }
-        hold(low, points, -c.banks);
-        hold(high, points, -c.banks);
-        for way in &c.ways {
-            hold(low, &way.held, c.banks);
-            hold(high, &way.held, c.banks);
-            if fits(low, &way.held) {
-                spills.push((c.node, way.reload.clone()));
-                self.go(i + 1, low, high, spills, cost.saturating_add(way.cost), best);
-                spills.pop();
-            }
-            hold(low, &way.held, -c.banks);
-            hold(high, &way.held, -c.banks);
+        if fits(low, &dec.points) && fits(low, trailing) {
+            self.next(d, false, low, high, state, best);
         }
-        hold(high, points, c.banks);
+        hold(low, &dec.points, -b);
+        if kept {
+            hold(low, trailing, -b);
+        } else {
+            hold(high, trailing, b);
+        }
+        // A reload: the points before the group are free, but for what the
+        // node's own tensor still holds when this is its first reload.
+        let own: &[u32] = if spilled_here { &[] } else { &dec.own };
+        let paid = self.pieces.reload_cost[dec.group].saturating_add(if spilled_here { 0 } else { c.save });
+        hold(high, &dec.points, -b);
+        hold(high, own, b);
+        hold(low, own, b);
+        hold(high, trailing, -b);
+        if fits(low, own) {
+            state.cost = state.cost.saturating_add(paid);
+            self.next(d, true, low, high, state, best);
+            state.cost -= paid;
+        }
+        hold(high, &dec.points, b);
+        hold(high, own, -b);
+        hold(low, own, -b);
+        hold(high, trailing, b);
+    }
+
+    /// Takes decision `d` as `reload` says and searches on; after a
+    /// candidate's last group, records it as spilled when it reloads.
+    fn next(&self, d: usize, reload: bool, low: &mut [i64], high: &mut [i64], state: &mut State, best: &mut Option<Best>) {
+        let dec = &self.decisions[d];
+        state.reload.push(reload);
+        if !dec.last {
+            self.go(d + 1, low, high, state, best);
+            state.reload.pop();
+            return;
+        }
+        let flags = std::mem::take(&mut state.reload);
+        let spilled = flags.contains(&true);
+        if spilled {
+            state.spills.push((self.cand[dec.cand].node, flags.clone()));
+        }
+        self.go(d + 1, low, high, state, best);
+        if spilled {
+            state.spills.pop();
+        }
+        state.reload = flags;
+        state.reload.pop();
     }
 }
 
@@ -175,40 +251,6 @@ fn hold(load: &mut [i64], points: &[u32], banks: i64) {
     for &p in points {
         load[p as usize] += banks;
     }
-}
-
-/// The ways to spill spillable node `v`: every non-empty set of its read
-/// groups to reload before, cheapest first (ties: in the order of the
-/// sets as binary numbers, first group lowest), each with the idle points
-/// where it still holds PSUM: those of its own tensor up to its first
-/// reload, and those of each reload up to the next.
-fn ways(pieces: &Pieces, v: usize, node: &Node) -> Vec<Way> {
-    let groups = pieces.groups_of(v);
-    let k = groups.len();
-    assert!(k < 20, "{k} read groups");
-    let idle: Vec<(u32, u32)> = pieces.idle(v, node).collect();
-    let is_idle = |p: u32| idle.iter().any(|&(lo, hi)| lo <= p && p <= hi);
-    let mut ways: Vec<Way> = (1u32..1 << k)
-        .map(|mask| {
-            let reload: Vec<bool> = (0..k).map(|j| mask & (1 << j) != 0).collect();
-            let first = reload.iter().position(|&r| r).expect("a non-empty set");
-            let own_end = match first {
-                0 => pieces.head_end[v],
-                j => pieces.kept_end[groups.start + j - 1],
-            };
-            let mut held: Vec<u32> = (node.start..=own_end).filter(|&p| is_idle(p)).collect();
-            let mut cost = pieces.save_cost[v];
-            for j in (0..k).filter(|&j| reload[j]) {
-                cost = cost.saturating_add(pieces.reload_cost[groups.start + j]);
-                let last = (j + 1..k).find(|&x| reload[x]).unwrap_or(k) - 1;
-                let (lo, hi) = (pieces.groups[groups.start + j].0, pieces.groups[groups.start + last].1);
-                held.extend((lo..=hi).filter(|&p| is_idle(p)));
-            }
-            Way { cost, reload, held }
-        })
-        .collect();
-    ways.sort_by_key(|w| w.cost);
-    ways
 }
 
 /// Spills `spills` in a copy of the first iteration's program in one
@@ -418,10 +460,10 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
     let points = first.lin.len();
     let nodes = &first.live.nodes;
     let mut cand = Vec::new();
-    let mut idle = vec![0u32; points];
-    let mut idle_points = Vec::new();
+    let mut decisions = Vec::new();
     let mut low = vec![0i64; points];
     let mut high = vec![0i64; points];
+    let mut trailing_idle: Vec<(usize, Vec<u32>)> = Vec::new();
     for (v, node) in nodes.iter().enumerate() {
         let span: Vec<u32> = (node.start..=node.end).collect();
         hold(&mut high, &span, i64::from(node.banks));
@@ -433,34 +475,77 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
         let mine: Vec<u32> = pieces.idle(v, node).flat_map(|(lo, hi)| lo..=hi).collect();
         let busy: Vec<u32> = span.into_iter().filter(|p| mine.binary_search(p).is_err()).collect();
         hold(&mut low, &busy, i64::from(node.banks));
-        for &p in &mine {
-            idle[p as usize] |= 1 << i;
+        let groups = pieces.groups_of(v);
+        let mut from = 0;
+        for g in groups.clone() {
+            let lo = pieces.groups[g].0;
+            let before = mine.partition_point(|&p| p < lo);
+            let own_end = match g.checked_sub(1).filter(|&q| q >= groups.start) {
+                Some(q) => pieces.kept_end[q],
+                None => pieces.head_end[v],
+            };
+            let points = mine[from..before].to_vec();
+            let own = points.iter().copied().filter(|&p| p <= own_end).collect();
+            decisions.push(Decision {
+                cand: i,
+                group: g,
+                points,
+                own,
+                last: g + 1 == groups.end,
+            });
+            from = before;
         }
-        idle_points.push(mine);
-        let cheapest = pieces.groups_of(v).map(|g| pieces.reload_cost[g]).min();
+        trailing_idle.push((i, mine[from..].to_vec()));
         cand.push(Candidate {
             node: NodeId::new(v),
             banks: i64::from(node.banks),
-            least: pieces.save_cost[v].saturating_add(cheapest.unwrap_or(0)),
-            ways: ways(&pieces, v, node),
+            save: pieces.save_cost[v],
+            trailing: mine[from..].to_vec(),
         });
     }
-    let mut by_price: Vec<usize> = (0..cand.len()).collect();
-    let price = |i: usize| cand[i].least as f64 / cand[i].banks as f64;
-    by_price.sort_by(|&a, &b| price(a).total_cmp(&price(b)));
+    let mut idle = vec![Vec::new(); points];
+    for (x, dec) in decisions.iter().enumerate() {
+        for &p in &dec.points {
+            idle[p as usize].push(x as u32);
+        }
+    }
+    for (i, points) in trailing_idle {
+        for p in points {
+            idle[p as usize].push((decisions.len() + i) as u32);
+        }
+    }
     let search = Search {
         first: &first,
         pieces: &pieces,
         arch: &arch,
         num_banks,
         cand,
+        decisions,
         idle,
-        idle_points,
-        by_price,
     };
-    let mut best = None;
+    // The mincost sweep's placement, where it realizes, is the best found
+    // to begin with: it cuts most of the search at once.
+    let mut best = mincost::best_placement(nodes, &pieces, num_banks, points)
+        .ok()
+        .and_then(|placed| {
+            let spills: Vec<Spill> = (placed.spilled.iter())
+                .map(|&v| (v, pieces.groups_of(v.index()).map(|g| placed.reload[g]).collect()))
+                .collect();
+            let realized = realize(&first, &pieces, &arch, num_banks, &spills)?;
+            let cost = mincost::cost_of(&pieces, &placed);
+            Some(Best {
+                cost,
+                spills,
+                realized,
+            })
+        });
     if low.iter().all(|&l| l <= i64::from(num_banks)) {
-        search.go(0, &mut low, &mut high, &mut Vec::new(), 0, &mut best);
+        let mut state = State {
+            reload: Vec::new(),
+            spills: Vec::new(),
+            cost: 0,
+        };
+        search.go(0, &mut low, &mut high, &mut state, &mut best);
     }
     let Some(Best {
         cost,

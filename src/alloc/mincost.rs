@@ -695,7 +695,7 @@ fn first(spilled: &[bool]) -> Vec<Let> {
 
 /// The cycles the spill code of `placed` costs: a save per spilled node
 /// and a reload per reloaded group.
-fn cost_of(pieces: &Pieces, placed: &Placement) -> u64 {
+pub(super) fn cost_of(pieces: &Pieces, placed: &Placement) -> u64 {
     let saves = placed.spilled.iter().map(|v| pieces.save_cost[v.index()]);
     let reloads = (pieces.reload_cost.iter().zip(&placed.reload))
         .filter_map(|(&c, &r)| r.then_some(c));
