@@ -156,7 +156,14 @@ impl Search<'_> {
     /// Branch and bound from decision `d` on: `low` is the load with the
     /// undecided points free, `high` with them held; no reload before
     /// reload, for each group.
-    fn go(&self, d: usize, low: &mut [i64], high: &mut [i64], state: &mut State, best: &mut Option<Best>) {
+    fn go(
+        &self,
+        d: usize,
+        low: &mut [i64],
+        high: &mut [i64],
+        state: &mut State,
+        best: &mut Option<Best>,
+    ) {
         if best.as_ref().is_some_and(|b| state.cost >= b.cost) {
             return;
         }
@@ -170,7 +177,13 @@ impl Search<'_> {
             return;
         }
         let Some(dec) = self.decisions.get(d) else {
-            if let Some(realized) = realize(self.first, self.pieces, self.arch, self.num_banks, &state.spills) {
+            if let Some(realized) = realize(
+                self.first,
+                self.pieces,
+                self.arch,
+                self.num_banks,
+                &state.spills,
+            ) {
                 *best = Some(Best {
                     cost: state.cost,
                     spills: state.spills.clone(),
@@ -206,7 +219,11 @@ impl Search<'_> {
         // A reload: the points before the group are free, but for what the
         // node's own tensor still holds when this is its first reload.
         let own: &[u32] = if spilled_here { &[] } else { &dec.own };
-        let paid = self.pieces.reload_cost[dec.group].saturating_add(if spilled_here { 0 } else { c.save });
+        let paid = self.pieces.reload_cost[dec.group].saturating_add(if spilled_here {
+            0
+        } else {
+            c.save
+        });
         hold(high, &dec.points, -b);
         hold(high, own, b);
         hold(low, own, b);
@@ -224,7 +241,15 @@ impl Search<'_> {
 
     /// Takes decision `d` as `reload` says and searches on; after a
     /// candidate's last group, records it as spilled when it reloads.
-    fn next(&self, d: usize, reload: bool, low: &mut [i64], high: &mut [i64], state: &mut State, best: &mut Option<Best>) {
+    fn next(
+        &self,
+        d: usize,
+        reload: bool,
+        low: &mut [i64],
+        high: &mut [i64],
+        state: &mut State,
+        best: &mut Option<Best>,
+    ) {
         let dec = &self.decisions[d];
         state.reload.push(reload);
         if !dec.last {
@@ -255,7 +280,13 @@ fn hold(load: &mut [i64], points: &[u32], banks: i64) {
 
 /// Spills `spills` in a copy of the first iteration's program in one
 /// round and places every live range of the result, if it can be.
-fn realize(first: &First, pieces: &Pieces, arch: &Arch, num_banks: u32, spills: &[Spill]) -> Option<Realized> {
+fn realize(
+    first: &First,
+    pieces: &Pieces,
+    arch: &Arch,
+    num_banks: u32,
+    spills: &[Spill],
+) -> Option<Realized> {
     let mut module = first.work.clone();
     if !spills.is_empty() {
         let mut namer = spill::Namer::new(&module);
@@ -264,7 +295,11 @@ fn realize(first: &First, pieces: &Pieces, arch: &Arch, num_banks: u32, spills: 
         for (v, reload) in spills {
             let plan = costs::spill_plan(lin, live, *v).expect("only spillable nodes are spilled");
             let groups = pieces.groups_of(v.index()).map(|g| pieces.groups[g]);
-            plans.push_split(live.nodes[v.index()].tensor, plan.save_after, groups.zip(reload.iter().copied()));
+            plans.push_split(
+                live.nodes[v.index()].tensor,
+                plan.save_after,
+                groups.zip(reload.iter().copied()),
+            );
         }
         spill::insert_spill_code(&mut module, lin, &[plans], &mut namer, false);
     }
@@ -391,8 +426,14 @@ pub fn with_spills(
         if pieces.cost[v] == Cost::Inf || reload.len() != groups.len() || !reload.contains(&true) {
             return Ok(None);
         }
-        let reloads = groups.zip(reload).filter(|&(_, &r)| r).map(|(g, _)| pieces.reload_cost[g]);
-        cost = reloads.fold(cost.saturating_add(pieces.save_cost[v]), u64::saturating_add);
+        let reloads = groups
+            .zip(reload)
+            .filter(|&(_, &r)| r)
+            .map(|(g, _)| pieces.reload_cost[g]);
+        cost = reloads.fold(
+            cost.saturating_add(pieces.save_cost[v]),
+            u64::saturating_add,
+        );
         spills.push((NodeId::new(v), reload.clone()));
     }
     if spills.len() != spill.len() {
@@ -473,7 +514,10 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
         }
         let i = cand.len();
         let mine: Vec<u32> = pieces.idle(v, node).flat_map(|(lo, hi)| lo..=hi).collect();
-        let busy: Vec<u32> = span.into_iter().filter(|p| mine.binary_search(p).is_err()).collect();
+        let busy: Vec<u32> = span
+            .into_iter()
+            .filter(|p| mine.binary_search(p).is_err())
+            .collect();
         hold(&mut low, &busy, i64::from(node.banks));
         let groups = pieces.groups_of(v);
         let mut from = 0;
@@ -529,7 +573,15 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
         .ok()
         .and_then(|placed| {
             let spills: Vec<Spill> = (placed.spilled.iter())
-                .map(|&v| (v, pieces.groups_of(v.index()).map(|g| placed.reload[g]).collect()))
+                .map(|&v| {
+                    (
+                        v,
+                        pieces
+                            .groups_of(v.index())
+                            .map(|g| placed.reload[g])
+                            .collect(),
+                    )
+                })
                 .collect();
             let realized = realize(&first, &pieces, &arch, num_banks, &spills)?;
             let cost = mincost::cost_of(&pieces, &placed);

@@ -36,10 +36,10 @@
 
 use super::analysis::{analyze, Analysis};
 use super::costs::{self, spill_plan, Cost};
-use super::spill::SpillPlans;
 use super::linear::Linear;
 use super::liveness::{self, Liveness, Node};
 use super::log::{hundredths, pct_text, Log};
+use super::spill::SpillPlans;
 use super::support::threads::PARALLEL_MIN_NODES;
 use super::{
     outcome, spill, AllocError, AllocOptions, AllocOutcome, AllocReport, Allocator, NodeId,
@@ -554,10 +554,16 @@ impl<'a> Sweep<'a> {
         let pieces = self.problem.pieces;
         let u = self.node_of(seg);
         let c = self.cursor[u] as usize;
-        let mut save = if self.spilled[u] { 0 } else { pieces.save_cost[u] };
+        let mut save = if self.spilled[u] {
+            0
+        } else {
+            pieces.save_cost[u]
+        };
         if seg < self.problem.nodes.len() {
             let behind = self.reloads_over(self.kept_at(u, p), c);
-            save = behind.map(|g| pieces.reload_cost[g]).fold(save, u64::saturating_add);
+            save = behind
+                .map(|g| pieces.reload_cost[g])
+                .fold(save, u64::saturating_add);
         }
         let (reload, until) = if c < pieces.first[u + 1] as usize {
             (pieces.reload_cost[c], pieces.groups[c].0 - 1)
@@ -697,8 +703,8 @@ fn first(spilled: &[bool]) -> Vec<Let> {
 /// and a reload per reloaded group.
 pub(super) fn cost_of(pieces: &Pieces, placed: &Placement) -> u64 {
     let saves = placed.spilled.iter().map(|v| pieces.save_cost[v.index()]);
-    let reloads = (pieces.reload_cost.iter().zip(&placed.reload))
-        .filter_map(|(&c, &r)| r.then_some(c));
+    let reloads =
+        (pieces.reload_cost.iter().zip(&placed.reload)).filter_map(|(&c, &r)| r.then_some(c));
     saves.chain(reloads).fold(0, u64::saturating_add)
 }
 
@@ -737,7 +743,10 @@ pub(super) fn best_placement(
             continue;
         }
         if let Ok(placed) = problem.sweep(&first(chosen), &[]) {
-            if starts.iter().all(|(_, p)| (&p.spilled, &p.reload) != (&placed.spilled, &placed.reload)) {
+            if starts
+                .iter()
+                .all(|(_, p)| (&p.spilled, &p.reload) != (&placed.spilled, &placed.reload))
+            {
                 starts.push((cost_of(pieces, &placed), placed));
             }
         }
