@@ -1,20 +1,21 @@
 //! `--allocator exact` (SPEC §3.11, psum's own): the least-cost allocation
-//! of a small program under the spill code of SPEC §3.8, by exhaustive
-//! search; the quality oracle of the tests.
+//! of a small program under split spilling (§3.8's spill code, a reload
+//! only where a value was out of PSUM), by exhaustive search; the quality
+//! oracle of the tests.
 //!
-//! The search runs over the spill sets of the first iteration, spilled in
-//! one round: every subset of the spillable nodes (SPEC §3.5), cheapest
-//! cost first by branch and bound, each node kept or spilled in id order.
-//! A branch is cut when it costs as much as the best allocation found, or
-//! when some point cannot come down to the banks there are: with a
-//! spilled node holding PSUM only over its head and its read groups
-//! (`mincost::Pieces`), the kept nodes and the spilled nodes' pieces
-//! must fit at every point, and the nodes still undecided must be able to
-//! free what does not, at the least cost per bank. A spill set that
-//! passes goes into a copy of the program, whose live ranges are then
-//! placed by trying every aligned base for each range in order of start
-//! (SPEC §3.7's bases, any of them, not only the first). Programs of more
-//! than [`MAX_NODES`] nodes are refused.
+//! The search runs over the split spill code of the first iteration,
+//! spilled in one round: for every spillable node (SPEC §3.5), every set of
+//! its read groups to reload before, by branch and bound over the groups
+//! in node and group order, no reload before a reload. Mincost's choice,
+//! where it places, is the best found to begin with. A branch is cut when
+//! it costs as much as the best allocation found, or when some point cannot
+//! come down to the banks there are: the pieces decided so far and the
+//! heads and read groups of the rest must fit at every point, and the
+//! groups still undecided must be able to free what does not, at the least
+//! cost per bank. A choice that passes goes into a copy of the program,
+//! whose live ranges are then placed by trying every aligned base for each
+//! range in order of start (SPEC §3.7's bases, any of them, not only the
+//! first). Programs of more than [`MAX_NODES`] nodes are refused.
 
 use super::costs::Cost;
 use super::linear::Linear;

@@ -1,19 +1,22 @@
 //! psum's own allocator, `--allocator mincost` (SPEC §3.11, not the
 //! reference's): one sweep over the program points that places every
-//! live range in aligned banks and, where one does not fit, spills the
-//! values whose spilling frees the most points per cycle, under the spill
-//! code of SPEC §3.8 and the costs of SPEC §3.5.
+//! live range in aligned banks and, where one does not fit, lets go the
+//! values whose going frees the most points per cycle, under split
+//! spilling (SPEC §3.11: §3.8's save, and a reload only where the value
+//! was out of PSUM, serving the groups after it) and the costs of SPEC
+//! §3.5.
 //!
-//! A spilled node keeps PSUM only where §3.8's code needs it: from its
-//! start to its save (its head) and over each read group (a reload
-//! temporary each). The sweep knows these pieces in advance (`Pieces`),
-//! so it can let a value go at any point where it holds PSUM for nothing
-//! and later place each reload where it starts, as if the spill code were
-//! already there. When a piece starting at point `p` finds no free
-//! aligned block, the sweep frees the block whose holders cost least per
-//! point freed: each holder `u` that `p` leaves idle costs `cost(u)`
-//! cycles and frees its banks over its remaining idle points (furthest
-//! next use in the manner of Belady, weighed by cost). A block is chosen
+//! A spilled node holds PSUM where its spill code needs it: from its start
+//! to its save (its head), over each read group, and from each reload to
+//! the next time it goes. The sweep knows a node's pieces in advance
+//! (`Pieces`), so it can let a value go at any point where it holds PSUM
+//! for nothing and later place the reload where its next group starts, as
+//! if the spill code were already there. When a piece starting at point
+//! `p` finds no free aligned block, the sweep frees the block whose
+//! holders cost least per point freed: each holder that `p` leaves idle
+//! costs what its going adds to the spill code (a save, a reload) and
+//! frees its banks up to its next read group (furthest next use in the
+//! manner of Belady, weighed by cost). A block is chosen
 //! among the free ones by aligned (buddy) placement: the one whose
 //! enclosing block of twice its size is the fullest (then of four times,
 //! and so on), so large blocks stay whole; among equals, one-bank pieces
