@@ -16,7 +16,8 @@
 //! holders cost least per point freed: each holder that `p` leaves idle
 //! costs what its going adds to the spill code (a save, a reload) and
 //! frees its banks up to its next read group (furthest next use in the
-//! manner of Belady, weighed by cost). A block is chosen
+//! manner of Belady, weighed by cost; the points after that group count
+//! an eighth). A block is chosen
 //! among the free ones by aligned (buddy) placement: the one whose
 //! enclosing block of twice its size is the fullest (then of four times,
 //! and so on), so large blocks stay whole; among equals, one-bank pieces
@@ -24,11 +25,10 @@
 //! busy banks on up to eight banks). A program whose peak demand is
 //! within the banks is first swept with nothing spillable, which needs no
 //! spill costs; when that places every piece, it is the plain sweep's
-//! placement and the result. Otherwise the sweep runs from
-//! several starts (its own spill set, a minimum-cost flow's choice), and
-//! on programs of at most 512 nodes a local search over the
-//! ways each node is let go follows from each, with seeded restarts on the
-//! smallest.
+//! placement and the result. Otherwise the sweep runs again from its own
+//! spill set thinned, and on programs of at most 512 nodes a local search
+//! over the ways each node is let go follows from each, with seeded
+//! restarts on the smallest.
 //!
 //! The spill code then goes in in one round ([`spill::insert_spill_code`]),
 //! and the banks of the sweep carry over to the program with it. When the
@@ -49,7 +49,6 @@ use super::{
 };
 use crate::arch::{self, bank_alignment};
 use crate::bound::MaxAddTree;
-use crate::flow::{self, Weight};
 use crate::gen::random::Rng;
 use crate::ir::{InstKind, Mem, Module, Stmt, TensorId};
 use std::cell::{Cell, OnceCell};
@@ -575,7 +574,12 @@ impl<'a> Sweep<'a> {
         };
         let over = self.problem.over();
         let freed = over[until as usize + 1] - over[p as usize];
-        (save.saturating_add(reload), u64::from(freed.max(1)))
+        let end = self.problem.nodes[u].end;
+        // Later points count an eighth: letting go now spares the save
+        // next time.
+        let later = over[end as usize + 1] - over[until as usize + 1];
+        let worth = 8 * u64::from(freed.max(1)) + u64::from(later);
+        (save.saturating_add(reload), worth)
     }
 
     /// Places segment `seg` of `banks` banks starting at `p`, spilling the
@@ -712,12 +716,11 @@ pub(super) fn cost_of(pieces: &Pieces, placed: &Placement) -> u64 {
 }
 
 /// The best placement of one iteration. The starts are the plain sweep's
-/// placement and the sweeps' that first let go of the nodes a
-/// better-informed choice spills (the plain sweep's own spill set, and
-/// [`flow_choice`]), each choice first thinned by [`keep_back`]; each
-/// start, the cheapest first, is searched from ([`improve`]), and the
-/// cheapest result (ties: the earlier) gets [`perturb`]'s restarts. A
-/// plain sweep that spills nothing cannot be beaten and is kept at once.
+/// placement and, when [`keep_back`] thins its spill set, the sweep's
+/// that first lets go of what is left of it; each start, the cheapest
+/// first, is searched from ([`improve`]), and the cheapest result (ties:
+/// the earlier) gets [`perturb`]'s restarts. A plain sweep that spills
+/// nothing cannot be beaten and is kept at once.
 pub(super) fn best_placement(
     nodes: &[Node],
     pieces: &Pieces,
@@ -735,21 +738,11 @@ pub(super) fn best_placement(
         own[v.index()] = true;
     }
     let mut starts = vec![(cost_of(pieces, &plain), plain)];
-    let choices = [Some(own), flow_choice(nodes, pieces, num_banks)];
-    for (i, mut chosen) in choices.into_iter().enumerate() {
-        let Some(chosen) = chosen.as_mut() else {
-            continue;
-        };
-        // The plain sweep's own set, none of it taken back, would only
-        // be swept again.
-        if !keep_back(nodes, pieces, chosen, num_banks, points) && i == 0 {
-            continue;
-        }
-        if let Ok(placed) = problem.sweep(&first(chosen), &[]) {
-            if starts
-                .iter()
-                .all(|(_, p)| (&p.spilled, &p.reload) != (&placed.spilled, &placed.reload))
-            {
+    // The plain sweep's own set, none of it taken back, would only be
+    // swept again.
+    if keep_back(nodes, pieces, &mut own, num_banks, points) {
+        if let Ok(placed) = problem.sweep(&first(&own), &[]) {
+            if (&placed.spilled, &placed.reload) != (&starts[0].1.spilled, &starts[0].1.reload) {
                 starts.push((cost_of(pieces, &placed), placed));
             }
         }
@@ -771,7 +764,7 @@ pub(super) fn best_placement(
 const PERTURB_NODES: usize = 64;
 
 /// Restarts [`perturb`] tries.
-const PERTURB_ROUNDS: usize = 32;
+const PERTURB_ROUNDS: usize = 128;
 
 /// Iterated local search on small programs: up to [`PERTURB_ROUNDS`]
 /// times, the best placement's spill set is let go first, two random
@@ -936,52 +929,6 @@ fn keep_back(
         }
     }
     took
-}
-
-/// The nodes to spill, by minimum-cost flow: the heaviest k-colorable set
-/// of Carlisle & Lloyd ([`flow`]) over the pieces, where every node's head
-/// and read groups (and the whole of an unspillable node) must be kept,
-/// each idle range is worth the node's cost and a piece is as wide as its
-/// node's banks. A node with an idle range left out is chosen; spilling
-/// the chosen leaves every point within the banks (alignment aside, which
-/// the sweep sees to). `None` when the kept pieces alone do not fit, or
-/// on a multi-bank program of more than [`SEARCH_NODES`] nodes, where the
-/// flow costs more than the whole sweep and its choice did not beat the
-/// sweep's own in `psum bench --quality`.
-fn flow_choice(nodes: &[Node], pieces: &Pieces, num_banks: u32) -> Option<Vec<bool>> {
-    if nodes.len() > SEARCH_NODES && nodes.iter().any(|n| n.banks > 1) {
-        return None;
-    }
-    let mut spans = Vec::new();
-    let mut weights = Vec::new();
-    let mut owner = Vec::new();
-    for (v, n) in nodes.iter().enumerate() {
-        let Cost::Finite(c) = pieces.cost[v] else {
-            spans.push((n.start, n.end));
-            weights.push(Weight::Forced);
-            owner.push(v);
-            continue;
-        };
-        let mut from = n.start;
-        for (lo, hi) in pieces.idle(v, n) {
-            spans.extend([(from, lo - 1), (lo, hi)]);
-            weights.extend([Weight::Forced, Weight::Finite(c)]);
-            owner.extend([v, v]);
-            from = hi + 1;
-        }
-        if from <= n.end {
-            spans.push((from, n.end));
-            weights.push(Weight::Forced);
-            owner.push(v);
-        }
-    }
-    let widths: Vec<u32> = owner.iter().map(|&v| nodes[v].banks).collect();
-    let kept = flow::max_weight_k_colorable(&spans, &widths, &weights, num_banks)?;
-    let mut chosen = vec![false; nodes.len()];
-    for (k, &v) in kept.iter().zip(&owner) {
-        chosen[v] |= !k;
-    }
-    Some(chosen)
 }
 
 /// The banks of a sweep that spills nothing, when one places every node
