@@ -38,7 +38,7 @@
 //! program as it stands to [`super::Allocator::Briggs`].
 
 use super::analysis::{analyze, Analysis};
-use super::costs::{self, spill_plan, Cost};
+use super::costs::{spill_plan, Cost};
 use super::linear::Linear;
 use super::liveness::{self, Liveness, Node};
 use super::log::{hundredths, pct_text, Log};
@@ -83,9 +83,9 @@ impl Pieces {
     /// The pieces of every node of `live` on `lin`; `pinned` flags by
     /// tensor the nodes that cannot spill again.
     pub fn of(lin: &Linear, live: &Liveness, pinned: &[bool], latency: u64) -> Pieces {
-        let cost = costs::find_costs(lin, live, pinned, latency);
         let n = live.nodes.len();
         let mut pieces = Pieces {
+            cost: vec![Cost::Inf; n],
             save_cost: vec![0; n],
             head_end: vec![0; n],
             first: Vec::with_capacity(n + 1),
@@ -93,33 +93,37 @@ impl Pieces {
             reload_cost: Vec::new(),
             kept_end: Vec::new(),
             reach: Vec::new(),
-            cost,
         };
         pieces.first.push(0);
         for (i, node) in live.nodes.iter().enumerate() {
             let v = NodeId::new(i);
-            if pieces.cost[i] != Cost::Inf {
-                let plan = spill_plan(lin, live, v).expect("a finite cost has a plan");
+            let plan = (!pinned[node.tensor.index()])
+                .then(|| spill_plan(lin, live, v))
+                .flatten();
+            if let Some(plan) = plan {
                 let per = u64::from(node.banks).saturating_mul(latency);
-                pieces.save_cost[i] = per.saturating_mul(lin.weight(plan.save_after));
+                let mut weight = lin.weight(plan.save_after);
+                pieces.save_cost[i] = per.saturating_mul(weight);
                 pieces.head_end[i] = liveness::extend(lin, node.def, plan.save_after).1;
                 let from = pieces.groups.len();
                 (pieces.groups).extend(plan.groups(live.events_of(v, lin)));
                 for &(lo, hi) in &pieces.groups[from..] {
+                    weight = weight.saturating_add(lin.weight(lo));
                     (pieces.reload_cost).push(per.saturating_mul(lin.weight(lo)));
                     (pieces.kept_end).push(liveness::extend(lin, node.def, hi).1);
                 }
+                // §3.5's cost, as `costs::find_costs` works it out.
+                pieces.cost[i] = Cost::Finite(per.saturating_mul(weight));
                 let to = pieces.groups.len();
                 let innermost = |g: usize| lin.points[pieces.groups[g].0 as usize].innermost();
-                let mut reach = vec![0; to - from];
                 let mut last = to.saturating_sub(1);
                 for g in (from..to).rev() {
                     if g + 1 < to && innermost(g) != innermost(g + 1) {
                         last = g;
                     }
-                    reach[g - from] = last as u32;
+                    pieces.reach.push(last as u32);
                 }
-                pieces.reach.extend(reach);
+                pieces.reach[from..].reverse();
             }
             pieces.first.push(pieces.groups.len() as u32);
         }
@@ -1237,6 +1241,25 @@ fn hand_over(
 mod tests {
     use super::*;
     use crate::gen::random::{program, RandomConfig};
+
+    /// The pieces' costs are §3.5's, and each spillable node's is its save
+    /// and a reload per read group.
+    #[test]
+    fn pieces_cost_what_find_costs_does() {
+        for seed in 0..4 {
+            let a = crate::alloc::liveness::random_analyzed(200, seed);
+            let pinned: Vec<bool> = (0..a.module.tensors.len()).map(|t| t % 7 == 0).collect();
+            let pieces = Pieces::of(&a.lin, &a.live, &pinned, 64);
+            let want = crate::alloc::costs::find_costs(&a.lin, &a.live, &pinned, 64);
+            assert_eq!(pieces.cost, want, "seed {seed}");
+            for (v, c) in pieces.cost.iter().enumerate() {
+                let reloads = pieces.groups_of(v).map(|g| pieces.reload_cost[g]);
+                let parts = Cost::Finite(pieces.save_cost[v] + reloads.sum::<u64>());
+                assert!(*c == Cost::Inf || *c == parts, "seed {seed}, node {v}");
+            }
+            assert!(pieces.cost.iter().filter(|c| **c != Cost::Inf).count() > 20);
+        }
+    }
 
     /// The local search and its restarts never hand back a costlier
     /// placement than they were given, and on small multi-bank programs
