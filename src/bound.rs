@@ -68,6 +68,9 @@ pub struct AllocProblem {
     /// Each node's spill cost (SPEC §3.5), in node order.
     #[serde(skip)]
     pub costs: Vec<Cost>,
+    /// Each node's spans under split spilling (SPEC §3.11), in node order.
+    #[serde(skip)]
+    pub split: Vec<(Vec<(u32, u32)>, Vec<((u32, u32), u64)>)>,
 }
 
 impl AllocProblem {
@@ -93,11 +96,15 @@ pub fn problem(m: &Module, opts: &AllocOptions) -> Result<AllocProblem, AllocErr
         })
         .collect();
     let pinned = vec![false; first.module.tensors.len()];
+    let split = (alloc::mincost::split_spans(&first, opts.spill_latency).into_iter())
+        .map(|s| (s.held, s.idle))
+        .collect();
     Ok(AllocProblem {
         arch: m.arch.clone(),
         num_banks: first.num_banks,
         buffers,
         costs: costs::find_costs(&first.lin, &first.live, &pinned, opts.spill_latency),
+        split,
     })
 }
 
@@ -123,6 +130,10 @@ pub struct BoundReport {
     /// fits `num_banks` banks (`null` unless every node holds one bank, or
     /// when the unspillable nodes alone do not fit).
     pub min_spill_cost_cycles: Option<u64>,
+    /// Least total cost of split spilling (SPEC §3.11) on `num_banks`
+    /// banks, a lower bound for `mincost` and `exact` (`null` as for
+    /// `min_spill_cost_cycles`).
+    pub min_split_cost_cycles: Option<u64>,
 }
 
 /// Computes [`BoundReport`] for a problem.
@@ -139,6 +150,7 @@ pub fn bounds(p: &AllocProblem) -> BoundReport {
         min_spills: spilled.as_ref().map(Vec::len),
         spill_set: spilled.map(|s| s.iter().map(|&i| p.buffers[i].id.clone()).collect()),
         min_spill_cost_cycles: min_spill_cost_one_bank(&ivs, &p.costs, p.num_banks),
+        min_split_cost_cycles: min_split_cost_one_bank(&ivs, &p.split, p.num_banks),
     }
 }
 
@@ -172,6 +184,9 @@ impl BoundReport {
         match (self.min_spills, self.min_spill_cost_cycles) {
             (Some(_), Some(c)) => {
                 let _ = writeln!(out, "minimum spill cost: {c} cycles");
+                if let Some(c) = self.min_split_cost_cycles {
+                    let _ = writeln!(out, "minimum split spill cost: at least {c} cycles");
+                }
             }
             (Some(_), None) => {
                 let _ = writeln!(
@@ -285,6 +300,41 @@ pub fn min_spill_cost_one_bank(
         (kept.iter().zip(costs))
             .filter(|(&k, _)| !k)
             .filter_map(|(_, c)| c.finite())
+            .fold(0, u64::saturating_add),
+    )
+}
+
+/// A lower bound on the cost of split spilling (SPEC §3.11) one-bank
+/// intervals on `num_banks` banks, `split[i]` being interval `i`'s spans
+/// ([`crate::alloc::mincost::Pieces::split_spans`]): the cheapest set of
+/// idle ranges whose removal, with every held stretch kept, leaves no point
+/// covered more than `num_banks` times, each range priced at the least its
+/// going costs, by Carlisle & Lloyd's flow. Every split allocation leaves
+/// its node out of PSUM over whole idle ranges, each one paying at least
+/// that price, so none costs less. `None` when some interval holds other
+/// than one bank, or when the held stretches alone do not fit.
+pub fn min_split_cost_one_bank(
+    intervals: &[Interval],
+    split: &[(Vec<(u32, u32)>, Vec<((u32, u32), u64)>)],
+    num_banks: u32,
+) -> Option<u64> {
+    if intervals.iter().any(|iv| iv.banks != 1) {
+        return None;
+    }
+    let held = split
+        .iter()
+        .flat_map(|s| s.0.iter().map(|&h| (h, Weight::Forced)));
+    let idle = split
+        .iter()
+        .flat_map(|s| s.1.iter().map(|&(r, w)| (r, Weight::Finite(w))));
+    let (spans, weights): (Vec<(u32, u32)>, Vec<Weight>) = held.chain(idle).unzip();
+    let kept = flow::max_weight_k_colorable(&spans, &vec![1; spans.len()], &weights, num_banks)?;
+    Some(
+        (kept.iter().zip(&weights))
+            .filter_map(|(&k, w)| match (k, w) {
+                (false, Weight::Finite(c)) => Some(*c),
+                _ => None,
+            })
             .fold(0, u64::saturating_add),
     )
 }

@@ -130,6 +130,40 @@ impl Pieces {
         pieces
     }
 
+    /// Node `v`'s spans for the split-spilling cost bound (SPEC §3.11,
+    /// `bound::min_split_cost_one_bank`): the stretches it holds PSUM over
+    /// even when spilled (the whole interval when it cannot spill), and its
+    /// idle ranges, each with the least that letting it go there costs:
+    /// the reload before the group after it, and an equal share of the
+    /// node's save among its idle ranges (rounded down).
+    pub fn split_spans(&self, v: usize, node: &Node) -> SplitSpans {
+        if self.cost[v] == Cost::Inf {
+            return SplitSpans {
+                held: vec![(node.start, node.end)],
+                idle: Vec::new(),
+            };
+        }
+        let idle: Vec<(u32, u32)> = self.idle(v, node).collect();
+        let share = self.save_cost[v] / idle.len().max(1) as u64;
+        let groups = self.groups_of(v);
+        let mut held = Vec::new();
+        let mut from = node.start;
+        let priced = (idle.iter()).map(|&(lo, hi)| {
+            let next = groups.clone().find(|&g| self.groups[g].0 > hi);
+            let reload = next.map_or(0, |g| self.reload_cost[g]);
+            if lo > from {
+                held.push((from, lo - 1));
+            }
+            from = hi + 1;
+            ((lo, hi), reload.saturating_add(share))
+        });
+        let idle = priced.collect();
+        if from <= node.end {
+            held.push((from, node.end));
+        }
+        SplitSpans { held, idle }
+    }
+
     /// The pieces of `n` nodes none of which can spill.
     fn unspillable(n: usize) -> Pieces {
         Pieces {
@@ -186,6 +220,24 @@ impl Pieces {
         }
         delta
     }
+}
+
+/// One node's spans for the split-spilling cost bound ([`Pieces::split_spans`]).
+pub struct SplitSpans {
+    /// Where it holds PSUM even when spilled.
+    pub held: Vec<(u32, u32)>,
+    /// Its idle ranges, each with the least its going there costs.
+    pub idle: Vec<((u32, u32), u64)>,
+}
+
+/// The split-spilling spans of every node of a validated module's first
+/// iteration (for `psum bound`).
+pub fn split_spans(first: &Analysis, latency: u64) -> Vec<SplitSpans> {
+    let pinned = vec![false; first.module.tensors.len()];
+    let pieces = Pieces::of(&first.lin, &first.live, &pinned, latency);
+    (first.live.nodes.iter().enumerate())
+        .map(|(v, n)| pieces.split_spans(v, n))
+        .collect()
 }
 
 /// A free bank in [`Sweep`]'s bank table.

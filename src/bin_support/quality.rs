@@ -103,9 +103,12 @@ fn straight_line() -> Result<String, Failure> {
     );
     let _ = writeln!(
         s,
-        "| tensors | peak | count bound | cost bound | briggs spilled | briggs cycles | mincost spilled | mincost cycles | mincost / count bound | mincost / cost bound | mincost / briggs cycles | briggs time | mincost time |"
+        "| tensors | peak | count bound | cost bound | split bound | briggs spilled | briggs cycles | mincost spilled | mincost cycles | mincost / count bound | mincost / cost bound | mincost / split bound | mincost / briggs cycles | briggs time | mincost time |"
     );
-    let _ = writeln!(s, "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|");
+    let _ = writeln!(
+        s,
+        "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+    );
     let mut worst = (0.0f64, 0.0f64);
     for tensors in [10_000, 100_000] {
         for pressure in [9.0, 12.0, 16.0] {
@@ -118,6 +121,7 @@ fn straight_line() -> Result<String, Failure> {
             let b = bounds(&problem(&m, &AllocOptions::default())?);
             let count = b.min_spills.unwrap_or(0) as u64;
             let cost = b.min_spill_cost_cycles.unwrap_or(0);
+            let split = b.min_split_cost_cycles.unwrap_or(0);
             let briggs = run(&m, Allocator::Briggs, false)?;
             let mincost = run(&m, Allocator::Mincost, false)?;
             verified(&m, &mincost, "mincost")?;
@@ -125,7 +129,7 @@ fn straight_line() -> Result<String, Failure> {
             worst.1 = worst.1.max(mincost.cycles as f64 / cost.max(1) as f64);
             let _ = writeln!(
                 s,
-                "| {tensors} | {} | {count} | {cost} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {tensors} | {} | {count} | {cost} | {split} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 b.peak_demand,
                 briggs.spilled,
                 briggs.cycles,
@@ -133,6 +137,7 @@ fn straight_line() -> Result<String, Failure> {
                 mincost.cycles,
                 times(mincost.spilled as u64, count),
                 times(mincost.cycles, cost),
+                times(mincost.cycles, split),
                 times(mincost.cycles, briggs.cycles),
                 ms(briggs.secs),
                 ms(mincost.secs)

@@ -147,7 +147,7 @@ fn one_spill_example_needs_exactly_one_spill() {
         r.render(),
         "peak demand: 9 banks at point 8 (9 nodes, 8 banks available)\n\
          minimum spills: 1 (for example t0)\n\
-         minimum spill cost: 128 cycles\n"
+         minimum spill cost: 128 cycles\nminimum split spill cost: at least 128 cycles\n"
     );
     let four = AllocOptions {
         psum_banks: Some(4),
@@ -183,7 +183,8 @@ fn multi_bank_example_has_peak_but_no_exact_spill_bound() {
         serde_json::json!({
             "arch": "trn1", "num_banks": 8, "nodes": 3, "peak_demand": 4,
             "peak_point": 2, "min_spills": null, "spill_set": null,
-            "min_spill_cost_cycles": null
+            "min_spill_cost_cycles": null,
+            "min_split_cost_cycles": null
         })
     );
 }
@@ -224,6 +225,6 @@ fn problem_uses_memloc_pieces_and_loop_extension() {
         bounds(&p).render(),
         "peak demand: 1 banks at point 0 (2 nodes, 8 banks available)\n\
          minimum spills: 0 (every node fits without spilling)\n\
-         minimum spill cost: 0 cycles\n"
+         minimum spill cost: 0 cycles\nminimum split spill cost: at least 0 cycles\n"
     );
 }

@@ -2,7 +2,8 @@
 //! verifies (checker, simulator, static checks) on random programs of
 //! every kind; mincost never fails where Briggs allocates; exact costs no
 //! more than mincost or Briggs on small programs, and exactly what trying
-//! every spill set costs on tiny ones; the cost bound never exceeds exact.
+//! every way to spill costs on tiny ones; the split bound never exceeds
+//! exact.
 
 use crate::alloc_common;
 
@@ -88,7 +89,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
 
     /// Exact verifies and costs no more than mincost or Briggs on small
-    /// programs, and no less than the cost bound of one-bank ones.
+    /// programs, and no less than the split bound of one-bank ones.
     #[test]
     fn exact_is_no_worse_than_mincost((seed, cfg, banks) in config(14)) {
         let m = module(&program(seed, cfg));
@@ -104,6 +105,10 @@ proptest! {
         }
         if let Ok(briggs) = briggs {
             prop_assert!(cost <= briggs.report.spill_cost_cycles);
+        }
+        let p = problem(&m, &opts(Allocator::Briggs, banks)).unwrap();
+        if let Some(bound) = bounds(&p).min_split_cost_cycles {
+            prop_assert!(bound <= cost, "split bound {} > exact {}", bound, cost);
         }
     }
 }

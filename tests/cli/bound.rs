@@ -21,7 +21,7 @@ fn bound_reports_peak_and_minimum_spills() {
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         stdout(&o),
-        "peak demand: 9 banks at point 8 (9 nodes, 8 banks available)\nminimum spills: 1 (for example t0)\nminimum spill cost: 128 cycles\n"
+        "peak demand: 9 banks at point 8 (9 nodes, 8 banks available)\nminimum spills: 1 (for example t0)\nminimum spill cost: 128 cycles\nminimum split spill cost: at least 128 cycles\n"
     );
     let o = psum(&["bound", "examples/02_one_spill.psum", "--report", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -29,6 +29,7 @@ fn bound_reports_peak_and_minimum_spills() {
     assert_eq!(v["min_spills"], 1);
     assert_eq!(v["spill_set"], serde_json::json!(["t0"]));
     assert_eq!(v["min_spill_cost_cycles"], 128);
+    assert_eq!(v["min_split_cost_cycles"], 128);
 }
 
 #[test]
