@@ -25,8 +25,9 @@
 //! busy banks on up to eight banks). A program whose peak demand is
 //! within the banks is first swept with nothing spillable, which needs no
 //! spill costs; when that places every piece, it is the plain sweep's
-//! placement and the result. Otherwise the sweep runs again from its own
-//! spill set thinned, and on programs of at most 512 nodes a local search
+//! placement and the result. Otherwise, on programs of at most 4,096
+//! nodes, the sweep runs again from its own spill set thinned, and on
+//! programs of at most 512 nodes a local search
 //! over the ways each node is let go follows from each, with seeded
 //! restarts on the smallest.
 //!
@@ -772,8 +773,9 @@ pub(super) fn cost_of(pieces: &Pieces, placed: &Placement) -> u64 {
 }
 
 /// The best placement of one iteration. The starts are the plain sweep's
-/// placement and, when [`keep_back`] thins its spill set, the sweep's
-/// that first lets go of what is left of it; each start, the cheapest
+/// placement and, on programs of at most [`THIN_NODES`] nodes where
+/// [`keep_back`] thins its spill set, the sweep's that first lets go of
+/// what is left of it; each start, the cheapest
 /// first, is searched from ([`improve`]), and the cheapest result (ties:
 /// the earlier) gets [`perturb`]'s restarts. A plain sweep that spills
 /// nothing cannot be beaten and is kept at once.
@@ -796,7 +798,7 @@ pub(super) fn best_placement(
     let mut starts = vec![(cost_of(pieces, &plain), plain)];
     // The plain sweep's own set, none of it taken back, would only be
     // swept again.
-    if keep_back(nodes, pieces, &mut own, num_banks, points) {
+    if n <= THIN_NODES && keep_back(nodes, pieces, &mut own, num_banks, points) {
         if let Ok(placed) = problem.sweep(&first(&own), &[]) {
             if (&placed.spilled, &placed.reload) != (&starts[0].1.spilled, &starts[0].1.reload) {
                 starts.push((cost_of(pieces, &placed), placed));
@@ -815,6 +817,11 @@ pub(super) fn best_placement(
     let best = best.expect("the plain sweep is a start");
     Ok(perturb(&problem, best, &mut sweeps).1)
 }
+
+/// Programs of at most this many nodes get the thinned start of
+/// [`best_placement`]. On larger ones (10k to 1M nodes in `psum bench
+/// --quality`) it never spilled less than the plain sweep.
+const THIN_NODES: usize = 4096;
 
 /// Programs of at most this many nodes get [`perturb`]'s restarts.
 const PERTURB_NODES: usize = 64;
