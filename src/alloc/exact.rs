@@ -23,7 +23,7 @@ use super::liveness::{self, Liveness, Node};
 use super::log::{pct_text, Log};
 use super::mincost::{self, Ending, First, Pieces};
 use super::spill::SpillPlans;
-use super::{costs, outcome, spill, AllocError, AllocOptions, AllocOutcome, NodeId};
+use super::{outcome, spill, AllocError, AllocOptions, AllocOutcome, NodeId};
 use crate::arch::{self, bank_alignment, Arch};
 use crate::ir::{Module, TensorId};
 use std::collections::HashSet;
@@ -294,11 +294,10 @@ fn realize(
         let (lin, live) = (&first.lin, &first.live);
         let mut plans = SpillPlans::default();
         for (v, reload) in spills {
-            let plan = costs::spill_plan(lin, live, *v).expect("only spillable nodes are spilled");
             let groups = pieces.groups_of(v.index()).map(|g| pieces.groups[g]);
             plans.push_split(
                 live.nodes[v.index()].tensor,
-                plan.save_after,
+                pieces.save_after[v.index()],
                 groups.zip(reload.iter().copied()),
             );
         }
@@ -391,7 +390,7 @@ pub type SpillCandidate = (String, u64, Vec<u64>);
 pub fn candidates(m: &Module, opts: &AllocOptions) -> Result<Vec<SpillCandidate>, AllocError> {
     let first = First::of(m.clone(), opts)?;
     let pinned = vec![false; first.work.tensors.len()];
-    let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency);
+    let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
     Ok((0..first.live.nodes.len())
         .filter(|&v| pieces.cost[v] != Cost::Inf)
         .map(|v| {
@@ -415,7 +414,7 @@ pub fn with_spills(
     let num_banks = opts.num_banks(&arch)?;
     let first = First::of(m.clone(), opts)?;
     let pinned = vec![false; first.work.tensors.len()];
-    let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency);
+    let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
     let mut spills: Vec<Spill> = Vec::new();
     let mut cost = 0u64;
     for v in 0..first.live.nodes.len() {
@@ -498,7 +497,7 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
         });
     }
     let pinned = vec![false; first.work.tensors.len()];
-    let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency);
+    let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
     let points = first.lin.len();
     let nodes = &first.live.nodes;
     let mut cand = Vec::new();

@@ -44,7 +44,7 @@ use super::linear::Linear;
 use super::liveness::{self, Liveness, Node};
 use super::log::{hundredths, pct_text, Log};
 use super::spill::SpillPlans;
-use super::support::threads::PARALLEL_MIN_NODES;
+use super::support::threads::{self, PARALLEL_MIN_NODES};
 use super::{
     outcome, spill, AllocError, AllocOptions, AllocOutcome, AllocReport, Allocator, NodeId,
 };
@@ -56,12 +56,15 @@ use std::cell::{Cell, OnceCell};
 use std::cmp::Reverse;
 
 /// What each node of one iteration holds when it is spilled, and its cost.
+#[derive(Debug, PartialEq, Eq)]
 pub(super) struct Pieces {
     /// Spill cost of each node (SPEC §3.5): its save and a reload per read
     /// group.
     pub cost: Vec<Cost>,
     /// What each spillable node's save costs (0 for the others).
     pub save_cost: Vec<u64>,
+    /// The point each spillable node's save goes right after (SPEC §3.8).
+    pub save_after: Vec<u32>,
     /// The last point of each spillable node's head (its interval from its
     /// start to its save, loop extension included).
     pub head_end: Vec<u32>,
@@ -82,12 +85,35 @@ pub(super) struct Pieces {
 
 impl Pieces {
     /// The pieces of every node of `live` on `lin`; `pinned` flags by
-    /// tensor the nodes that cannot spill again.
-    pub fn of(lin: &Linear, live: &Liveness, pinned: &[bool], latency: u64) -> Pieces {
+    /// tensor the nodes that cannot spill again. In `parallel`, the two
+    /// halves of the nodes are worked out side by side.
+    pub fn of(
+        lin: &Linear,
+        live: &Liveness,
+        pinned: &[bool],
+        latency: u64,
+        parallel: bool,
+    ) -> Pieces {
         let n = live.nodes.len();
+        let half = |nodes| Pieces::of_nodes(lin, live, pinned, latency, nodes);
+        let (mut pieces, late) = threads::in_halves(parallel, n, half);
+        pieces.append(late);
+        pieces
+    }
+
+    /// The pieces of the nodes `nodes` (their groups numbered from 0).
+    fn of_nodes(
+        lin: &Linear,
+        live: &Liveness,
+        pinned: &[bool],
+        latency: u64,
+        nodes: std::ops::Range<usize>,
+    ) -> Pieces {
+        let n = nodes.len();
         let mut pieces = Pieces {
             cost: vec![Cost::Inf; n],
             save_cost: vec![0; n],
+            save_after: vec![0; n],
             head_end: vec![0; n],
             first: Vec::with_capacity(n + 1),
             groups: Vec::new(),
@@ -96,8 +122,8 @@ impl Pieces {
             reach: Vec::new(),
         };
         pieces.first.push(0);
-        for (i, node) in live.nodes.iter().enumerate() {
-            let v = NodeId::new(i);
+        for (i, node) in live.nodes[nodes.clone()].iter().enumerate() {
+            let v = NodeId::new(nodes.start + i);
             let plan = (!pinned[node.tensor.index()])
                 .then(|| spill_plan(lin, live, v))
                 .flatten();
@@ -105,6 +131,7 @@ impl Pieces {
                 let per = u64::from(node.banks).saturating_mul(latency);
                 let mut weight = lin.weight(plan.save_after);
                 pieces.save_cost[i] = per.saturating_mul(weight);
+                pieces.save_after[i] = plan.save_after;
                 pieces.head_end[i] = liveness::extend(lin, node.def, plan.save_after).1;
                 let from = pieces.groups.len();
                 (pieces.groups).extend(plan.groups(live.events_of(v, lin)));
@@ -165,11 +192,27 @@ impl Pieces {
         SplitSpans { held, idle }
     }
 
+    /// Appends the pieces of the nodes after these (`late`, whose groups
+    /// are numbered from 0).
+    fn append(&mut self, late: Pieces) {
+        let g = self.groups.len() as u32;
+        self.cost.extend(late.cost);
+        self.save_cost.extend(late.save_cost);
+        self.save_after.extend(late.save_after);
+        self.head_end.extend(late.head_end);
+        self.first.extend(late.first[1..].iter().map(|&f| f + g));
+        self.groups.extend(late.groups);
+        self.reload_cost.extend(late.reload_cost);
+        self.kept_end.extend(late.kept_end);
+        self.reach.extend(late.reach.iter().map(|&r| r + g));
+    }
+
     /// The pieces of `n` nodes none of which can spill.
     fn unspillable(n: usize) -> Pieces {
         Pieces {
             cost: vec![Cost::Inf; n],
             save_cost: vec![0; n],
+            save_after: vec![0; n],
             head_end: vec![0; n],
             first: vec![0; n + 1],
             groups: Vec::new(),
@@ -235,7 +278,7 @@ pub struct SplitSpans {
 /// iteration (for `psum bound`).
 pub fn split_spans(first: &Analysis, latency: u64) -> Vec<SplitSpans> {
     let pinned = vec![false; first.module.tensors.len()];
-    let pieces = Pieces::of(&first.lin, &first.live, &pinned, latency);
+    let pieces = Pieces::of(&first.lin, &first.live, &pinned, latency, false);
     (first.live.nodes.iter().enumerate())
         .map(|(v, n)| pieces.split_spans(v, n))
         .collect()
@@ -1031,13 +1074,16 @@ pub(super) fn fits(nodes: &[Node], bank: &[Option<u32>], num_banks: u32) -> bool
 /// The spill code of `placed`: each spilled node's save, its first read
 /// groups kept on its own tensor, and a reload before each group the sweep
 /// reloads, serving the groups after it up to the next.
-fn spill_plans(lin: &Linear, live: &Liveness, pieces: &Pieces, placed: &Placement) -> SpillPlans {
+fn spill_plans(live: &Liveness, pieces: &Pieces, placed: &Placement) -> SpillPlans {
     let mut plans = SpillPlans::default();
     for &v in &placed.spilled {
-        let plan = spill_plan(lin, live, v).expect("only spillable nodes are spilled");
         let groups = pieces.groups_of(v.index());
         let reloads = groups.map(|g| (pieces.groups[g], placed.reload[g]));
-        plans.push_split(live.nodes[v.index()].tensor, plan.save_after, reloads);
+        plans.push_split(
+            live.nodes[v.index()].tensor,
+            pieces.save_after[v.index()],
+            reloads,
+        );
     }
     plans
 }
@@ -1142,7 +1188,7 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
         }
         for iteration in 1..=opts.max_iterations {
             let (lin, live) = (&a.lin, &a.live);
-            let pieces = Pieces::of(lin, live, &pinned, opts.spill_latency);
+            let pieces = Pieces::of(lin, live, &pinned, opts.spill_latency, parallel);
             let placed = match best_placement(&live.nodes, &pieces, num_banks, lin.len()) {
                 Ok(placed) => placed,
                 Err(stuck) => {
@@ -1165,7 +1211,7 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
             spill_cost = spill_cost.saturating_add(cycles);
             spilled.extend(placed.spilled.iter().map(|v| live.nodes[v.index()].tensor));
             let big = parallel && placed.spilled.len() >= PARALLEL_MIN_NODES;
-            let plans = [spill_plans(lin, live, &pieces, &placed)];
+            let plans = [spill_plans(live, &pieces, &placed)];
             let namer = namer.get_or_insert_with(|| spill::Namer::new(&a.module));
             let shift = spill::insert_spill_code(&mut a.module, lin, &plans, namer, big);
             pinned.resize(a.module.tensors.len(), false);
@@ -1301,14 +1347,20 @@ mod tests {
     use super::*;
     use crate::gen::random::{program, RandomConfig};
 
-    /// The pieces' costs are §3.5's, and each spillable node's is its save
-    /// and a reload per read group.
+    /// The pieces' costs are §3.5's, each spillable node's is its save and
+    /// a reload per read group, and the pieces worked out in two halves are
+    /// the ones worked out in one.
     #[test]
     fn pieces_cost_what_find_costs_does() {
         for seed in 0..4 {
             let a = crate::alloc::liveness::random_analyzed(200, seed);
             let pinned: Vec<bool> = (0..a.module.tensors.len()).map(|t| t % 7 == 0).collect();
-            let pieces = Pieces::of(&a.lin, &a.live, &pinned, 64);
+            let pieces = Pieces::of(&a.lin, &a.live, &pinned, 64, false);
+            assert_eq!(
+                pieces,
+                Pieces::of(&a.lin, &a.live, &pinned, 64, true),
+                "seed {seed}"
+            );
             let want = crate::alloc::costs::find_costs(&a.lin, &a.live, &pinned, 64);
             assert_eq!(pieces.cost, want, "seed {seed}");
             for (v, c) in pieces.cost.iter().enumerate() {
@@ -1338,7 +1390,7 @@ mod tests {
             let arch = arch::lookup(&first.work.arch).unwrap();
             let num_banks = opts.num_banks(&arch).unwrap();
             let pinned = vec![false; first.work.tensors.len()];
-            let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency);
+            let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
             let problem = Problem::new(&first.live.nodes, &pieces, num_banks);
             let plain = problem
                 .sweep(&vec![Let::AtPrice; problem.nodes.len()], &[])
