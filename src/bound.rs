@@ -30,6 +30,7 @@
 //! [`crate::export`] hands to MiniMalloc; [`bounds`] computes the bounds.
 
 use crate::alloc::costs::{self, Cost};
+use crate::alloc::mincost::SplitSpans;
 use crate::alloc::{self, AllocError, AllocOptions};
 use crate::flow::{self, Weight};
 use crate::ir::Module;
@@ -70,7 +71,7 @@ pub struct AllocProblem {
     pub costs: Vec<Cost>,
     /// Each node's spans under split spilling (SPEC §3.11), in node order.
     #[serde(skip)]
-    pub split: Vec<(Vec<(u32, u32)>, Vec<((u32, u32), u64)>)>,
+    pub split: Vec<SplitSpans>,
 }
 
 impl AllocProblem {
@@ -96,9 +97,7 @@ pub fn problem(m: &Module, opts: &AllocOptions) -> Result<AllocProblem, AllocErr
         })
         .collect();
     let pinned = vec![false; first.module.tensors.len()];
-    let split = (alloc::mincost::split_spans(&first, opts.spill_latency).into_iter())
-        .map(|s| (s.held, s.idle))
-        .collect();
+    let split = alloc::mincost::split_spans(&first, opts.spill_latency);
     Ok(AllocProblem {
         arch: m.arch.clone(),
         num_banks: first.num_banks,
@@ -306,7 +305,7 @@ pub fn min_spill_cost_one_bank(
 
 /// A lower bound on the cost of split spilling (SPEC §3.11) one-bank
 /// intervals on `num_banks` banks, `split[i]` being interval `i`'s spans
-/// ([`crate::alloc::mincost::Pieces::split_spans`]): the cheapest set of
+/// ([`alloc::mincost::split_spans`]): the cheapest set of
 /// idle ranges whose removal, with every held stretch kept, leaves no point
 /// covered more than `num_banks` times, each range priced at the least its
 /// going costs, by Carlisle & Lloyd's flow. Every split allocation leaves
@@ -315,7 +314,7 @@ pub fn min_spill_cost_one_bank(
 /// than one bank, or when the held stretches alone do not fit.
 pub fn min_split_cost_one_bank(
     intervals: &[Interval],
-    split: &[(Vec<(u32, u32)>, Vec<((u32, u32), u64)>)],
+    split: &[SplitSpans],
     num_banks: u32,
 ) -> Option<u64> {
     if intervals.iter().any(|iv| iv.banks != 1) {
@@ -323,10 +322,10 @@ pub fn min_split_cost_one_bank(
     }
     let held = split
         .iter()
-        .flat_map(|s| s.0.iter().map(|&h| (h, Weight::Forced)));
+        .flat_map(|s| s.held.iter().map(|&h| (h, Weight::Forced)));
     let idle = split
         .iter()
-        .flat_map(|s| s.1.iter().map(|&(r, w)| (r, Weight::Finite(w))));
+        .flat_map(|s| s.idle.iter().map(|&(r, w)| (r, Weight::Finite(w))));
     let (spans, weights): (Vec<(u32, u32)>, Vec<Weight>) = held.chain(idle).unzip();
     let kept = flow::max_weight_k_colorable(&spans, &vec![1; spans.len()], &weights, num_banks)?;
     Some(

@@ -266,7 +266,9 @@ impl Pieces {
     }
 }
 
-/// One node's spans for the split-spilling cost bound ([`Pieces::split_spans`]).
+/// One node's spans for the split-spilling cost bound (`psum bound`'s
+/// `min_split_cost_cycles`, SPEC §3.11).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SplitSpans {
     /// Where it holds PSUM even when spilled.
     pub held: Vec<(u32, u32)>,
