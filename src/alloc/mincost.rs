@@ -375,6 +375,9 @@ struct Sweep<'a> {
     /// The nodes whose pieces take the other end among equal blocks (none
     /// when empty).
     flipped: &'a [bool],
+    /// Per node, the base bank its own tensor takes when that block is
+    /// free, plus 1 (0: none; none at all when empty).
+    prefer: &'a [u8],
     /// The segment holding each bank.
     owner: Vec<u32>,
     /// The banks held, bit `x` for bank `x`.
@@ -479,12 +482,28 @@ impl<'a> Problem<'a> {
     /// the nodes `flipped` flags (none when it is empty) take the other
     /// end among equally good blocks.
     pub fn sweep(&self, chosen: &[Let], flipped: &[bool]) -> Result<Placement, Stuck> {
-        Sweep::new(self, chosen, flipped).run()
+        Sweep::new(self, chosen, flipped, &[]).run()
+    }
+
+    /// [`Problem::sweep`], each node's own tensor taking the base bank
+    /// `prefer` gives it (plus 1; 0: none) when that block is free.
+    fn sweep_preferring(
+        &self,
+        chosen: &[Let],
+        flipped: &[bool],
+        prefer: &[u8],
+    ) -> Result<Placement, Stuck> {
+        Sweep::new(self, chosen, flipped, prefer).run()
     }
 }
 
 impl<'a> Sweep<'a> {
-    fn new(problem: &'a Problem<'a>, chosen: &'a [Let], flipped: &'a [bool]) -> Self {
+    fn new(
+        problem: &'a Problem<'a>,
+        chosen: &'a [Let],
+        flipped: &'a [bool],
+        prefer: &'a [u8],
+    ) -> Self {
         let Problem { nodes, pieces, .. } = *problem;
         let n = nodes.len();
         let segs = n + pieces.groups.len();
@@ -494,6 +513,7 @@ impl<'a> Sweep<'a> {
             problem,
             chosen,
             flipped,
+            prefer,
             owner: vec![FREE; problem.num_banks as usize],
             busy: 0,
             base: vec![0; segs],
@@ -690,7 +710,11 @@ impl<'a> Sweep<'a> {
         // Ties: one-bank pieces from the top, larger ones from the bottom,
         // so that small pieces do not split large blocks.
         let high = (banks == 1) != (!self.flipped.is_empty() && self.flipped[self.node_of(seg)]);
-        let base = match self.problem.free_block(self.busy, banks, high) {
+        let preferred = (self.prefer.get(seg).copied())
+            .and_then(|b| b.checked_sub(1))
+            .map(u32::from)
+            .filter(|&b| b + banks <= self.problem.num_banks && self.busy & block(b, banks) == 0);
+        let base = match preferred.or_else(|| self.problem.free_block(self.busy, banks, high)) {
             Some(b) => b,
             None => {
                 let last = self.problem.num_banks.saturating_sub(banks);
@@ -931,7 +955,8 @@ fn take(chosen: &mut [Let], flipped: &mut [bool], v: usize, (go, flip): (Let, Op
 /// order, each other way of letting it go ([`Let`]) is swept, and the
 /// first that spills at less cost is kept, until a pass over the nodes
 /// changes nothing. On multi-bank programs a second phase also tries
-/// flipping each node's end among equally good blocks. Each sweep spends
+/// flipping each node's end among equally good blocks, and on small ones a
+/// third tries every base for each node ([`try_bases`]). Each sweep spends
 /// one of `sweeps`; none left, the search stops. Only on programs of at
 /// most [`SEARCH_NODES`] nodes.
 fn improve(problem: &Problem, mut best: (u64, Placement), sweeps: &mut usize) -> (u64, Placement) {
@@ -981,7 +1006,55 @@ fn improve(problem: &Problem, mut best: (u64, Placement), sweeps: &mut usize) ->
             }
         }
     }
+    if n <= PERTURB_NODES && multi_bank {
+        best = try_bases(problem, best, &chosen, &flipped, sweeps);
+    }
     best
+}
+
+/// The last phase of [`improve`] on small multi-bank programs: one node at
+/// a time in node order, its own tensor is swept at each other aligned
+/// base in turn (where that block is free when it starts), and every base
+/// that spills at less cost is kept; passes repeat until one changes
+/// nothing. Each sweep spends one of `sweeps`.
+fn try_bases(
+    problem: &Problem,
+    mut best: (u64, Placement),
+    chosen: &[Let],
+    flipped: &[bool],
+    sweeps: &mut usize,
+) -> (u64, Placement) {
+    let nodes = problem.nodes;
+    let mut prefer = vec![0u8; nodes.len()];
+    loop {
+        let mut changed = false;
+        for v in 0..nodes.len() {
+            let b = nodes[v].banks;
+            let bases =
+                (0..=problem.num_banks.saturating_sub(b)).step_by(bank_alignment(b) as usize);
+            for base in bases.map(|x| x as u8 + 1) {
+                if prefer[v] == base {
+                    continue;
+                }
+                if *sweeps == 0 {
+                    return best;
+                }
+                *sweeps -= 1;
+                let was = std::mem::replace(&mut prefer[v], base);
+                let swept = problem.sweep_preferring(chosen, flipped, &prefer).ok();
+                match swept.map(|p| (cost_of(problem.pieces, &p), p)) {
+                    Some(better) if better.0 < best.0 => {
+                        best = better;
+                        changed = true;
+                    }
+                    _ => prefer[v] = was,
+                }
+            }
+        }
+        if !changed {
+            return best;
+        }
+    }
 }
 
 /// Takes back from `spilled` every node the banks can hold over its idle
