@@ -294,11 +294,22 @@ pub fn min_spill_cost_one_bank(
     let weights: Vec<Weight> = (costs.iter())
         .map(|c| c.finite().map_or(Weight::Forced, Weight::Finite))
         .collect();
-    let kept = flow::max_weight_k_colorable(&spans, &vec![1; spans.len()], &weights, num_banks)?;
+    least_removal(&spans, &weights, num_banks)
+}
+
+/// The least total weight of a set of the one-bank `spans` whose removal
+/// leaves no point covered more than `num_banks` times, none of the
+/// [`Weight::Forced`] ones removed: what Carlisle & Lloyd's flow
+/// ([`flow::max_weight_k_colorable`]) leaves out of its heaviest kept set.
+/// `None` when the forced spans alone do not fit.
+fn least_removal(spans: &[(u32, u32)], weights: &[Weight], num_banks: u32) -> Option<u64> {
+    let kept = flow::max_weight_k_colorable(spans, &vec![1; spans.len()], weights, num_banks)?;
     Some(
-        (kept.iter().zip(costs))
-            .filter(|(&k, _)| !k)
-            .filter_map(|(_, c)| c.finite())
+        (kept.iter().zip(weights))
+            .filter_map(|(&k, w)| match (k, w) {
+                (false, Weight::Finite(c)) => Some(*c),
+                _ => None,
+            })
             .fold(0, u64::saturating_add),
     )
 }
@@ -327,15 +338,7 @@ pub fn min_split_cost_one_bank(
         .iter()
         .flat_map(|s| s.idle.iter().map(|&(r, w)| (r, Weight::Finite(w))));
     let (spans, weights): (Vec<(u32, u32)>, Vec<Weight>) = held.chain(idle).unzip();
-    let kept = flow::max_weight_k_colorable(&spans, &vec![1; spans.len()], &weights, num_banks)?;
-    Some(
-        (kept.iter().zip(&weights))
-            .filter_map(|(&k, w)| match (k, w) {
-                (false, Weight::Finite(c)) => Some(*c),
-                _ => None,
-            })
-            .fold(0, u64::saturating_add),
-    )
+    least_removal(&spans, &weights, num_banks)
 }
 
 /// A segment tree over `n` slots with range add and range maximum,

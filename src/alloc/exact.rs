@@ -504,7 +504,6 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
     let mut decisions = Vec::new();
     let mut low = vec![0i64; points];
     let mut high = vec![0i64; points];
-    let mut trailing_idle: Vec<(usize, Vec<u32>)> = Vec::new();
     for (v, node) in nodes.iter().enumerate() {
         let span: Vec<u32> = (node.start..=node.end).collect();
         hold(&mut high, &span, i64::from(node.banks));
@@ -539,7 +538,6 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
             });
             from = before;
         }
-        trailing_idle.push((i, mine[from..].to_vec()));
         cand.push(Candidate {
             node: NodeId::new(v),
             banks: i64::from(node.banks),
@@ -553,8 +551,8 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
             idle[p as usize].push(x as u32);
         }
     }
-    for (i, points) in trailing_idle {
-        for p in points {
+    for (i, c) in cand.iter().enumerate() {
+        for &p in &c.trailing {
             idle[p as usize].push((decisions.len() + i) as u32);
         }
     }
