@@ -29,7 +29,9 @@
 //! nodes, the sweep runs again from its own spill set thinned, and on
 //! programs of at most 512 nodes a local search
 //! over the ways each node is let go follows from each, with seeded
-//! restarts on the smallest.
+//! restarts on the smallest. On one-bank programs whose spill code does
+//! not depend on loops, the idle ranges to let go are then chosen again
+//! by minimum-cost flow ([`super::reflow`]).
 //!
 //! The spill code then goes in in one round ([`spill::insert_spill_code`]),
 //! and the banks of the sweep carry over to the program with it. When the
@@ -43,6 +45,7 @@ use super::costs::{spill_plan, Cost};
 use super::linear::Linear;
 use super::liveness::{self, Liveness, Node};
 use super::log::{hundredths, pct_text, Log};
+use super::reflow;
 use super::spill::SpillPlans;
 use super::support::threads::{self, PARALLEL_MIN_NODES};
 use super::{
@@ -165,31 +168,69 @@ impl Pieces {
     /// the reload before the group after it, and an equal share of the
     /// node's save among its idle ranges (rounded down).
     pub fn split_spans(&self, v: usize, node: &Node) -> SplitSpans {
-        if self.cost[v] == Cost::Inf {
-            return SplitSpans {
-                held: vec![(node.start, node.end)],
-                idle: Vec::new(),
-            };
-        }
-        let idle: Vec<(u32, u32)> = self.idle(v, node).collect();
-        let share = self.save_cost[v] / idle.len().max(1) as u64;
-        let groups = self.groups_of(v);
-        let mut held = Vec::new();
-        let mut from = node.start;
-        let priced = (idle.iter()).map(|&(lo, hi)| {
-            let next = groups.clone().find(|&g| self.groups[g].0 > hi);
-            let reload = next.map_or(0, |g| self.reload_cost[g]);
-            if lo > from {
-                held.push((from, lo - 1));
+        let idle = self.idle(v, node).count();
+        let share = self.save_cost[v] / idle.max(1) as u64;
+        let mut spans = SplitSpans {
+            held: Vec::new(),
+            idle: Vec::new(),
+        };
+        for stretch in self.stretches(v, node) {
+            match stretch {
+                Stretch::Held(span) => spans.held.push(span),
+                Stretch::Idle(span, next) => {
+                    let reload = next.map_or(0, |g| self.reload_cost[g]);
+                    spans.idle.push((span, reload.saturating_add(share)));
+                }
             }
-            from = hi + 1;
-            ((lo, hi), reload.saturating_add(share))
-        });
-        let idle = priced.collect();
-        if from <= node.end {
-            held.push((from, node.end));
         }
-        SplitSpans { held, idle }
+        spans
+    }
+
+    /// Node `v`'s interval cut into the stretches it holds PSUM over even
+    /// when spilled and its idle ranges, in order (the whole interval held
+    /// when it cannot spill).
+    pub fn stretches<'a>(
+        &'a self,
+        v: usize,
+        node: &Node,
+    ) -> impl Iterator<Item = Stretch> + use<'a> {
+        let spillable = self.cost[v] != Cost::Inf;
+        let mut idle = self.idle_ranges(v, node).filter(move |_| spillable);
+        let (mut from, end) = (node.start, node.end);
+        let mut gap = None;
+        std::iter::from_fn(move || {
+            if let Some((span, next)) = gap.take() {
+                return Some(Stretch::Idle(span, next));
+            }
+            match idle.next() {
+                Some(((lo, hi), next)) => {
+                    let held = (from, lo - 1);
+                    from = hi + 1;
+                    if lo > held.0 {
+                        gap = Some(((lo, hi), next));
+                        Some(Stretch::Held(held))
+                    } else {
+                        Some(Stretch::Idle((lo, hi), next))
+                    }
+                }
+                None if from <= end => {
+                    let held = (from, end);
+                    from = end + 1;
+                    Some(Stretch::Held(held))
+                }
+                None => None,
+            }
+        })
+    }
+
+    /// Whether no node's spill code depends on loops: every read group's
+    /// kept end is its own last point and its reload serves every later
+    /// group of its node, so a spilled node holds PSUM exactly over its
+    /// held [`Stretch`]es and the idle ranges it keeps.
+    pub fn unextended(&self) -> bool {
+        let last = |g: usize| self.first[self.first.partition_point(|&f| f as usize <= g)] - 1;
+        (0..self.groups.len())
+            .all(|g| self.kept_end[g] == self.groups[g].1 && self.reach[g] == last(g))
     }
 
     /// Appends the pieces of the nodes after these (`late`, whose groups
@@ -230,12 +271,23 @@ impl Pieces {
     /// The closed point ranges where spillable node `v` (`node`) would
     /// hold no PSUM once spilled: between its head, its read groups and
     /// its end.
-    pub fn idle(&self, v: usize, node: &Node) -> impl Iterator<Item = (u32, u32)> + '_ {
-        let groups = &self.groups[self.groups_of(v)];
-        let ends = (groups.iter().map(|g| (g.0, g.1))).chain([(node.end + 1, node.end)]);
+    pub fn idle<'a>(&'a self, v: usize, node: &Node) -> impl Iterator<Item = (u32, u32)> + use<'a> {
+        self.idle_ranges(v, node).map(|(span, _)| span)
+    }
+
+    /// [`Pieces::idle`], each range with the read group right after it
+    /// (`None`: the range after the last).
+    fn idle_ranges<'a>(
+        &'a self,
+        v: usize,
+        node: &Node,
+    ) -> impl Iterator<Item = ((u32, u32), Option<usize>)> + use<'a> {
+        let groups = self.groups_of(v);
+        let ends =
+            (groups.map(|g| (self.groups[g], Some(g)))).chain([((node.end + 1, node.end), None)]);
         let mut from = self.head_end[v] + 1;
-        ends.filter_map(move |(lo, hi)| {
-            let gap = (lo > from).then(|| (from, lo - 1));
+        ends.filter_map(move |((lo, hi), g)| {
+            let gap = (lo > from).then(|| ((from, lo - 1), g));
             from = hi + 1;
             gap
         })
@@ -264,6 +316,17 @@ impl Pieces {
         }
         delta
     }
+}
+
+/// A stretch of a node's interval ([`Pieces::stretches`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stretch {
+    /// Held even when the node is spilled: its head, a read group, what
+    /// lies between adjacent groups.
+    Held((u32, u32)),
+    /// Idle once spilled, with the read group right after it (`None`:
+    /// after its last).
+    Idle((u32, u32), Option<usize>),
 }
 
 /// One node's spans for the split-spilling cost bound (`psum bound`'s
@@ -846,8 +909,9 @@ pub(super) fn cost_of(pieces: &Pieces, placed: &Placement) -> u64 {
 /// [`keep_back`] thins its spill set, the sweep's that first lets go of
 /// what is left of it; each start, the cheapest
 /// first, is searched from ([`improve`]), and the cheapest result (ties:
-/// the earlier) gets [`perturb`]'s restarts. A plain sweep that spills
-/// nothing cannot be beaten and is kept at once.
+/// the earlier) gets [`perturb`]'s restarts, then [`reflow::reflow`]'s
+/// flow. A plain sweep that spills nothing cannot be beaten and is kept
+/// at once.
 pub(super) fn best_placement(
     nodes: &[Node],
     pieces: &Pieces,
@@ -884,7 +948,8 @@ pub(super) fn best_placement(
         }
     }
     let best = best.expect("the plain sweep is a start");
-    Ok(perturb(&problem, best, &mut sweeps).1)
+    let best = perturb(&problem, best, &mut sweeps).1;
+    Ok(reflow::reflow(nodes, pieces, num_banks, best))
 }
 
 /// Programs of at most this many nodes get the thinned start of

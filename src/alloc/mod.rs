@@ -31,6 +31,7 @@ mod log;
 pub mod mincost;
 mod outcome;
 mod reference;
+mod reflow;
 pub mod spill;
 pub(crate) mod split;
 mod support;
