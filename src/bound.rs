@@ -294,35 +294,43 @@ pub fn min_spill_cost_one_bank(
     let weights: Vec<Weight> = (costs.iter())
         .map(|c| c.finite().map_or(Weight::Forced, Weight::Finite))
         .collect();
-    least_removal(&spans, &weights, num_banks)
+    least_removal(&spans, &weights, num_banks).map(|(cost, _)| cost)
 }
 
 /// The least total weight of a set of the one-bank `spans` whose removal
 /// leaves no point covered more than `num_banks` times, none of the
-/// [`Weight::Forced`] ones removed: what Carlisle & Lloyd's flow
-/// ([`flow::max_weight_k_colorable`]) leaves out of its heaviest kept set.
-/// `None` when the forced spans alone do not fit.
-fn least_removal(spans: &[(u32, u32)], weights: &[Weight], num_banks: u32) -> Option<u64> {
+/// [`Weight::Forced`] ones removed, and which spans Carlisle & Lloyd's
+/// flow ([`flow::max_weight_k_colorable`]) keeps. `None` when the forced
+/// spans alone do not fit.
+fn least_removal(
+    spans: &[(u32, u32)],
+    weights: &[Weight],
+    num_banks: u32,
+) -> Option<(u64, Vec<bool>)> {
     let kept = flow::max_weight_k_colorable(spans, &vec![1; spans.len()], weights, num_banks)?;
-    Some(
-        (kept.iter().zip(weights))
-            .filter_map(|(&k, w)| match (k, w) {
-                (false, Weight::Finite(c)) => Some(*c),
-                _ => None,
-            })
-            .fold(0, u64::saturating_add),
-    )
+    let gone = (kept.iter().zip(weights)).filter_map(|(&k, w)| match (k, w) {
+        (false, Weight::Finite(c)) => Some(*c),
+        _ => None,
+    });
+    Some((gone.fold(0, u64::saturating_add), kept))
 }
 
 /// A lower bound on the cost of split spilling (SPEC §3.11) one-bank
 /// intervals on `num_banks` banks, `split[i]` being interval `i`'s spans
-/// ([`alloc::mincost::split_spans`]): the cheapest set of
-/// idle ranges whose removal, with every held stretch kept, leaves no point
-/// covered more than `num_banks` times, each range priced at the least its
-/// going costs, by Carlisle & Lloyd's flow. Every split allocation leaves
-/// its node out of PSUM over whole idle ranges, each one paying at least
-/// that price, so none costs less. `None` when some interval holds other
-/// than one bank, or when the held stretches alone do not fit.
+/// ([`alloc::mincost::split_spans`]), by Lagrangian relaxation of the
+/// save each node owes once. Each round shares every node's save among
+/// its idle ranges and prices each range at its reload plus its share;
+/// the cheapest set of idle ranges whose removal, with every held stretch
+/// kept, leaves no point covered more than `num_banks` times (Carlisle &
+/// Lloyd's flow) then costs no more than any split allocation, which
+/// leaves its nodes out of PSUM over whole idle ranges, pays each one's
+/// reload and each node's save once, at least the shares of the ranges it
+/// lets go. The first round shares equally (rounded down); each later one
+/// moves part of the shares of a node's kept ranges to its ranges let go,
+/// where the round let go some but not all ([`SPLIT_ROUNDS`] rounds,
+/// fewer when no share moves). The bound is the best round's. `None` when
+/// some interval holds other than one bank, or when the held stretches
+/// alone do not fit.
 pub fn min_split_cost_one_bank(
     intervals: &[Interval],
     split: &[SplitSpans],
@@ -331,15 +339,62 @@ pub fn min_split_cost_one_bank(
     if intervals.iter().any(|iv| iv.banks != 1) {
         return None;
     }
-    let held = split
-        .iter()
-        .flat_map(|s| s.held.iter().map(|&h| (h, Weight::Forced)));
-    let idle = split
-        .iter()
-        .flat_map(|s| s.idle.iter().map(|&(r, w)| (r, Weight::Finite(w))));
-    let (spans, weights): (Vec<(u32, u32)>, Vec<Weight>) = held.chain(idle).unzip();
-    least_removal(&spans, &weights, num_banks)
+    let held = split.iter().flat_map(|s| s.held.iter().copied());
+    let mut spans: Vec<(u32, u32)> = held.collect();
+    let forced = spans.len();
+    spans.extend(split.iter().flat_map(|s| s.idle.iter().map(|&(r, _)| r)));
+    let reload: Vec<u64> = (split.iter())
+        .flat_map(|s| s.idle.iter().map(|&(_, c)| c))
+        .collect();
+    // Each node's idle ranges, as a run of `share`.
+    let mut runs = Vec::with_capacity(split.len());
+    let mut share = Vec::with_capacity(reload.len());
+    for s in split {
+        let from = share.len();
+        let each = s.save / s.idle.len().max(1) as u64;
+        share.extend(std::iter::repeat_n(each, s.idle.len()));
+        runs.push(from..share.len());
+    }
+    let mut best = 0;
+    for round in 0..SPLIT_ROUNDS {
+        let idle = (reload.iter().zip(&share)).map(|(&r, &s)| Weight::Finite(r.saturating_add(s)));
+        let weights: Vec<Weight> = std::iter::repeat_n(Weight::Forced, forced)
+            .chain(idle)
+            .collect();
+        let (cost, kept) = least_removal(&spans, &weights, num_banks)?;
+        best = best.max(cost);
+        let kept = &kept[forced..];
+        let mut moved_any = false;
+        for run in runs.iter().cloned() {
+            let left = kept[run.clone()].iter().filter(|&&k| !k).count();
+            if left == 0 || left == run.len() {
+                continue;
+            }
+            let mut moved = 0;
+            for r in run.clone().filter(|&r| kept[r]) {
+                let part = share[r] * SPLIT_STEP.0 / (SPLIT_STEP.1 + 2 * round as u64);
+                share[r] -= part;
+                moved += part;
+            }
+            let each = moved / left as u64;
+            for r in run.filter(|&r| !kept[r]) {
+                share[r] += each;
+            }
+            moved_any |= each > 0;
+        }
+        if !moved_any {
+            break;
+        }
+    }
+    Some(best)
 }
+
+/// Rounds of [`min_split_cost_one_bank`]'s Lagrangian relaxation at most.
+pub const SPLIT_ROUNDS: usize = 24;
+
+/// Round `r` of [`min_split_cost_one_bank`] moves `a / (b + 2r)` of each
+/// share of a node's kept ranges, for `SPLIT_STEP = (a, b)`.
+const SPLIT_STEP: (u64, u64) = (5, 10);
 
 /// A segment tree over `n` slots with range add and range maximum,
 /// iterative: slot `i` is leaf `size + i`, every node holds the maximum of

@@ -163,23 +163,21 @@ impl Pieces {
 
     /// Node `v`'s spans for the split-spilling cost bound (SPEC §3.11,
     /// `bound::min_split_cost_one_bank`): the stretches it holds PSUM over
-    /// even when spilled (the whole interval when it cannot spill), and its
-    /// idle ranges, each with the least that letting it go there costs:
-    /// the reload before the group after it, and an equal share of the
-    /// node's save among its idle ranges (rounded down).
+    /// even when spilled (the whole interval when it cannot spill), its
+    /// idle ranges, each with the reload before the group after it, and
+    /// its save.
     pub fn split_spans(&self, v: usize, node: &Node) -> SplitSpans {
-        let idle = self.idle(v, node).count();
-        let share = self.save_cost[v] / idle.max(1) as u64;
         let mut spans = SplitSpans {
             held: Vec::new(),
             idle: Vec::new(),
+            save: self.save_cost[v],
         };
         for stretch in self.stretches(v, node) {
             match stretch {
                 Stretch::Held(span) => spans.held.push(span),
                 Stretch::Idle(span, next) => {
                     let reload = next.map_or(0, |g| self.reload_cost[g]);
-                    spans.idle.push((span, reload.saturating_add(share)));
+                    spans.idle.push((span, reload));
                 }
             }
         }
@@ -335,8 +333,10 @@ pub enum Stretch {
 pub struct SplitSpans {
     /// Where it holds PSUM even when spilled.
     pub held: Vec<(u32, u32)>,
-    /// Its idle ranges, each with the least its going there costs.
+    /// Its idle ranges, each with the reload its going there costs.
     pub idle: Vec<((u32, u32), u64)>,
+    /// What its save costs, paid once for all its ranges that go.
+    pub save: u64,
 }
 
 /// The split-spilling spans of every node of a validated module's first

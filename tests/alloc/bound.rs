@@ -228,3 +228,22 @@ fn problem_uses_memloc_pieces_and_loop_extension() {
          minimum spill cost: 0 cycles\nminimum split spill cost: at least 0 cycles\n"
     );
 }
+
+/// On the shipped random example the split bound lies above the
+/// whole-tensor cost bound and within 2% of exact: its rounds move the
+/// shares of each save onto the ranges that go.
+#[test]
+fn split_bound_on_the_random_example_is_close_to_exact() {
+    let m = module(include_str!("../../examples/gen_random.psum"));
+    let r = bounds(&problem(&m, &AllocOptions::default()).unwrap());
+    assert_eq!(
+        (r.min_spill_cost_cycles, r.min_split_cost_cycles),
+        (Some(960), Some(1071))
+    );
+    let exact = AllocOptions {
+        allocator: psum::alloc::Allocator::Exact,
+        ..AllocOptions::default()
+    };
+    let out = psum::alloc::allocate(&m, &exact).unwrap();
+    assert_eq!(out.report.spill_cost_cycles, 1088);
+}
