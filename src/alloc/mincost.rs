@@ -31,7 +31,7 @@
 //! over the ways each node is let go follows from each, with seeded
 //! restarts on the smallest. On one-bank programs whose spill code does
 //! not depend on loops, the idle ranges to let go are then chosen again
-//! by minimum-cost flow ([`super::reflow`]).
+//! by minimum-cost flow (the `reflow` module).
 //!
 //! The spill code then goes in in one round ([`spill::insert_spill_code`]),
 //! and the banks of the sweep carry over to the program with it. When the
@@ -318,7 +318,7 @@ impl Pieces {
 
 /// A stretch of a node's interval ([`Pieces::stretches`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stretch {
+pub(super) enum Stretch {
     /// Held even when the node is spilled: its head, a read group, what
     /// lies between adjacent groups.
     Held((u32, u32)),
