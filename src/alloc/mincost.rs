@@ -226,9 +226,13 @@ impl Pieces {
     /// group of its node, so a spilled node holds PSUM exactly over its
     /// held [`Stretch`]es and the idle ranges it keeps.
     pub fn unextended(&self) -> bool {
-        let last = |g: usize| self.first[self.first.partition_point(|&f| f as usize <= g)] - 1;
-        (0..self.groups.len())
-            .all(|g| self.kept_end[g] == self.groups[g].1 && self.reach[g] == last(g))
+        (0..self.first.len() - 1).all(|v| {
+            let groups = self.groups_of(v);
+            let last = groups.end.saturating_sub(1) as u32;
+            groups
+                .into_iter()
+                .all(|g| self.kept_end[g] == self.groups[g].1 && self.reach[g] == last)
+        })
     }
 
     /// Appends the pieces of the nodes after these (`late`, whose groups
