@@ -10,10 +10,11 @@
 //! of start. Its cost is a save per node with a range let go and the
 //! reload after each range let go, which the flow cannot weigh exactly:
 //! a save is owed once, however many of a node's ranges go. So the flow
-//! prices each range at its reload plus its node's save, the save counted
-//! as paid for the nodes the placement already spills. Letting go more of
-//! those is then as cheap as it is, and a node left unspilled costs its
-//! whole save to start; the flow's set replaces the placement when it
+//! prices each range at its reload plus a part of its node's save: none
+//! for the nodes the placement already spills, so that letting go more of
+//! their ranges is as cheap as it is, and half for the others, between the
+//! whole save, which charges a node that goes at several ranges for
+//! several saves, and none. The flow's set replaces the placement when it
 //! costs less.
 
 use super::liveness::Node;
@@ -47,7 +48,7 @@ pub(super) fn reflow(
                 Stretch::Held(span) => (span, Weight::Forced),
                 Stretch::Idle(span, next) => {
                     let reload = next.map_or(0, |g| pieces.reload_cost[g]);
-                    let save = if paid[v] { 0 } else { pieces.save_cost[v] };
+                    let save = if paid[v] { 0 } else { pieces.save_cost[v] / 2 };
                     (span, Weight::Finite(reload.saturating_add(save)))
                 }
             };
