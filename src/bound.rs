@@ -327,8 +327,8 @@ fn least_removal(
 /// reload and each node's save once, at least the shares of the ranges it
 /// lets go. The first round shares equally (rounded down); each later one
 /// moves part of the shares of a node's kept ranges to its ranges let go,
-/// where the round let go some but not all ([`SPLIT_ROUNDS`] rounds,
-/// fewer when no share moves). The bound is the best round's. `None` when
+/// where the round let go some but not all ([`SPLIT_ROUNDS`] rounds, or
+/// as many as [`SPLIT_WORK`] allows, fewer when no share moves). The bound is the best round's. `None` when
 /// some interval holds other than one bank, or when the held stretches
 /// alone do not fit.
 pub fn min_split_cost_one_bank(
@@ -356,7 +356,8 @@ pub fn min_split_cost_one_bank(
         runs.push(from..share.len());
     }
     let mut best = 0;
-    for round in 0..SPLIT_ROUNDS {
+    let rounds = (SPLIT_WORK / spans.len().max(1)).clamp(1, SPLIT_ROUNDS);
+    for round in 0..rounds {
         let idle = (reload.iter().zip(&share)).map(|(&r, &s)| Weight::Finite(r.saturating_add(s)));
         let weights: Vec<Weight> = std::iter::repeat_n(Weight::Forced, forced)
             .chain(idle)
@@ -391,6 +392,12 @@ pub fn min_split_cost_one_bank(
 
 /// Rounds of [`min_split_cost_one_bank`]'s Lagrangian relaxation at most.
 pub const SPLIT_ROUNDS: usize = 24;
+
+/// What [`min_split_cost_one_bank`]'s rounds may spend together: rounds
+/// times spans (held and idle). Past it, a program gets fewer rounds, at
+/// least one: 24 up to about 700,000 spans (some 150,000 one-bank nodes),
+/// 3 at a million nodes.
+const SPLIT_WORK: usize = 1 << 24;
 
 /// Round `r` of [`min_split_cost_one_bank`] moves `a / (b + 2r)` of each
 /// share of a node's kept ranges, for `SPLIT_STEP = (a, b)`.
