@@ -328,9 +328,9 @@ fn least_removal(
 /// lets go. The first round shares equally (rounded down); each later one
 /// moves part of the shares of a node's kept ranges to its ranges let go,
 /// where the round let go some but not all ([`SPLIT_ROUNDS`] rounds, or
-/// as many as [`SPLIT_WORK`] allows, fewer when no share moves). The bound is the best round's. `None` when
-/// some interval holds other than one bank, or when the held stretches
-/// alone do not fit.
+/// as many as [`SPLIT_WORK`] allows, fewer when no share moves). The
+/// bound is the best round's. `None` when some interval holds other than
+/// one bank, or when the held stretches alone do not fit.
 pub fn min_split_cost_one_bank(
     intervals: &[Interval],
     split: &[SplitSpans],
@@ -397,7 +397,7 @@ pub const SPLIT_ROUNDS: usize = 24;
 /// times spans (held and idle). Past it, a program gets fewer rounds, at
 /// least one: 24 up to about 700,000 spans (some 150,000 one-bank nodes),
 /// 3 at a million nodes.
-const SPLIT_WORK: usize = 1 << 24;
+pub const SPLIT_WORK: usize = 1 << 24;
 
 /// Round `r` of [`min_split_cost_one_bank`] moves `a / (b + 2r)` of each
 /// share of a node's kept ranges, for `SPLIT_STEP = (a, b)`.
