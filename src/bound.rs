@@ -153,8 +153,12 @@ pub fn bounds(p: &AllocProblem) -> BoundReport {
     }
 }
 
+/// Names of a minimum spill set that the text form of `psum bound` shows.
+const SHOWN_SPILLS: usize = 8;
+
 impl BoundReport {
-    /// The text form printed by `psum bound`.
+    /// The text form printed by `psum bound`: at most [`SHOWN_SPILLS`]
+    /// names of the spill set (the JSON report has them all).
     pub fn render(&self) -> String {
         let mut out = String::new();
         let at = self
@@ -171,7 +175,14 @@ impl BoundReport {
                 let _ = writeln!(out, "minimum spills: 0 (every node fits without spilling)");
             }
             (Some(n), Some(set)) => {
-                let _ = writeln!(out, "minimum spills: {n} (for example {})", set.join(", "));
+                let shown = set[..set.len().min(SHOWN_SPILLS)].join(", ");
+                let more = set.len().saturating_sub(SHOWN_SPILLS);
+                let rest = if more > 0 {
+                    format!(" and {more} more; `--report json` lists all")
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(out, "minimum spills: {n} (for example {shown}{rest})");
             }
             _ => {
                 let _ = writeln!(
@@ -519,8 +530,34 @@ impl MaxAddTree {
 
 #[cfg(test)]
 mod tests {
-    use super::MaxAddTree;
+    use super::{BoundReport, MaxAddTree};
     use crate::gen::random::Rng;
+
+    /// The text form names at most eight of a spill set and says how many
+    /// more there are; a set of eight is shown whole.
+    #[test]
+    fn render_shortens_a_long_spill_set() {
+        let report = |spilled: usize| BoundReport {
+            arch: "trn1".into(),
+            num_banks: 8,
+            nodes: 20,
+            peak_demand: 8 + spilled as u32,
+            peak_point: Some(3),
+            min_spills: Some(spilled),
+            spill_set: Some((0..spilled).map(|i| format!("t{i}")).collect()),
+            min_spill_cost_cycles: Some(64 * spilled as u64),
+            min_split_cost_cycles: Some(64 * spilled as u64),
+        };
+        let line = |r: &BoundReport| r.render().lines().nth(1).unwrap().to_string();
+        assert_eq!(
+            line(&report(11)),
+            "minimum spills: 11 (for example t0, t1, t2, t3, t4, t5, t6, t7 and 3 more; `--report json` lists all)"
+        );
+        assert_eq!(
+            line(&report(8)),
+            "minimum spills: 8 (for example t0, t1, t2, t3, t4, t5, t6, t7)"
+        );
+    }
 
     /// Range adds and range maxima agree with a plain vector on random
     /// operations over trees of every size up to 40 slots.
