@@ -157,7 +157,7 @@ pub fn bounds(p: &AllocProblem) -> BoundReport {
 const SHOWN_SPILLS: usize = 8;
 
 impl BoundReport {
-    /// The text form printed by `psum bound`: at most [`SHOWN_SPILLS`]
+    /// The text form printed by `psum bound`: at most eight
     /// names of the spill set (the JSON report has them all).
     pub fn render(&self) -> String {
         let mut out = String::new();
