@@ -422,11 +422,18 @@ impl SmallRow {
     }
 }
 
+/// One allocator's figures in [`side_by_side`]: its median time, spill
+/// count and spill cost.
+struct Timed {
+    secs: f64,
+    spilled: usize,
+    cycles: u64,
+}
+
 /// Briggs' fast mode and mincost on `m`, three runs each in alternating
 /// pairs so that the machine's drift reaches both alike, each outcome
-/// dropped before the next run: each one's median time, spill count and
-/// spill cost.
-fn side_by_side(m: &Module) -> Result<[(f64, usize, u64); 2], Failure> {
+/// dropped before the next run.
+fn side_by_side(m: &Module) -> Result<[Timed; 2], Failure> {
     let mut secs = [Vec::new(), Vec::new()];
     let mut spills = [(0, 0); 2];
     for _ in 0..3 {
@@ -441,7 +448,11 @@ fn side_by_side(m: &Module) -> Result<[(f64, usize, u64); 2], Failure> {
     }
     Ok([0, 1].map(|i| {
         secs[i].sort_by(f64::total_cmp);
-        (secs[i][1], spills[i].0, spills[i].1)
+        Timed {
+            secs: secs[i][1],
+            spilled: spills[i].0,
+            cycles: spills[i].1,
+        }
     }))
 }
 
@@ -461,17 +472,17 @@ fn speed() -> Result<String, Failure> {
     for tensors in [100_000, 1_000_000] {
         let m = random(&scaling::params(tensors))?;
         let [briggs, mincost] = side_by_side(&m)?;
-        let speedup = briggs.0 / mincost.0;
+        let speedup = briggs.secs / mincost.secs;
         worst = worst.min(speedup);
         let _ = writeln!(
             s,
             "| {tensors} | {} | {} | {speedup:.2}× | {} | {} | {} | {} |",
-            ms(briggs.0),
-            ms(mincost.0),
-            briggs.1,
-            mincost.1,
-            briggs.2,
-            mincost.2
+            ms(briggs.secs),
+            ms(mincost.secs),
+            briggs.spilled,
+            mincost.spilled,
+            briggs.cycles,
+            mincost.cycles
         );
     }
     let _ = writeln!(
