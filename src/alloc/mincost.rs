@@ -34,7 +34,8 @@
 //! by minimum-cost flow (the `reflow` module).
 //!
 //! The spill code then goes in in one round ([`spill::insert_spill_code`]),
-//! and the banks of the sweep carry over to the program with it. When the
+//! into a module grown for it on the other thread while the sweep ran, and
+//! the banks of the sweep carry over to the program with it. When the
 //! program's own live ranges disagree with the sweep's pieces (a value a
 //! loop carries across its save), the program is swept again, as it now
 //! is, until it fits; a piece that no spilling can place hands the
@@ -263,6 +264,12 @@ impl Pieces {
             kept_end: Vec::new(),
             reach: Vec::new(),
         }
+    }
+
+    /// The most copies the spill code of any of these nodes can take: a
+    /// save for each spillable node and a reload before each read group.
+    pub fn copies_at_most(&self) -> usize {
+        self.cost.iter().filter(|c| **c != Cost::Inf).count() + self.groups.len()
     }
 
     /// Where node `v`'s read groups are in `groups`.
@@ -1333,7 +1340,22 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
         for iteration in 1..=opts.max_iterations {
             let (lin, live) = (&a.lin, &a.live);
             let pieces = Pieces::of(lin, live, &pinned, opts.spill_latency, parallel);
-            let placed = match best_placement(&live.nodes, &pieces, num_banks, lin.len()) {
+            let place = || best_placement(&live.nodes, &pieces, num_banks, lin.len());
+            // A large program over the banks spills: while the sweep
+            // chooses what, the other thread grows the module for the
+            // spill code and makes the namer, which would otherwise each
+            // take their turn after it.
+            let placed = if parallel && peak > u64::from(num_banks) {
+                let module = &mut a.module;
+                let room = || {
+                    spill::make_room(module, pieces.copies_at_most());
+                    namer.get_or_insert_with(|| spill::Namer::new(module));
+                };
+                threads::join(true, room, place).1
+            } else {
+                place()
+            };
+            let placed = match placed {
                 Ok(placed) => placed,
                 Err(stuck) => {
                     let name = &a.module.tensor(live.nodes[stuck.node.index()].tensor).name;

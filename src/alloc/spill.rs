@@ -78,6 +78,15 @@ impl Namer {
     }
 }
 
+/// Makes room in `m` for the tensors and instructions of `copies` spill
+/// copies, so that inserting as many later moves neither arena: an
+/// allocator that knows a bound on its spill code grows the module while
+/// it still chooses what to spill, on the other thread.
+pub fn make_room(m: &mut Module, copies: usize) {
+    m.tensors.reserve(copies);
+    m.insts.reserve(copies);
+}
+
 const SAVE: &str = "SpillTensorCopy";
 const RELOAD: &str = "ReloadTensorCopy";
 
@@ -368,10 +377,9 @@ pub fn insert_spill_code(
         mut inserts,
     } = code;
     let num_blocks = blocks.len();
-    // Each side sorts what it needs (of similar size) and one also the
-    // insertion points.
+    // Each side sorts what it needs (of similar size); the inserting
+    // side, the lighter, also the insertion points.
     let rename = || {
-        shift.before.sort_unstable();
         // The reads renamed in instruction order, which is nearly memory
         // order.
         renames.sort_unstable_by_key(|r| r.0);
@@ -384,6 +392,7 @@ pub fn insert_spill_code(
         }
     };
     let insert = || {
+        shift.before.sort_unstable();
         sort_inserts(&mut inserts, num_blocks);
         for chunk in inserts.chunk_by(|a, b| a.body == b.body) {
             let body = match chunk[0].body {

@@ -350,3 +350,31 @@ fn split_spilling_keeps_the_first_read_and_reloads_once() {
     assert_eq!(briggs.report.spilled.len(), 3);
     assert_eq!(briggs.report.spill_cost_cycles, 512);
 }
+
+/// On a program large enough for two threads (the module grown for the
+/// spill code while the sweep runs, the passes split in halves), mincost
+/// allocates what it does on one: the same program, report and log, and
+/// the result verifies.
+#[test]
+fn mincost_on_two_threads_allocates_what_it_does_on_one() {
+    let m = random(&RandomParams {
+        tensors: 6_000,
+        multi_bank: true,
+        ..RandomParams::default()
+    })
+    .unwrap();
+    assert!(m.insts.len() >= 1 << 14, "{} instructions", m.insts.len());
+    let on = |parallel| {
+        let o = AllocOptions {
+            parallel,
+            ..opts(Allocator::Mincost, None)
+        };
+        allocate(&m, &o).unwrap()
+    };
+    let (two, one) = (on(true), on(false));
+    assert!(!two.report.spilled.is_empty(), "the program spills");
+    assert_eq!(psum::text::print(&two.module), psum::text::print(&one.module));
+    assert_eq!(two.report, one.report);
+    assert_eq!(two.log, one.log);
+    assert_verifies(&m, &two, "mincost on two threads");
+}
