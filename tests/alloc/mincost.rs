@@ -373,7 +373,10 @@ fn mincost_on_two_threads_allocates_what_it_does_on_one() {
     };
     let (two, one) = (on(true), on(false));
     assert!(!two.report.spilled.is_empty(), "the program spills");
-    assert_eq!(psum::text::print(&two.module), psum::text::print(&one.module));
+    assert_eq!(
+        psum::text::print(&two.module),
+        psum::text::print(&one.module)
+    );
     assert_eq!(two.report, one.report);
     assert_eq!(two.log, one.log);
     assert_verifies(&m, &two, "mincost on two threads");
