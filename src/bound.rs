@@ -72,6 +72,10 @@ pub struct AllocProblem {
     /// Each node's spans under split spilling (SPEC §3.11), in node order.
     #[serde(skip)]
     pub split: Vec<SplitSpans>,
+    /// Whether `split` describes the split spill code exactly (no node's
+    /// spill code depends on loops); otherwise it relaxes it.
+    #[serde(skip)]
+    pub split_exact: bool,
 }
 
 impl AllocProblem {
@@ -97,13 +101,14 @@ pub fn problem(m: &Module, opts: &AllocOptions) -> Result<AllocProblem, AllocErr
         })
         .collect();
     let pinned = vec![false; first.module.tensors.len()];
-    let split = alloc::mincost::split_spans(&first, opts.spill_latency);
+    let (split, split_exact) = alloc::mincost::split_spans(&first, opts.spill_latency);
     Ok(AllocProblem {
         arch: m.arch.clone(),
         num_banks: first.num_banks,
         buffers,
         costs: costs::find_costs(&first.lin, &first.live, &pinned, opts.spill_latency),
         split,
+        split_exact,
     })
 }
 

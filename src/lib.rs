@@ -57,6 +57,7 @@ pub mod flow;
 pub mod gen;
 pub mod ir;
 pub mod lint;
+pub mod lp;
 pub mod matmul;
 pub mod peers;
 pub mod pipeline;

@@ -59,7 +59,9 @@ enum Command {
     /// Lower bounds: peak demand, and the minimum number of spills when every
     /// PSUM tensor is one bank.
     Bound(BoundArgs),
-    /// Write the allocation problem for another solver (`--minimalloc`: MiniMalloc CSV).
+    /// Write the allocation problem for another solver (`--minimalloc`:
+    /// MiniMalloc CSV; `--split-lp`: the least split spill cost as a 0-1
+    /// program in CPLEX LP format).
     Export(ExportArgs),
     /// Read another solver's solution back and check it (`--minimalloc`).
     Import(ImportArgs),
@@ -177,6 +179,15 @@ impl AllocFlags {
     }
 }
 
+/// `--objective` of `export --split-lp`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum ObjectiveKind {
+    /// The total spill cost in cycles.
+    Cost,
+    /// The number of tensors spilled.
+    Count,
+}
+
 /// `--report json` (JSON on stdout; the program goes to `-o` only).
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum ReportKind {
@@ -290,10 +301,18 @@ struct BoundArgs {
 }
 
 #[derive(Args)]
+#[command(group(clap::ArgGroup::new("format").required(true).args(["minimalloc", "split_lp"])))]
 struct ExportArgs {
     /// Write a MiniMalloc CSV (`id,lower,upper,size`; half-open point ranges, sizes in banks).
-    #[arg(long, required = true)]
+    #[arg(long)]
     minimalloc: bool,
+    /// Write the split-spilling problem of a one-bank program as a 0-1
+    /// program in CPLEX LP format, for a MILP solver (SPEC §3.11).
+    #[arg(long)]
+    split_lp: bool,
+    /// What `--split-lp` minimises (default: cost).
+    #[arg(long, value_enum, value_name = "WHAT", conflicts_with = "minimalloc")]
+    objective: Option<ObjectiveKind>,
     /// Input file (`.psum` text or `.json`); `-` reads stdin.
     file: String,
     /// Banks the allocator may use (1..=numBanks).
@@ -804,6 +823,15 @@ fn cmd_bound(a: BoundArgs) -> Result<(), Failure> {
 
 fn cmd_export(a: ExportArgs) -> Result<(), Failure> {
     let p = alloc_problem(&a.file, a.psum_banks)?;
+    if a.split_lp {
+        let lp =
+            psum::lp::SplitLp::new(&p).map_err(|e| Failure(format!("{}: error: {e}", a.file)))?;
+        let objective = match a.objective {
+            None | Some(ObjectiveKind::Cost) => psum::lp::Objective::Cost,
+            Some(ObjectiveKind::Count) => psum::lp::Objective::Count,
+        };
+        return emit(&a.out, &lp.render(objective));
+    }
     emit(&a.out, &psum::export::to_minimalloc_csv(&p.buffers))?;
     eprintln!(
         "capacity: {} banks (run MiniMalloc with --capacity={})",

@@ -351,13 +351,16 @@ pub struct SplitSpans {
 }
 
 /// The split-spilling spans of every node of a validated module's first
-/// iteration (for `psum bound`).
-pub fn split_spans(first: &Analysis, latency: u64) -> Vec<SplitSpans> {
+/// iteration (for `psum bound` and `psum export --split-lp`), and whether
+/// they describe its split spill code exactly: whether no node's spill code
+/// depends on loops ([`Pieces::unextended`]).
+pub fn split_spans(first: &Analysis, latency: u64) -> (Vec<SplitSpans>, bool) {
     let pinned = vec![false; first.module.tensors.len()];
     let pieces = Pieces::of(&first.lin, &first.live, &pinned, latency, false);
-    (first.live.nodes.iter().enumerate())
+    let spans = (first.live.nodes.iter().enumerate())
         .map(|(v, n)| pieces.split_spans(v, n))
-        .collect()
+        .collect();
+    (spans, pieces.unextended())
 }
 
 /// A free bank in [`Sweep`]'s bank table.

@@ -4,6 +4,7 @@ mod alloc_common;
 mod bound;
 mod examples;
 mod export;
+mod lp;
 mod mincost;
 mod peers;
 mod programs;

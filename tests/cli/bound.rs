@@ -1,5 +1,5 @@
-//! `psum bound`, `psum export --minimalloc` and `psum import --minimalloc`
-//! through the binary: exact output and exit codes.
+//! `psum bound`, `psum export --minimalloc`, `psum import --minimalloc` and
+//! `psum export --split-lp` through the binary: exact output and exit codes.
 
 use std::process::{Command, Output};
 
@@ -92,4 +92,42 @@ fn export_then_import_round_trips_a_valid_solution() {
         "{out}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn export_split_lp_writes_the_one_spill_program() {
+    let o = psum(&["export", "--split-lp", "examples/02_one_spill.psum"]);
+    assert_eq!(o.status.code(), Some(0));
+    insta::assert_snapshot!("split_lp_02_one_spill", stdout(&o));
+    let o = psum(&[
+        "export",
+        "--split-lp",
+        "--objective",
+        "count",
+        "examples/02_one_spill.psum",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = stdout(&o);
+    assert!(
+        out.contains("\n obj: y0 + y1 + y2 + y3 + y4 + y5 + y6 + y7\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn export_split_lp_refuses_multi_bank_programs_and_minimalloc_objectives() {
+    let o = psum(&["export", "--split-lp", "examples/01_three_tensors.psum"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "examples/01_three_tensors.psum: error: the split LP takes one-bank programs only: c holds 2 banks\n"
+    );
+    let o = psum(&[
+        "export",
+        "--minimalloc",
+        "--objective",
+        "count",
+        "examples/02_one_spill.psum",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
 }
