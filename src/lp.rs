@@ -2,27 +2,28 @@
 //! --split-lp`), in the CPLEX LP format that MILP solvers read (HiGHS,
 //! CBC, SCIP, GLPK, Gurobi, CPLEX).
 //!
-//! Split spilling (SPEC §3.11) leaves a one-bank node out of PSUM over
-//! whole idle ranges: it pays its save once and the reload after each
-//! range it lets go, and holds its bank over its held stretches and the
-//! idle ranges it keeps. Any choice of ranges that leaves at most
-//! `numBanks` nodes in PSUM at every point is placed by colouring the
-//! intervals in order of start, so the cheapest allocation is the optimum
-//! of:
+//! Split spilling (SPEC §3.11) leaves a node out of PSUM over whole idle
+//! ranges: it pays its save once and the reload after each range it lets
+//! go, and holds its banks over its held stretches and the idle ranges it
+//! keeps. The program is:
 //!
 //! - a binary `y<v>` per node `v` with an idle range (it is spilled), and
 //!   `x<v>_<k>` per idle range `k` of `v` (let go), `x<v>_<k> ≤ y<v>`;
-//! - per stretch of points that more than `numBanks` held stretches and idle
-//!   ranges cover, as many of the idle ranges over it let go as the excess;
+//! - per stretch of points where the held stretches and idle ranges over
+//!   it hold more than `numBanks` banks, the idle ranges let go free at
+//!   least the excess;
 //! - minimise `Σ save · y + Σ reload · x` (`--objective count`: `Σ y`, the
 //!   fewest tensors spilled).
 //!
-//! Where some node's spill code depends on loops (a save or a reload
-//! hoisted out of a loop stretches its range), the spans relax it and the
-//! optimum is a lower bound instead; the file's header says which. The
-//! stretches of points are cut where a span starts or ends and merged
-//! while no idle range starts or ends, so each row is one set of idle
-//! ranges, needing its largest excess.
+//! With one-bank nodes any choice that meets the rows is placed by
+//! colouring the intervals in order of start, so the optimum is the least
+//! split spill cost. With larger nodes the rows count banks but not where
+//! they are (alignment, fragmentation), and where some node's spill code
+//! depends on loops (a save or a reload hoisted out of a loop stretches its
+//! range) the spans relax it: the optimum is then a lower bound, and the
+//! file's header says so. The stretches of points are cut where a span
+//! starts or ends and merged while no idle range starts or ends, so each
+//! row is one set of idle ranges, needing its largest excess.
 
 use crate::bound::AllocProblem;
 use std::fmt::Write as _;
@@ -41,14 +42,6 @@ pub enum Objective {
 /// Why a problem has no split-spilling program.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum LpError {
-    /// A node holds more than one bank.
-    #[error("the split LP takes one-bank programs only: {name} holds {banks} banks")]
-    MultiBank {
-        /// The node's tensor name.
-        name: String,
-        /// Banks it holds.
-        banks: u32,
-    },
     /// What no spilling removes exceeds the banks.
     #[error("what stays in PSUM even when spilled needs {needed} banks at point {point}, more than the {num_banks} there are")]
     Overfull {
@@ -72,8 +65,9 @@ pub struct LpNode {
     pub ranges: Range<usize>,
 }
 
-/// One constraint: over the points `first..=last`, at least `need` of
-/// `ranges` (indices into [`SplitLp::ranges`]) are let go.
+/// One constraint: over the points `first..=last`, the idle ranges let go
+/// of `ranges` (indices into [`SplitLp::ranges`]) free at least `need`
+/// banks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
     /// First point.
@@ -82,7 +76,7 @@ pub struct Row {
     pub last: u32,
     /// The idle ranges over these points.
     pub ranges: Vec<usize>,
-    /// How many of them must go.
+    /// Banks they must free.
     pub need: u32,
 }
 
@@ -93,9 +87,10 @@ pub struct SplitLp {
     pub arch: String,
     /// Banks available.
     pub num_banks: u32,
-    /// Whether the optimum is the least split spill cost, rather than a
-    /// lower bound on it (some spill code depends on loops).
-    pub exact: bool,
+    /// Whether every node holds one bank.
+    pub one_bank: bool,
+    /// Whether no node's spill code depends on loops.
+    pub loop_free: bool,
     /// The nodes, in node order.
     pub nodes: Vec<LpNode>,
     /// Every idle range: its closed point range, its node and the reload
@@ -114,6 +109,8 @@ pub struct IdleRange {
     pub hi: u32,
     /// Its node, in [`SplitLp::nodes`].
     pub node: usize,
+    /// Banks its node holds.
+    pub banks: u32,
     /// What the reload after it costs.
     pub reload: u64,
 }
@@ -121,12 +118,6 @@ pub struct IdleRange {
 impl SplitLp {
     /// The program of `p`'s first iteration.
     pub fn new(p: &AllocProblem) -> Result<SplitLp, LpError> {
-        if let Some(b) = p.buffers.iter().find(|b| b.interval.banks != 1) {
-            return Err(LpError::MultiBank {
-                name: b.id.clone(),
-                banks: b.interval.banks,
-            });
-        }
         let mut nodes = Vec::with_capacity(p.buffers.len());
         let mut ranges = Vec::new();
         for (v, (b, s)) in p.buffers.iter().zip(&p.split).enumerate() {
@@ -135,6 +126,7 @@ impl SplitLp {
                 lo,
                 hi,
                 node: v,
+                banks: b.interval.banks,
                 reload,
             }));
             nodes.push(LpNode {
@@ -143,12 +135,16 @@ impl SplitLp {
                 ranges: from..ranges.len(),
             });
         }
-        let held: Vec<(u32, u32)> = p.split.iter().flat_map(|s| s.held.clone()).collect();
+        let held: Vec<((u32, u32), u32)> = (p.buffers.iter().zip(&p.split))
+            .flat_map(|(b, s)| s.held.iter().map(|&span| (span, b.interval.banks)))
+            .collect();
         let rows = rows(&held, &ranges, p.num_banks)?;
+        let one_bank = p.buffers.iter().all(|b| b.interval.banks == 1);
         Ok(SplitLp {
             arch: p.arch.clone(),
             num_banks: p.num_banks,
-            exact: p.split_exact,
+            one_bank,
+            loop_free: p.split_exact,
             nodes,
             ranges,
             rows,
@@ -171,15 +167,15 @@ impl SplitLp {
             self.nodes.len(),
             self.ranges.len()
         );
-        let _ = writeln!(
-            out,
-            "\\ {}",
-            if self.exact {
-                "exact: no spill code depends on loops"
-            } else {
-                "a lower bound: some spill code depends on loops"
-            }
-        );
+        if self.exact() {
+            out.push_str("\\ exact: one-bank nodes, no spill code depends on loops\n");
+        }
+        if !self.one_bank {
+            out.push_str("\\ a lower bound: rows count banks, not where they are\n");
+        }
+        if !self.loop_free {
+            out.push_str("\\ a lower bound: some spill code depends on loops\n");
+        }
         let _ = writeln!(
             out,
             "\\ y<v>: node v spilled; x<v>_<k>: its k-th idle range out of PSUM"
@@ -207,7 +203,10 @@ impl SplitLp {
             let _ = write!(out, " p{}_{}:", row.first, row.last);
             let mut terms = Terms::new(&mut out);
             for &r in &row.ranges {
-                terms.add(&self.var(r));
+                match self.ranges[r].banks {
+                    1 => terms.add(&self.var(r)),
+                    banks => terms.add(&format!("{banks} {}", self.var(r))),
+                }
             }
             terms.finish();
             out.pop();
@@ -228,6 +227,13 @@ impl SplitLp {
         }
         out.push_str("End\n");
         out
+    }
+
+    /// Whether the optimum is the least split spill cost, rather than a
+    /// lower bound on it: every node holds one bank (so any choice that
+    /// meets the rows is placed) and no spill code depends on loops.
+    pub fn exact(&self) -> bool {
+        self.one_bank && self.loop_free
     }
 
     /// The variable of idle range `r`.
@@ -279,26 +285,30 @@ impl<'a> Terms<'a> {
 
 /// The constraints of `held` stretches and idle `ranges` on `num_banks`
 /// banks (see the module doc).
-fn rows(held: &[(u32, u32)], ranges: &[IdleRange], num_banks: u32) -> Result<Vec<Row>, LpError> {
-    let idle = ranges.iter().map(|r| (r.lo, r.hi));
+fn rows(
+    held: &[((u32, u32), u32)],
+    ranges: &[IdleRange],
+    num_banks: u32,
+) -> Result<Vec<Row>, LpError> {
+    let idle = ranges.iter().map(|r| ((r.lo, r.hi), r.banks));
     let mut cuts: Vec<u32> = (held.iter().copied().chain(idle.clone()))
-        .flat_map(|(lo, hi)| [lo, hi + 1])
+        .flat_map(|((lo, hi), _)| [lo, hi + 1])
         .collect();
     cuts.sort_unstable();
     cuts.dedup();
     let at = |p: u32| cuts.binary_search(&p).expect("every end is a cut");
-    // Per cut: the change in held stretches and in idle ranges there, and
-    // whether an idle range starts or ends there.
+    // Per cut: the change in banks of held stretches and of idle ranges
+    // there, and whether an idle range starts or ends there.
     let mut held_delta = vec![0i64; cuts.len()];
     let mut idle_delta = vec![0i64; cuts.len()];
     let mut idle_edge = vec![false; cuts.len()];
-    for &(lo, hi) in held {
-        held_delta[at(lo)] += 1;
-        held_delta[at(hi + 1)] -= 1;
+    for &((lo, hi), banks) in held {
+        held_delta[at(lo)] += i64::from(banks);
+        held_delta[at(hi + 1)] -= i64::from(banks);
     }
-    for (lo, hi) in idle {
+    for ((lo, hi), banks) in idle {
         for (c, d) in [(at(lo), 1), (at(hi + 1), -1)] {
-            idle_delta[c] += d;
+            idle_delta[c] += d * i64::from(banks);
             idle_edge[c] = true;
         }
     }

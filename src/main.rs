@@ -306,8 +306,8 @@ struct ExportArgs {
     /// Write a MiniMalloc CSV (`id,lower,upper,size`; half-open point ranges, sizes in banks).
     #[arg(long)]
     minimalloc: bool,
-    /// Write the split-spilling problem of a one-bank program as a 0-1
-    /// program in CPLEX LP format, for a MILP solver (SPEC §3.11).
+    /// Write the split-spilling problem as a 0-1 program in CPLEX LP
+    /// format, for a MILP solver (SPEC §3.11).
     #[arg(long)]
     split_lp: bool,
     /// What `--split-lp` minimises (default: cost).

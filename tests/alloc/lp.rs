@@ -1,7 +1,8 @@
 //! `psum::lp`: the split-spilling 0-1 program. Its optimum, found by
 //! trying every choice of idle ranges against its rows, is what
-//! `--allocator exact` finds wherever the program is exact, and at most
-//! that where it is a lower bound.
+//! `--allocator exact` finds wherever the program is exact (one-bank
+//! nodes, no spill code that depends on loops), and at most that where it
+//! is a lower bound.
 
 use crate::alloc_common::*;
 use psum::alloc::{allocate, AllocError, AllocOptions, Allocator};
@@ -9,17 +10,17 @@ use psum::bound::problem;
 use psum::lp::{LpError, SplitLp};
 
 /// The least cost of `lp` by trying every set of idle ranges to let go
-/// (`None`: no set meets every row): each row's ranges let go as many as
-/// it needs, each node with a range let go paying its save, each range
-/// let go its reload.
+/// (`None`: no set meets every row): each row's ranges let go free the
+/// banks it needs, each node with a range let go paying its save, each
+/// range let go its reload.
 fn brute_optimum(lp: &SplitLp) -> Option<u64> {
     let n = lp.ranges.len();
     assert!(n <= 20, "{n} idle ranges are too many to try");
     (0u32..1 << n)
         .filter(|set| {
             (lp.rows.iter()).all(|row| {
-                let gone = row.ranges.iter().filter(|&&r| set >> r & 1 == 1).count();
-                gone >= row.need as usize
+                let gone = row.ranges.iter().filter(|&&r| set >> r & 1 == 1);
+                gone.map(|&r| lp.ranges[r].banks).sum::<u32>() >= row.need
             })
         })
         .map(|set| {
@@ -35,13 +36,18 @@ fn brute_optimum(lp: &SplitLp) -> Option<u64> {
 
 #[test]
 fn split_lp_optimum_is_what_exact_finds() {
-    let (mut exact_programs, mut spilling, mut relaxed) = (0, 0, 0);
-    for seed in 0..160u64 {
+    let (mut exact_programs, mut spilling) = (0, 0);
+    let (mut multi_bank, mut loops) = (0, 0);
+    for seed in 0..300u64 {
         let cfg = Config {
             arch: ARCHS[seed as usize % 4],
             tensors: 3 + seed as usize % 8,
-            max_banks: 1,
-            pressure: 2 + seed as usize % 5,
+            max_banks: if seed % 3 == 1 {
+                2 + seed as u32 % 2
+            } else {
+                1
+            },
+            pressure: 3 + seed as usize % 5,
             loops: seed % 3 == 0,
         };
         let m = module(&program(seed, cfg));
@@ -69,16 +75,17 @@ fn split_lp_optimum_is_what_exact_finds() {
             Ok(out) => {
                 let cost = out.report.spill_cost_cycles;
                 let optimum = optimum.expect("exact places, so some set fits");
-                if lp.exact {
+                if lp.exact() {
                     assert_eq!(optimum, cost, "seed {seed}");
                     exact_programs += 1;
                     spilling += usize::from(cost > 0);
                 } else {
                     assert!(optimum <= cost, "seed {seed}: {optimum} > exact {cost}");
-                    relaxed += 1;
+                    multi_bank += usize::from(!lp.one_bank && optimum > 0);
+                    loops += usize::from(!lp.loop_free);
                 }
             }
-            Err(AllocError::TooManyReloads { .. }) if lp.exact => {
+            Err(AllocError::TooManyReloads { .. }) if lp.exact() => {
                 assert_eq!(optimum, None, "seed {seed}");
             }
             Err(e) => panic!("seed {seed}: {e}"),
@@ -89,18 +96,9 @@ fn split_lp_optimum_is_what_exact_finds() {
         "{exact_programs} exact programs compared"
     );
     assert!(spilling > 30, "{spilling} of them spill");
-    assert!(relaxed > 0, "no program's spill code depends on loops");
-}
-
-#[test]
-fn split_lp_takes_one_bank_programs_only() {
-    let src = include_str!("../../examples/01_three_tensors.psum");
-    let p = problem(&module(src), &AllocOptions::default()).unwrap();
-    assert_eq!(
-        SplitLp::new(&p),
-        Err(LpError::MultiBank {
-            name: "c".into(),
-            banks: 2
-        })
+    assert!(multi_bank > 50, "{multi_bank} multi-bank programs spill");
+    assert!(
+        loops > 50,
+        "{loops} programs have spill code that depends on loops"
     );
 }
