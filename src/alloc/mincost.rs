@@ -353,7 +353,8 @@ pub struct SplitSpans {
 /// The split-spilling spans of every node of a validated module's first
 /// iteration (for `psum bound` and `psum export --split-lp`), and whether
 /// they describe its split spill code exactly: whether no node's spill code
-/// depends on loops ([`Pieces::unextended`]).
+/// depends on loops (every read group kept on its own tensor up to its
+/// last point, and a reload serving every later group of its node).
 pub fn split_spans(first: &Analysis, latency: u64) -> (Vec<SplitSpans>, bool) {
     let pinned = vec![false; first.module.tensors.len()];
     let pieces = Pieces::of(&first.lin, &first.live, &pinned, latency, false);
