@@ -198,7 +198,7 @@ impl SplitLp {
             }
         }
         terms.finish();
-        out.push_str("Subject To\n");
+        out.push_str("\nSubject To\n");
         for row in &self.rows {
             let _ = write!(out, " p{}_{}:", row.first, row.last);
             let mut terms = Terms::new(&mut out);
@@ -209,7 +209,6 @@ impl SplitLp {
                 }
             }
             terms.finish();
-            out.pop();
             let _ = writeln!(out, " >= {}", row.need);
         }
         for (v, n) in spillable() {
@@ -274,12 +273,11 @@ impl<'a> Terms<'a> {
         self.any = true;
     }
 
-    /// Ends the sum (an empty one is 0) and its line.
+    /// Ends the sum (an empty one is 0).
     fn finish(self) {
         if !self.any {
             self.out.push_str(" 0");
         }
-        self.out.push('\n');
     }
 }
 
