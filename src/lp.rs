@@ -12,13 +12,19 @@
 //! - per stretch of points where the held stretches and idle ranges over
 //!   it hold more than `numBanks` banks, the idle ranges let go free at
 //!   least the excess;
+//! - the same in aligned blocks, for each block size `s` = 2, 4, … up to
+//!   `numBanks`: a node of more than `s / 2` banks is aligned to at least
+//!   `s` (SPEC §1), so it starts where a block starts and keeps
+//!   `⌈banks / s⌉` blocks from every other such node; over each point
+//!   those nodes keep at most `⌈numBanks / s⌉` blocks;
 //! - minimise `Σ save · y + Σ reload · x` (`--objective count`: `Σ y`, the
 //!   fewest tensors spilled).
 //!
 //! With one-bank nodes any choice that meets the rows is placed by
 //! colouring the intervals in order of start, so the optimum is the least
-//! split spill cost. With larger nodes the rows count banks but not where
-//! they are (alignment, fragmentation), and where some node's spill code
+//! split spill cost. With larger nodes the rows count banks and blocks
+//! point by point, but a piece keeps its banks while it lasts, so a choice
+//! that meets them may still not be placed (fragmentation), and where some node's spill code
 //! depends on loops (a save or a reload hoisted out of a loop stretches its
 //! range) the spans relax it: the optimum is then a lower bound, and the
 //! file's header says so. The stretches of points are cut where a span
@@ -52,6 +58,18 @@ pub enum LpError {
         /// Banks available.
         num_banks: u32,
     },
+    /// What no spilling removes needs more aligned blocks than there are.
+    #[error("what stays in PSUM even when spilled needs {needed} aligned blocks of {size} banks at point {point}, more than the {blocks} there are")]
+    Unaligned {
+        /// The first point where it does.
+        point: u32,
+        /// The block size.
+        size: u32,
+        /// Blocks needed there.
+        needed: u32,
+        /// Blocks of that size in the banks.
+        blocks: u32,
+    },
 }
 
 /// One node of the program: its tensor, its save and its idle ranges.
@@ -67,17 +85,39 @@ pub struct LpNode {
 
 /// One constraint: over the points `first..=last`, the idle ranges let go
 /// of `ranges` (indices into [`SplitLp::ranges`]) free at least `need`
-/// banks.
+/// aligned blocks of `size` banks (banks when `size` is 1), each range
+/// [`Row::coefficient`] of them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Row {
     /// First point.
     pub first: u32,
     /// Last point.
     pub last: u32,
-    /// The idle ranges over these points.
+    /// The block size the row counts in.
+    pub size: u32,
+    /// The idle ranges over these points, each of a node of more than
+    /// half a block.
     pub ranges: Vec<usize>,
-    /// Banks they must free.
+    /// Blocks they must free.
     pub need: u32,
+}
+
+impl Row {
+    /// The blocks of the row's size a node of `banks` banks keeps from
+    /// every other node of more than half a block: `⌈banks / size⌉`, or 0
+    /// when it has at most half a block.
+    pub fn coefficient(&self, banks: u32) -> u32 {
+        blocks(banks, self.size)
+    }
+}
+
+/// [`Row::coefficient`] for blocks of `size` banks.
+fn blocks(banks: u32, size: u32) -> u32 {
+    if 2 * banks > size {
+        banks.div_ceil(size)
+    } else {
+        0
+    }
 }
 
 /// The split-spilling problem of a one-bank program as a 0-1 program.
@@ -96,7 +136,8 @@ pub struct SplitLp {
     /// Every idle range: its closed point range, its node and the reload
     /// its going costs.
     pub ranges: Vec<IdleRange>,
-    /// The constraints, in point order.
+    /// The constraints: the bank rows in point order, then the rows of
+    /// each block size, the smallest first.
     pub rows: Vec<Row>,
 }
 
@@ -138,7 +179,12 @@ impl SplitLp {
         let held: Vec<((u32, u32), u32)> = (p.buffers.iter().zip(&p.split))
             .flat_map(|(b, s)| s.held.iter().map(|&span| (span, b.interval.banks)))
             .collect();
-        let rows = rows(&held, &ranges, p.num_banks)?;
+        let mut rows = Vec::new();
+        let mut size = 1;
+        while size <= p.num_banks.next_power_of_two() {
+            rows.extend(rows_of_size(&held, &ranges, p.num_banks, size)?);
+            size *= 2;
+        }
         let one_bank = p.buffers.iter().all(|b| b.interval.banks == 1);
         Ok(SplitLp {
             arch: p.arch.clone(),
@@ -171,7 +217,9 @@ impl SplitLp {
             out.push_str("\\ exact: one-bank nodes, no spill code depends on loops\n");
         }
         if !self.one_bank {
-            out.push_str("\\ a lower bound: rows count banks, not where they are\n");
+            out.push_str(
+                "\\ a lower bound: rows count banks and aligned blocks, not fragmentation\n",
+            );
         }
         if !self.loop_free {
             out.push_str("\\ a lower bound: some spill code depends on loops\n");
@@ -200,12 +248,15 @@ impl SplitLp {
         terms.finish();
         out.push_str("\nSubject To\n");
         for row in &self.rows {
-            let _ = write!(out, " p{}_{}:", row.first, row.last);
+            let _ = match row.size {
+                1 => write!(out, " p{}_{}:", row.first, row.last),
+                size => write!(out, " p{}_{}_by{size}:", row.first, row.last),
+            };
             let mut terms = Terms::new(&mut out);
             for &r in &row.ranges {
-                match self.ranges[r].banks {
+                match row.coefficient(self.ranges[r].banks) {
                     1 => terms.add(&self.var(r)),
-                    banks => terms.add(&format!("{banks} {}", self.var(r))),
+                    c => terms.add(&format!("{c} {}", self.var(r))),
                 }
             }
             terms.finish();
@@ -281,26 +332,36 @@ impl<'a> Terms<'a> {
     }
 }
 
-/// The constraints of `held` stretches and idle `ranges` on `num_banks`
-/// banks (see the module doc).
-fn rows(
+/// The constraints in blocks of `size` banks of `held` stretches (with
+/// their banks) and idle `ranges` on `num_banks` banks (see the module
+/// doc).
+fn rows_of_size(
     held: &[((u32, u32), u32)],
     ranges: &[IdleRange],
     num_banks: u32,
+    size: u32,
 ) -> Result<Vec<Row>, LpError> {
-    let idle = ranges.iter().map(|r| ((r.lo, r.hi), r.banks));
+    let held: Vec<((u32, u32), u32)> = (held.iter())
+        .map(|&(span, banks)| (span, blocks(banks, size)))
+        .filter(|&(_, b)| b > 0)
+        .collect();
+    let counted: Vec<usize> = (0..ranges.len())
+        .filter(|&r| blocks(ranges[r].banks, size) > 0)
+        .collect();
+    let idle =
+        (counted.iter()).map(|&r| ((ranges[r].lo, ranges[r].hi), blocks(ranges[r].banks, size)));
     let mut cuts: Vec<u32> = (held.iter().copied().chain(idle.clone()))
         .flat_map(|((lo, hi), _)| [lo, hi + 1])
         .collect();
     cuts.sort_unstable();
     cuts.dedup();
     let at = |p: u32| cuts.binary_search(&p).expect("every end is a cut");
-    // Per cut: the change in banks of held stretches and of idle ranges
+    // Per cut: the change in blocks of held stretches and of idle ranges
     // there, and whether an idle range starts or ends there.
     let mut held_delta = vec![0i64; cuts.len()];
     let mut idle_delta = vec![0i64; cuts.len()];
     let mut idle_edge = vec![false; cuts.len()];
-    for &((lo, hi), banks) in held {
+    for &((lo, hi), banks) in &held {
         held_delta[at(lo)] += i64::from(banks);
         held_delta[at(hi + 1)] -= i64::from(banks);
     }
@@ -310,7 +371,7 @@ fn rows(
             idle_edge[c] = true;
         }
     }
-    let k = i64::from(num_banks);
+    let k = i64::from(num_banks.div_ceil(size));
     let (mut held_now, mut idle_now) = (0i64, 0i64);
     let mut rows: Vec<Row> = Vec::new();
     // The row of each stretch between cuts, if it is over the banks.
@@ -319,10 +380,19 @@ fn rows(
         held_now += held_delta[c];
         idle_now += idle_delta[c];
         if held_now > k {
-            return Err(LpError::Overfull {
-                point: cuts[c],
-                needed: held_now as u32,
-                num_banks,
+            let (point, needed) = (cuts[c], held_now as u32);
+            return Err(match size {
+                1 => LpError::Overfull {
+                    point,
+                    needed,
+                    num_banks,
+                },
+                _ => LpError::Unaligned {
+                    point,
+                    size,
+                    needed,
+                    blocks: num_banks.div_ceil(size),
+                },
             });
         }
         let excess = held_now + idle_now - k;
@@ -341,13 +411,15 @@ fn rows(
             None => rows.push(Row {
                 first: cuts[c],
                 last,
+                size,
                 ranges: Vec::new(),
                 need: excess as u32,
             }),
         }
         row_of[c] = Some(rows.len() - 1);
     }
-    for (r, range) in ranges.iter().enumerate() {
+    for &r in &counted {
+        let range = &ranges[r];
         let mut last_row = None;
         for &row in row_of[at(range.lo)..at(range.hi + 1)].iter().flatten() {
             if last_row != Some(row) {
@@ -371,18 +443,19 @@ mod tests {
 
     /// A problem of one-bank nodes on `num_banks` banks.
     fn problem(num_banks: u32, nodes: &[Spans]) -> AllocProblem {
-        let buffers = (nodes.iter().enumerate())
-            .map(|(v, (held, idle, _))| {
+        problem_of_banks(num_banks, &vec![1; nodes.len()], nodes)
+    }
+
+    /// A problem on `num_banks` banks of nodes of `banks` banks each.
+    fn problem_of_banks(num_banks: u32, banks: &[u32], nodes: &[Spans]) -> AllocProblem {
+        let buffers = (nodes.iter().zip(banks).enumerate())
+            .map(|(v, ((held, idle, _), &banks))| {
                 let ends = held.iter().copied().chain(idle.iter().map(|&(r, _)| r));
                 let start = ends.clone().map(|r| r.0).min().expect("a span");
                 let end = ends.map(|r| r.1).max().expect("a span");
                 Buffer {
                     id: format!("t{v}"),
-                    interval: Interval {
-                        start,
-                        end,
-                        banks: 1,
-                    },
+                    interval: Interval { start, end, banks },
                 }
             })
             .collect();
@@ -435,6 +508,55 @@ mod tests {
                 point: 3,
                 needed: 2,
                 num_banks: 1
+            })
+        );
+    }
+
+    /// Two 3-bank nodes and a 2-bank one fit 8 banks by count, but the
+    /// 3-bank nodes take both blocks of four and leave no aligned pair:
+    /// a row in pairs (a 3-bank node keeps two, a 2-bank one one) needs
+    /// one more than the bank row does, and the blocks of four need none.
+    #[test]
+    fn rows_count_aligned_blocks() {
+        let p = problem_of_banks(
+            8,
+            &[3, 3, 2],
+            &[
+                (&[(0, 0), (4, 4)], &[((1, 3), 7)], 5),
+                (&[(0, 0), (4, 4)], &[((1, 3), 7)], 5),
+                (&[(2, 2)], &[], 0),
+            ],
+        );
+        let lp = SplitLp::new(&p).expect("fits once spilled");
+        let rows: Vec<(u32, u32, u32, Vec<usize>, u32)> = (lp.rows.iter())
+            .map(|r| (r.size, r.first, r.last, r.ranges.clone(), r.need))
+            .collect();
+        assert_eq!(rows, [(2, 2, 2, vec![0, 1], 1)]);
+        assert!(lp
+            .render(Objective::Cost)
+            .contains(" p2_2_by2: 2 x0_0 + 2 x1_0 >= 1\n"));
+    }
+
+    /// Held stretches that alone need more aligned blocks than there are
+    /// have no program, though they fit the banks by count.
+    #[test]
+    fn held_stretches_over_the_blocks_are_refused() {
+        let p = problem_of_banks(
+            8,
+            &[3, 3, 2],
+            &[
+                (&[(0, 4)], &[], 0),
+                (&[(2, 6)], &[], 0),
+                (&[(3, 3)], &[], 0),
+            ],
+        );
+        assert_eq!(
+            SplitLp::new(&p),
+            Err(LpError::Unaligned {
+                point: 3,
+                size: 2,
+                needed: 5,
+                blocks: 4
             })
         );
     }

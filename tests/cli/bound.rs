@@ -120,7 +120,7 @@ fn export_split_lp_bounds_multi_bank_programs_and_refuses_minimalloc_objectives(
     assert_eq!(o.status.code(), Some(0));
     let out = stdout(&o);
     assert!(
-        out.contains("\\ a lower bound: rows count banks, not where they are\n"),
+        out.contains("\\ a lower bound: rows count banks and aligned blocks, not fragmentation\n"),
         "{out}"
     );
     assert!(
