@@ -13,10 +13,11 @@
 //!   it hold more than `numBanks` banks, the idle ranges let go free at
 //!   least the excess;
 //! - the same in aligned blocks, for each block size `s` = 2, 4, … up to
-//!   `numBanks`: a node of more than `s / 2` banks is aligned to at least
-//!   `s` (SPEC §1), so it starts where a block starts and keeps
-//!   `⌈banks / s⌉` blocks from every other such node; over each point
-//!   those nodes keep at most `⌈numBanks / s⌉` blocks;
+//!   `numBanks` rounded up to a power of two: a node of more than `s / 2`
+//!   banks is aligned to at least `s` (SPEC §1), so it starts where a
+//!   block starts and keeps `⌈banks / s⌉` blocks from every other such
+//!   node; over each point those nodes keep at most `⌈numBanks / s⌉`
+//!   blocks;
 //! - minimise `Σ save · y + Σ reload · x` (`--objective count`: `Σ y`, the
 //!   fewest tensors spilled).
 //!
@@ -24,10 +25,10 @@
 //! colouring the intervals in order of start, so the optimum is the least
 //! split spill cost. With larger nodes the rows count banks and blocks
 //! point by point, but a piece keeps its banks while it lasts, so a choice
-//! that meets them may still not be placed (fragmentation), and where some node's spill code
-//! depends on loops (a save or a reload hoisted out of a loop stretches its
-//! range) the spans relax it: the optimum is then a lower bound, and the
-//! file's header says so. The stretches of points are cut where a span
+//! that meets them may still not be placed (fragmentation); and where some
+//! node's spill code depends on loops (a save or a reload hoisted out of a
+//! loop stretches its range) the spans relax it. The optimum is then a
+//! lower bound, and the file's header says so. The stretches of points are cut where a span
 //! starts or ends and merged while no idle range starts or ends, so each
 //! row is one set of idle ranges, needing its largest excess.
 
