@@ -138,3 +138,34 @@ fn export_split_lp_bounds_multi_bank_programs_and_refuses_minimalloc_objectives(
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Two 3-bank accumulators and a 2-bank one, written in turn, fit trn1's
+/// 8 banks by count but not in aligned pairs: no allocation exists, and
+/// the split LP says where.
+#[test]
+fn export_split_lp_refuses_held_stretches_over_the_aligned_blocks() {
+    let mut src = String::from(
+        "arch trn1\n\npsum a [128, 6144]\npsum b [128, 6144]\npsum c [128, 4096]\n\
+         sbuf w [128, 256] bf16\nsbuf x [128, 1024] bf16\n\
+         sbuf y [128, 6144]\nsbuf z [128, 6144]\nsbuf q [128, 4096]\n\nblock main {\n",
+    );
+    for lo in [0, 2048, 4096] {
+        for t in ["a", "b", "c"].iter().filter(|&&t| t != "c" || lo < 4096) {
+            src.push_str(&format!(
+                "  matmul {t}[0:128, {lo}:{}] <- w, x\n",
+                lo + 2048
+            ));
+        }
+    }
+    src.push_str("  act y <- a\n  act z <- b\n  act q <- c\n}\n");
+    let path = std::env::temp_dir().join(format!("psum_unaligned_{}.psum", std::process::id()));
+    std::fs::write(&path, src).expect("fixture written");
+    let file = path.to_str().expect("a UTF-8 temp path");
+    let o = psum(&["export", "--split-lp", file]);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        format!("{file}: error: what stays in PSUM even when spilled needs 5 aligned blocks of 2 banks at point 2, more than the 4 there are\n")
+    );
+}
