@@ -28,9 +28,10 @@
 //! that meets them may still not be placed (fragmentation); and where some
 //! node's spill code depends on loops (a save or a reload hoisted out of a
 //! loop stretches its range) the spans relax it. The optimum is then a
-//! lower bound, and the file's header says so. The stretches of points are cut where a span
-//! starts or ends and merged while no idle range starts or ends, so each
-//! row is one set of idle ranges, needing its largest excess.
+//! lower bound, and the file's header says so. The stretches of points
+//! are cut where a span starts or ends and merged while no idle range
+//! starts or ends, so each row is one set of idle ranges, needing its
+//! largest excess.
 
 use crate::bound::AllocProblem;
 use std::fmt::Write as _;
@@ -121,7 +122,7 @@ fn blocks(banks: u32, size: u32) -> u32 {
     }
 }
 
-/// The split-spilling problem of a one-bank program as a 0-1 program.
+/// The split-spilling problem of a program as a 0-1 program.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SplitLp {
     /// The arch codename.
