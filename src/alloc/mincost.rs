@@ -13,7 +13,9 @@
 //! for nothing and later place the reload where its next group starts, as
 //! if the spill code were already there. When a piece starting at point
 //! `p` finds no free aligned block, the sweep frees the block whose
-//! holders cost least per point freed: each holder that `p` leaves idle
+//! holders cost least per point freed: a holder that could have been
+//! placed in another block, free since it started, moves there for
+//! nothing; each other holder that `p` leaves idle
 //! costs what its going adds to the spill code (a save, a reload) and
 //! frees its banks up to its next read group (furthest next use in the
 //! manner of Belady, weighed by cost; the points after that group count
@@ -460,6 +462,10 @@ struct Sweep<'a> {
     owner: Vec<u32>,
     /// The banks held, bit `x` for bank `x`.
     busy: u64,
+    /// Per bank, the first point from which no segment has held it.
+    free_from: Vec<u32>,
+    /// Room for [`Sweep::plan_moves`].
+    moves: Vec<(u32, u32)>,
     /// Each segment's base bank and current last point.
     base: Vec<u8>,
     end: Vec<u32>,
@@ -594,6 +600,8 @@ impl<'a> Sweep<'a> {
             prefer,
             owner: vec![FREE; problem.num_banks as usize],
             busy: 0,
+            free_from: vec![0; problem.num_banks as usize],
+            moves: Vec::new(),
             base: vec![0; segs],
             end,
             spilled: vec![false; n],
@@ -670,7 +678,7 @@ impl<'a> Sweep<'a> {
         while seg != NONE {
             let next = self.link[seg as usize];
             if self.end[seg as usize] == q {
-                self.free(seg as usize);
+                self.free(seg as usize, q + 1);
                 if let Some(g) = (seg as usize).checked_sub(n) {
                     let u = self.problem.group_node[g] as usize;
                     let r = self.problem.pieces.reach[g] as usize + 1;
@@ -692,14 +700,44 @@ impl<'a> Sweep<'a> {
         self.link[seg] = std::mem::replace(&mut self.pending[lo], seg as u32);
     }
 
-    fn free(&mut self, seg: usize) {
+    /// Frees the banks segment `seg` holds, from point `from` on.
+    fn free(&mut self, seg: usize, from: u32) {
         let base = u32::from(self.base[seg]);
         for x in base..base + self.banks(seg) {
             if self.owner[x as usize] == seg as u32 {
                 self.owner[x as usize] = FREE;
                 self.busy &= !(1 << x);
+                self.free_from[x as usize] = from;
             }
         }
+    }
+
+    /// The point segment `seg` was placed at: its node's start, or its
+    /// read group's for a reload.
+    fn start_of(&self, seg: usize) -> u32 {
+        let n = self.problem.nodes.len();
+        match seg.checked_sub(n) {
+            None => self.problem.nodes[seg].start,
+            Some(g) => self.problem.pieces.groups[g].0,
+        }
+    }
+
+    /// Where segment `seg` could have been placed instead, outside the
+    /// banks `reserved`: the lowest aligned block of its size that is free
+    /// now and that no segment has held since it was placed.
+    fn move_target(&self, seg: usize, reserved: u64) -> Option<u32> {
+        let free = !(self.busy | reserved) & block(0, self.problem.num_banks);
+        if free == 0 {
+            return None;
+        }
+        let (size, since) = (self.banks(seg), self.start_of(seg));
+        let step = bank_alignment(size) as usize;
+        (0..=self.problem.num_banks - size)
+            .step_by(step)
+            .find(|&t| {
+                free & block(t, size) == block(t, size)
+                    && (t..t + size).all(|y| self.free_from[y as usize] <= since)
+            })
     }
 
     /// Whether segment `seg`, holding banks at `p`, holds them for
@@ -813,26 +851,30 @@ impl<'a> Sweep<'a> {
         Ok(())
     }
 
-    /// Spills the idle holders of the aligned block (of `bases`) that
-    /// costs least per point freed and returns its base; `None` when every
-    /// block has a holder that is not idle.
+    /// Frees the aligned block (of `bases`) that costs least per point
+    /// freed and returns its base: each holder either moves to a block
+    /// where it could have been placed instead ([`Sweep::move_target`]),
+    /// for nothing, or, when idle, is spilled at its price. Among equal
+    /// prices, the block that moves the fewest holders, then the first;
+    /// `None` when every block has a holder that can do neither.
     fn free_cheapest(
         &mut self,
         bases: impl Iterator<Item = u32>,
         banks: u32,
         p: u32,
     ) -> Option<u32> {
-        let mut best: Option<(f64, u32)> = None;
+        let mut best: Option<(f64, usize, u32)> = None;
+        let mut moves = std::mem::take(&mut self.moves);
         for b in bases {
+            self.plan_moves(b, banks, &mut moves);
             let mut price = 0.0;
             let mut ok = true;
-            let mut seen: [u32; 64] = [FREE; 64];
-            for (k, x) in (b..b + banks).enumerate() {
+            for x in b..b + banks {
                 let o = self.owner[x as usize];
-                if o == FREE || seen[..k].contains(&o) {
+                let again = x > b && self.owner[x as usize - 1] == o;
+                if o == FREE || again || moves.iter().any(|m| m.0 == o) {
                     continue;
                 }
-                seen[k] = o;
                 let u = self.node_of(o as usize);
                 if !self.idle_at(o as usize, p) || self.chosen[u] == Let::Never {
                     ok = false;
@@ -843,18 +885,61 @@ impl<'a> Sweep<'a> {
                     price += cost as f64 / freed as f64;
                 }
             }
-            if ok && best.is_none_or(|(q, _)| price < q) {
-                best = Some((price, b));
+            let moved = moves.len();
+            if ok && best.is_none_or(|(q, m, _)| price < q || (price == q && moved < m)) {
+                best = Some((price, moved, b));
             }
         }
-        let (_, base) = best?;
-        for x in base..base + banks {
+        let chosen = best.map(|(_, _, base)| {
+            self.plan_moves(base, banks, &mut moves);
+            for &(o, t) in &moves {
+                self.move_to(o as usize, t);
+            }
+            for x in base..base + banks {
+                let o = self.owner[x as usize];
+                if o != FREE {
+                    self.spill(o as usize, p);
+                }
+            }
+            base
+        });
+        self.moves = moves;
+        chosen
+    }
+
+    /// Into `moves`, the holders of the block of `banks` banks from `b`
+    /// (each once: a holder's banks are consecutive) that can move out of
+    /// it ([`Sweep::move_target`]), each with its target, in bank order.
+    fn plan_moves(&self, b: u32, banks: u32, moves: &mut Vec<(u32, u32)>) {
+        moves.clear();
+        let mut reserved = block(b, banks);
+        for x in b..b + banks {
             let o = self.owner[x as usize];
-            if o != FREE {
-                self.spill(o as usize, p);
+            if o == FREE || (x > b && self.owner[x as usize - 1] == o) {
+                continue;
+            }
+            if let Some(t) = self.move_target(o as usize, reserved) {
+                reserved |= block(t, self.banks(o as usize));
+                moves.push((o, t));
             }
         }
-        Some(base)
+    }
+
+    /// Moves holder `seg` to the block from bank `t`, as if placed there.
+    /// It was never in its old block, whose banks keep the point they have
+    /// been free from.
+    fn move_to(&mut self, seg: usize, t: u32) {
+        let size = self.banks(seg);
+        let from = u32::from(self.base[seg]);
+        for x in from..from + size {
+            self.owner[x as usize] = FREE;
+        }
+        self.busy &= !block(from, size);
+        for x in t..t + size {
+            self.owner[x as usize] = seg as u32;
+        }
+        self.busy |= block(t, size);
+        self.base[seg] = t as u8;
     }
 
     /// Lets idle segment `seg` go at `p`: its node is spilled, its banks
@@ -866,9 +951,10 @@ impl<'a> Sweep<'a> {
         let pieces = self.problem.pieces;
         let u = self.node_of(seg);
         self.spilled[u] = true;
-        self.free(seg);
         let c = self.cursor[u] as usize;
         let n = self.problem.nodes.len();
+        // The last point its banks hold it or a reload behind `p`.
+        let mut held = 0;
         self.end[seg] = if seg < n {
             let kept = self.kept_at(u, p);
             let behind: Vec<usize> = self.reloads_over(kept, c).collect();
@@ -877,6 +963,7 @@ impl<'a> Sweep<'a> {
                 self.base[n + g] = self.base[seg];
                 let last = (pieces.reach[g] as usize).min(c - 1);
                 self.end[n + g] = pieces.groups[last].1;
+                held = held.max(self.end[n + g]);
             }
             match kept.checked_sub(1) {
                 Some(j) if j >= pieces.first[u] as usize => pieces.kept_end[j],
@@ -886,6 +973,7 @@ impl<'a> Sweep<'a> {
             pieces.groups[c - 1].1
         };
         debug_assert!(self.end[seg] < p, "a segment goes only where it has ended");
+        self.free(seg, held.max(self.end[seg]) + 1);
         if c < pieces.first[u + 1] as usize {
             self.reload_at(c);
         }

@@ -351,6 +351,50 @@ fn split_spilling_keeps_the_first_read_and_reloads_once() {
     assert_eq!(briggs.report.spill_cost_cycles, 512);
 }
 
+/// Four banks: `a`, `b` and `c` take banks 3, 2 and 1 as they start; when
+/// `b` has ended, two banks are free but not an aligned pair, and the
+/// two-bank `d` needs one. `a` could have been in bank 0 all along (no
+/// one has held it), so the sweep moves it there and places `d` in 2..3,
+/// spilling nothing; `c` could not move to bank 2, which `b` held after
+/// `c` started.
+const FRAGMENTED: &str = "arch inf1
+
+psum a [64, 2048]
+psum b [64, 2048]
+psum c [64, 2048]
+psum d [64, 4096]
+sbuf w [128, 128] bf16
+sbuf x [128, 6144] bf16
+sbuf y [64, 2048]
+sbuf y2 [64, 4096]
+
+block main {
+  matmul a <- w, x[0:128, 0:1024]
+  matmul b <- w, x[0:128, 1024:2048]
+  matmul c <- w, x[0:128, 2048:3072]
+  act y <- b
+  matmul d[0:64, 0:2048] <- w, x[0:128, 3072:4096]
+  matmul d[0:64, 2048:4096] <- w, x[0:128, 4096:5120]
+  act y2 <- d
+  act y <- c
+  act y <- a
+}
+";
+
+#[test]
+fn a_holder_moves_to_where_it_could_have_been() {
+    let m = module(FRAGMENTED);
+    let out = allocate(&m, &opts(Allocator::Mincost, None)).unwrap();
+    assert_verifies(&m, &out, "fragmented");
+    assert_eq!(out.report.spilled, Vec::<String>::new());
+    assert_eq!(
+        banks(&out),
+        expect(&[("a", 0), ("b", 2), ("c", 1), ("d", 2)])
+    );
+    let briggs = allocate(&m, &opts(Allocator::Briggs, None)).unwrap();
+    assert_eq!(briggs.report.spilled, Vec::<String>::new());
+}
+
 /// On a program large enough for two threads (the module grown for the
 /// spill code while the sweep runs, the passes split in halves), mincost
 /// allocates what it does on one: the same program, report and log, and
