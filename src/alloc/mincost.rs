@@ -13,9 +13,11 @@
 //! for nothing and later place the reload where its next group starts, as
 //! if the spill code were already there. When a piece starting at point
 //! `p` finds no free aligned block, the sweep frees the block whose
-//! holders cost least per point freed: a holder that could have been
-//! placed in another block, free since it started, moves there for
-//! nothing; each other holder that `p` leaves idle
+//! holders cost least per point freed: a holder whose block can swap
+//! its pieces, from some point on, with a free block of its size moves
+//! there for nothing, as if the banks had been chosen so (a Kempe
+//! interchange over the banks' histories); each other holder that `p`
+//! leaves idle
 //! costs what its going adds to the spill code (a save, a reload) and
 //! frees its banks up to its next read group (furthest next use in the
 //! manner of Belady, weighed by cost; the points after that group count
@@ -58,7 +60,7 @@ use crate::arch::{self, bank_alignment};
 use crate::bound::MaxAddTree;
 use crate::gen::random::Rng;
 use crate::ir::{InstKind, Mem, Module, Stmt, TensorId};
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::cmp::Reverse;
 
 /// What each node of one iteration holds when it is spilled, and its cost.
@@ -369,6 +371,33 @@ pub fn split_spans(first: &Analysis, latency: u64) -> (Vec<SplitSpans>, bool) {
 /// A free bank in [`Sweep`]'s bank table.
 const FREE: u32 = u32::MAX;
 
+/// How many pieces back [`Sweep::swap_point`] looks for a point two
+/// blocks can swap from.
+const SWAP_ROUNDS: usize = 8;
+
+/// The most pieces of one bank [`Sweep::swap_point`] lets a swap move.
+const SWAP_PIECES: usize = 32;
+
+/// Where the pieces of bank history `h` placed from point `at` on begin,
+/// when there are at most [`SWAP_PIECES`] of them (found from the end).
+fn recent_from(h: &[(u32, u32)], at: u32) -> Option<usize> {
+    let lo = h.len().saturating_sub(SWAP_PIECES + 1);
+    match h[lo..].iter().rposition(|&(s, _)| s < at) {
+        Some(i) => Some(lo + i + 1),
+        None => (lo == 0).then_some(0),
+    }
+}
+
+/// Two blocks of `size` banks, from banks `from` and `to`, that swap the
+/// pieces placed in them from point `at` on.
+#[derive(Clone, Copy, Debug)]
+struct Move {
+    from: u32,
+    to: u32,
+    size: u32,
+    at: u32,
+}
+
 /// The placement one sweep found: the spilled nodes, where they are
 /// reloaded, and every piece's base bank.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -462,10 +491,11 @@ struct Sweep<'a> {
     owner: Vec<u32>,
     /// The banks held, bit `x` for bank `x`.
     busy: u64,
-    /// Per bank, the first point from which no segment has held it.
-    free_from: Vec<u32>,
+    /// Per bank, the segments placed in it with their starts, in order of
+    /// start.
+    history: Vec<Vec<(u32, u32)>>,
     /// Room for [`Sweep::plan_moves`].
-    moves: Vec<(u32, u32)>,
+    moves: Vec<Move>,
     /// Each segment's base bank and current last point.
     base: Vec<u8>,
     end: Vec<u32>,
@@ -503,6 +533,12 @@ pub(super) struct Problem<'a> {
     /// as they are asked for: entry `((banks - 1) * 2 + high) << num_banks
     /// | busy`.
     blocks: Vec<Cell<u8>>,
+    /// Whether some node holds more than one bank: only then can a block
+    /// be fragmented, and the sweeps keep the history of their banks.
+    multi_bank: bool,
+    /// The bank histories of the last sweep that finished, emptied, for
+    /// the next to fill.
+    histories: RefCell<Vec<Vec<(u32, u32)>>>,
 }
 
 impl<'a> Problem<'a> {
@@ -531,6 +567,8 @@ impl<'a> Problem<'a> {
             order,
             group_node,
             blocks: vec![Cell::new(UNKNOWN); table],
+            multi_bank: nodes.iter().any(|v| v.banks > 1),
+            histories: RefCell::new(vec![Vec::new(); num_banks as usize]),
         }
     }
 
@@ -592,6 +630,9 @@ impl<'a> Sweep<'a> {
         let n = nodes.len();
         let segs = n + pieces.groups.len();
         let mut end: Vec<u32> = nodes.iter().map(|v| v.end).collect();
+        // The histories a stuck sweep kept are made afresh.
+        let mut history = problem.histories.take();
+        history.resize(problem.num_banks as usize, Vec::new());
         end.extend(pieces.reach.iter().map(|&r| pieces.groups[r as usize].1));
         Sweep {
             problem,
@@ -600,7 +641,7 @@ impl<'a> Sweep<'a> {
             prefer,
             owner: vec![FREE; problem.num_banks as usize],
             busy: 0,
-            free_from: vec![0; problem.num_banks as usize],
+            history,
             moves: Vec::new(),
             base: vec![0; segs],
             end,
@@ -656,6 +697,12 @@ impl<'a> Sweep<'a> {
                 self.place(seg as usize, banks, p)?;
             }
         }
+        for h in &mut self.history {
+            h.clear();
+        }
+        self.problem
+            .histories
+            .replace(std::mem::take(&mut self.history));
         let spilled: Vec<NodeId> = (0..n)
             .filter(|&v| self.spilled[v])
             .map(NodeId::new)
@@ -678,7 +725,7 @@ impl<'a> Sweep<'a> {
         while seg != NONE {
             let next = self.link[seg as usize];
             if self.end[seg as usize] == q {
-                self.free(seg as usize, q + 1);
+                self.free(seg as usize);
                 if let Some(g) = (seg as usize).checked_sub(n) {
                     let u = self.problem.group_node[g] as usize;
                     let r = self.problem.pieces.reach[g] as usize + 1;
@@ -700,14 +747,30 @@ impl<'a> Sweep<'a> {
         self.link[seg] = std::mem::replace(&mut self.pending[lo], seg as u32);
     }
 
-    /// Frees the banks segment `seg` holds, from point `from` on.
-    fn free(&mut self, seg: usize, from: u32) {
+    fn free(&mut self, seg: usize) {
         let base = u32::from(self.base[seg]);
         for x in base..base + self.banks(seg) {
             if self.owner[x as usize] == seg as u32 {
                 self.owner[x as usize] = FREE;
                 self.busy &= !(1 << x);
-                self.free_from[x as usize] = from;
+            }
+        }
+    }
+
+    /// Adds placed segment `seg` to the history of its banks, in order of
+    /// start (a reload behind the sweep goes in before later pieces).
+    fn record(&mut self, seg: usize) {
+        if !self.problem.multi_bank {
+            return;
+        }
+        let (base, start) = (u32::from(self.base[seg]), self.start_of(seg));
+        let (entry, end) = ((start, seg as u32), base + self.banks(seg));
+        for h in &mut self.history[base as usize..end as usize] {
+            if h.last().is_none_or(|&(s, _)| s <= start) {
+                h.push(entry);
+            } else {
+                let k = h.partition_point(|&(s, _)| s <= start);
+                h.insert(k, entry);
             }
         }
     }
@@ -722,22 +785,97 @@ impl<'a> Sweep<'a> {
         }
     }
 
-    /// Where segment `seg` could have been placed instead, outside the
-    /// banks `reserved`: the lowest aligned block of its size that is free
-    /// now and that no segment has held since it was placed.
-    fn move_target(&self, seg: usize, reserved: u64) -> Option<u32> {
+    /// How holder `seg` can leave its block for another of its size,
+    /// outside the banks `reserved` and free now, as if the two blocks had
+    /// been swapped from some point on: the latest point, at most where
+    /// `seg` was placed, that no piece in either block is held across and
+    /// from which every piece placed in them lies within one of the two.
+    /// Of the target blocks, the lowest that has such a point within
+    /// [`SWAP_ROUNDS`] steps back.
+    fn plan_swap(&self, seg: usize, reserved: u64) -> Option<Move> {
         let free = !(self.busy | reserved) & block(0, self.problem.num_banks);
-        if free == 0 {
+        if free == 0 || !self.problem.multi_bank {
             return None;
         }
-        let (size, since) = (self.banks(seg), self.start_of(seg));
+        let size = self.banks(seg);
+        let from = u32::from(self.base[seg]);
         let step = bank_alignment(size) as usize;
-        (0..=self.problem.num_banks - size)
-            .step_by(step)
-            .find(|&t| {
-                free & block(t, size) == block(t, size)
-                    && (t..t + size).all(|y| self.free_from[y as usize] <= since)
-            })
+        let targets = (0..=self.problem.num_banks - size).step_by(step);
+        let mut targets = targets.filter(|&t| free & block(t, size) == block(t, size));
+        targets.find_map(|to| {
+            let at = self.swap_point(from, to, size, self.start_of(seg))?;
+            Some(Move { from, to, size, at })
+        })
+    }
+
+    /// The latest point at most `at` from which the blocks of `size` banks
+    /// from `x` and from `y` can swap their pieces (see
+    /// [`Sweep::plan_swap`]).
+    fn swap_point(&self, x: u32, y: u32, size: u32, mut at: u32) -> Option<u32> {
+        let banks = || (x..x + size).chain(y..y + size);
+        let mut settled = false;
+        for _ in 0..SWAP_ROUNDS {
+            settled = true;
+            for b in banks() {
+                let h = &self.history[b as usize];
+                let k = recent_from(h, at)?;
+                if let Some(&(start, g)) = k.checked_sub(1).map(|k| &h[k]) {
+                    if self.end[g as usize] >= at {
+                        at = start;
+                        settled = false;
+                    }
+                }
+            }
+            if settled {
+                break;
+            }
+        }
+        let within = |g: u32| {
+            let piece = block(u32::from(self.base[g as usize]), self.banks(g as usize));
+            piece & !block(x, size) == 0 || piece & !block(y, size) == 0
+        };
+        let contained = banks().all(|b| {
+            let h = &self.history[b as usize];
+            recent_from(h, at).is_some_and(|k| h[k..].iter().all(|&(_, g)| within(g)))
+        });
+        (settled && contained).then_some(at)
+    }
+
+    /// Swaps the pieces placed in the two blocks of `m` from its point on.
+    fn swap(&mut self, m: Move) {
+        let delta = |b: u32, from: u32, to: u32| b + to - from;
+        for o in 0..m.size {
+            let (bx, by) = ((m.from + o) as usize, (m.to + o) as usize);
+            let mut hx = std::mem::take(&mut self.history[bx]);
+            let mut hy = std::mem::take(&mut self.history[by]);
+            let kx = recent_from(&hx, m.at).expect("a planned swap");
+            let ky = recent_from(&hy, m.at).expect("a planned swap");
+            let (tx, ty) = (hx.split_off(kx), hy.split_off(ky));
+            for &(_, g) in &tx {
+                if u32::from(self.base[g as usize]) == bx as u32 {
+                    self.base[g as usize] = delta(bx as u32, m.from, m.to) as u8;
+                }
+            }
+            for &(_, g) in &ty {
+                if u32::from(self.base[g as usize]) == by as u32 {
+                    self.base[g as usize] = delta(by as u32, m.to, m.from) as u8;
+                }
+            }
+            hx.extend(ty);
+            hy.extend(tx);
+            self.history[bx] = hx;
+            self.history[by] = hy;
+            self.owner.swap(bx, by);
+        }
+        let (bx, by) = (block(m.from, m.size), block(m.to, m.size));
+        let (held_x, held_y) = (self.busy & bx != 0, self.busy & by != 0);
+        self.busy &= !(bx | by);
+        if held_x {
+            self.busy |= by;
+        }
+        if held_y {
+            self.busy |= bx;
+        }
     }
 
     /// Whether segment `seg`, holding banks at `p`, holds them for
@@ -846,6 +984,7 @@ impl<'a> Sweep<'a> {
         }
         self.busy |= block(base, banks);
         self.base[seg] = base as u8;
+        self.record(seg);
         let end = self.end[seg] as usize;
         self.link[seg] = std::mem::replace(&mut self.ending[end], seg as u32);
         Ok(())
@@ -872,7 +1011,13 @@ impl<'a> Sweep<'a> {
             for x in b..b + banks {
                 let o = self.owner[x as usize];
                 let again = x > b && self.owner[x as usize - 1] == o;
-                if o == FREE || again || moves.iter().any(|m| m.0 == o) {
+                if o == FREE || again {
+                    continue;
+                }
+                if moves
+                    .iter()
+                    .any(|m| m.from == u32::from(self.base[o as usize]))
+                {
                     continue;
                 }
                 let u = self.node_of(o as usize);
@@ -892,8 +1037,8 @@ impl<'a> Sweep<'a> {
         }
         let chosen = best.map(|(_, _, base)| {
             self.plan_moves(base, banks, &mut moves);
-            for &(o, t) in &moves {
-                self.move_to(o as usize, t);
+            for &m in &moves {
+                self.swap(m);
             }
             for x in base..base + banks {
                 let o = self.owner[x as usize];
@@ -909,8 +1054,8 @@ impl<'a> Sweep<'a> {
 
     /// Into `moves`, the holders of the block of `banks` banks from `b`
     /// (each once: a holder's banks are consecutive) that can move out of
-    /// it ([`Sweep::move_target`]), each with its target, in bank order.
-    fn plan_moves(&self, b: u32, banks: u32, moves: &mut Vec<(u32, u32)>) {
+    /// it ([`Sweep::plan_swap`]), each with its swap, in bank order.
+    fn plan_moves(&self, b: u32, banks: u32, moves: &mut Vec<Move>) {
         moves.clear();
         let mut reserved = block(b, banks);
         for x in b..b + banks {
@@ -918,28 +1063,11 @@ impl<'a> Sweep<'a> {
             if o == FREE || (x > b && self.owner[x as usize - 1] == o) {
                 continue;
             }
-            if let Some(t) = self.move_target(o as usize, reserved) {
-                reserved |= block(t, self.banks(o as usize));
-                moves.push((o, t));
+            if let Some(m) = self.plan_swap(o as usize, reserved) {
+                reserved |= block(m.to, m.size);
+                moves.push(m);
             }
         }
-    }
-
-    /// Moves holder `seg` to the block from bank `t`, as if placed there.
-    /// It was never in its old block, whose banks keep the point they have
-    /// been free from.
-    fn move_to(&mut self, seg: usize, t: u32) {
-        let size = self.banks(seg);
-        let from = u32::from(self.base[seg]);
-        for x in from..from + size {
-            self.owner[x as usize] = FREE;
-        }
-        self.busy &= !block(from, size);
-        for x in t..t + size {
-            self.owner[x as usize] = seg as u32;
-        }
-        self.busy |= block(t, size);
-        self.base[seg] = t as u8;
     }
 
     /// Lets idle segment `seg` go at `p`: its node is spilled, its banks
@@ -953,8 +1081,6 @@ impl<'a> Sweep<'a> {
         self.spilled[u] = true;
         let c = self.cursor[u] as usize;
         let n = self.problem.nodes.len();
-        // The last point its banks hold it or a reload behind `p`.
-        let mut held = 0;
         self.end[seg] = if seg < n {
             let kept = self.kept_at(u, p);
             let behind: Vec<usize> = self.reloads_over(kept, c).collect();
@@ -963,7 +1089,7 @@ impl<'a> Sweep<'a> {
                 self.base[n + g] = self.base[seg];
                 let last = (pieces.reach[g] as usize).min(c - 1);
                 self.end[n + g] = pieces.groups[last].1;
-                held = held.max(self.end[n + g]);
+                self.record(n + g);
             }
             match kept.checked_sub(1) {
                 Some(j) if j >= pieces.first[u] as usize => pieces.kept_end[j],
@@ -973,7 +1099,7 @@ impl<'a> Sweep<'a> {
             pieces.groups[c - 1].1
         };
         debug_assert!(self.end[seg] < p, "a segment goes only where it has ended");
-        self.free(seg, held.max(self.end[seg]) + 1);
+        self.free(seg);
         if c < pieces.first[u + 1] as usize {
             self.reload_at(c);
         }
