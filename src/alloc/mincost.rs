@@ -991,9 +991,9 @@ impl<'a> Sweep<'a> {
     }
 
     /// Frees the aligned block (of `bases`) that costs least per point
-    /// freed and returns its base: each holder either moves to a block
-    /// where it could have been placed instead ([`Sweep::move_target`]),
-    /// for nothing, or, when idle, is spilled at its price. Among equal
+    /// freed and returns its base: each holder either moves out by a swap
+    /// of two blocks ([`Sweep::plan_swap`]), for nothing, or, when idle,
+    /// is spilled at its price. Among equal
     /// prices, the block that moves the fewest holders, then the first;
     /// `None` when every block has a holder that can do neither.
     fn free_cheapest(
