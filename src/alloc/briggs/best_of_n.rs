@@ -135,7 +135,7 @@ const SPLIT_MIN_NODES: usize = 1 << 17;
 /// The parts of `plan`'s dirty nodes (by their position in `plan.dirty`)
 /// that simplify and select run on one by one: runs of whole components,
 /// each of at least `min` nodes but the last; all of them at once when the
-/// plan has no components ([`Plan::all`]).
+/// plan has no components (as `Plan::all`'s, in the tests).
 fn parts(plan: &Plan, min: usize) -> Vec<Range<usize>> {
     let n = plan.dirty.len();
     if plan.comp.is_empty() {

@@ -25,7 +25,7 @@ impl Interference {
         Self::build_in(nodes, Interference::default())
     }
 
-    /// [`Interference::build`] in the buffers of `spare`, an earlier
+    /// The graph of `nodes`, built in the buffers of `spare`, an earlier
     /// graph: an allocator iteration's graph is as large as the program,
     /// and fresh buffers would cost a page fault per 4 KiB every iteration.
     pub fn build_in(nodes: &[Node], spare: Interference) -> Interference {

@@ -62,7 +62,8 @@ fn components_by_start(nodes: &[Node]) -> impl Iterator<Item = u32> + '_ {
     })
 }
 
-/// [`components`] of nodes in any order, by a pass over the points.
+/// The component of every node, as `components` finds it, for nodes in
+/// any order, by a pass over the points.
 fn components_by_points(nodes: &[Node], num_points: usize) -> Vec<u32> {
     // links[p]: how many intervals hold both p and p + 1.
     let mut links = vec![0i32; num_points + 1];
@@ -85,9 +86,9 @@ fn components_by_points(nodes: &[Node], num_points: usize) -> Vec<u32> {
 /// What one iteration can take from the previous one.
 #[derive(Clone, Debug)]
 pub struct Plan {
-    /// The component of each dirty node (see [`components`]), by its
-    /// position in `dirty`; empty in [`Plan::all`], which nothing is
-    /// recorded from.
+    /// The component of each dirty node (the first point of its
+    /// component's hull), by its position in `dirty`; empty in the tests'
+    /// `Plan::all`, which nothing is recorded from.
     pub comp: Vec<u32>,
     /// The nodes best-of-n must run on, ascending.
     pub dirty: Vec<NodeId>,

@@ -217,9 +217,10 @@ impl<'a> Budgets<'a> {
         Self::new_in(g, nodes, costs, num_banks, parallel, SlotBuffer::default())
     }
 
-    /// [`Budgets::new`] in the buffer of earlier budgets: an allocator
-    /// iteration's budgets are as large as the program, and a fresh buffer
-    /// would cost a page fault per 4 KiB every iteration.
+    /// The budgets of `nodes` in `g`, built in the buffer of earlier
+    /// budgets: an allocator iteration's budgets are as large as the
+    /// program, and a fresh buffer would cost a page fault per 4 KiB every
+    /// iteration.
     pub fn new_in(
         g: &Interference,
         nodes: &[Node],
