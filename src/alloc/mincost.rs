@@ -494,8 +494,9 @@ struct Sweep<'a> {
     /// Per bank, the segments placed in it with their starts, in order of
     /// start.
     history: Vec<Vec<(u32, u32)>>,
-    /// Room for [`Sweep::plan_moves`].
-    moves: Vec<Move>,
+    /// Room for [`Sweep::free_cheapest`]'s moves: those of the block it
+    /// weighs, and those of the best block so far.
+    moves: [Vec<Move>; 2],
     /// Each segment's base bank and current last point.
     base: Vec<u8>,
     end: Vec<u32>,
@@ -642,7 +643,7 @@ impl<'a> Sweep<'a> {
             owner: vec![FREE; problem.num_banks as usize],
             busy: 0,
             history,
-            moves: Vec::new(),
+            moves: [Vec::new(), Vec::new()],
             base: vec![0; segs],
             end,
             spilled: vec![false; n],
@@ -1003,9 +1004,15 @@ impl<'a> Sweep<'a> {
         p: u32,
     ) -> Option<u32> {
         let mut best: Option<(f64, usize, u32)> = None;
-        let mut moves = std::mem::take(&mut self.moves);
+        let [mut moves, mut best_moves] = std::mem::take(&mut self.moves);
+        moves.clear();
+        best_moves.clear();
+        // With every bank held, no holder can move.
+        let movable = self.problem.multi_bank && !self.busy & block(0, self.problem.num_banks) != 0;
         for b in bases {
-            self.plan_moves(b, banks, &mut moves);
+            if movable {
+                self.plan_moves(b, banks, &mut moves);
+            }
             let mut price = 0.0;
             let mut ok = true;
             for x in b..b + banks {
@@ -1033,11 +1040,11 @@ impl<'a> Sweep<'a> {
             let moved = moves.len();
             if ok && best.is_none_or(|(q, m, _)| price < q || (price == q && moved < m)) {
                 best = Some((price, moved, b));
+                std::mem::swap(&mut moves, &mut best_moves);
             }
         }
         let chosen = best.map(|(_, _, base)| {
-            self.plan_moves(base, banks, &mut moves);
-            for &m in &moves {
+            for &m in &best_moves {
                 self.swap(m);
             }
             for x in base..base + banks {
@@ -1048,7 +1055,7 @@ impl<'a> Sweep<'a> {
             }
             base
         });
-        self.moves = moves;
+        self.moves = [moves, best_moves];
         chosen
     }
 
