@@ -323,6 +323,19 @@ pub fn bank_alignment(banks: u32) -> u32 {
     }
 }
 
+/// The aligned blocks of `size` banks (a power of two) that a tensor of
+/// `banks` banks keeps from every other tensor of more than half a block:
+/// `⌈banks / size⌉`, or 0 when it has at most half a block. Such a tensor
+/// is aligned to at least `size` ([`bank_alignment`]), so it starts where
+/// a block starts; `⌈numBanks / size⌉` blocks hold all of them at a point.
+pub fn aligned_blocks(banks: u32, size: u32) -> u32 {
+    if 2 * banks > size {
+        banks.div_ceil(size)
+    } else {
+        0
+    }
+}
+
 /// Seed 004's `zero_region_bank_range(lo, hi)`: the smallest aligned window of
 /// 1, 2, 4 or 8 banks containing `[lo, hi]`; `None` when 16 would be needed.
 #[allow(clippy::int_plus_one)] // the seed's comparison, kept verbatim

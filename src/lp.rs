@@ -33,6 +33,7 @@
 //! starts or ends, so each row is one set of idle ranges, needing its
 //! largest excess.
 
+use crate::arch::aligned_blocks;
 use crate::bound::AllocProblem;
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -109,16 +110,7 @@ impl Row {
     /// every other node of more than half a block: `⌈banks / size⌉`, or 0
     /// when it has at most half a block.
     pub fn coefficient(&self, banks: u32) -> u32 {
-        blocks(banks, self.size)
-    }
-}
-
-/// [`Row::coefficient`] for blocks of `size` banks.
-fn blocks(banks: u32, size: u32) -> u32 {
-    if 2 * banks > size {
-        banks.div_ceil(size)
-    } else {
-        0
+        aligned_blocks(banks, self.size)
     }
 }
 
@@ -344,14 +336,18 @@ fn rows_of_size(
     size: u32,
 ) -> Result<Vec<Row>, LpError> {
     let held: Vec<((u32, u32), u32)> = (held.iter())
-        .map(|&(span, banks)| (span, blocks(banks, size)))
+        .map(|&(span, banks)| (span, aligned_blocks(banks, size)))
         .filter(|&(_, b)| b > 0)
         .collect();
     let counted: Vec<usize> = (0..ranges.len())
-        .filter(|&r| blocks(ranges[r].banks, size) > 0)
+        .filter(|&r| aligned_blocks(ranges[r].banks, size) > 0)
         .collect();
-    let idle =
-        (counted.iter()).map(|&r| ((ranges[r].lo, ranges[r].hi), blocks(ranges[r].banks, size)));
+    let idle = (counted.iter()).map(|&r| {
+        (
+            (ranges[r].lo, ranges[r].hi),
+            aligned_blocks(ranges[r].banks, size),
+        )
+    });
     let mut cuts: Vec<u32> = (held.iter().copied().chain(idle.clone()))
         .flat_map(|((lo, hi), _)| [lo, hi + 1])
         .collect();

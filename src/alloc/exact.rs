@@ -12,7 +12,11 @@
 //! come down to the banks there are: the pieces decided so far and the
 //! heads and read groups of the rest must fit at every point, and the
 //! groups still undecided must be able to free what does not, at the least
-//! cost per bank. A choice that passes goes into a copy of the program,
+//! cost per bank. Both count aligned blocks as well as banks, as the split
+//! LP's rows do (`psum export --split-lp`): a node of more than half a
+//! block of 2, 4, … banks keeps whole blocks of that size from the other
+//! such nodes, so two 3-bank nodes and a 2-bank one do not fit 8 banks. A
+//! choice that passes goes into a copy of the program,
 //! whose live ranges are then placed by trying every aligned base for each
 //! range in order of start (SPEC §3.7's bases, any of them, not only the
 //! first). Programs of more than [`MAX_NODES`] nodes are refused.
@@ -70,10 +74,49 @@ struct Decision {
 /// A spillable node.
 struct Candidate {
     node: NodeId,
-    banks: i64,
+    /// What it holds in each [`Measures`] measure.
+    weight: Vec<i64>,
     save: u64,
     /// Its idle points after its last read group.
     trailing: Vec<u32>,
+}
+
+/// What a point's load is counted in: banks, then aligned blocks of each
+/// size 2, 4, … that some node holds more than half of
+/// ([`arch::aligned_blocks`]); each with what the banks hold of it.
+struct Measures {
+    sizes: Vec<u32>,
+    cap: Vec<i64>,
+}
+
+impl Measures {
+    /// The measures of `nodes` on `num_banks` banks.
+    fn new(nodes: &[Node], num_banks: u32) -> Measures {
+        let blocks = (1..).map(|k| 1u32 << k);
+        let blocks = blocks.take_while(|&s| s < 2 * num_banks.next_power_of_two());
+        let held = |&s: &u32| nodes.iter().any(|n| arch::aligned_blocks(n.banks, s) > 0);
+        let sizes: Vec<u32> = std::iter::once(1).chain(blocks.filter(held)).collect();
+        let cap = (sizes.iter())
+            .map(|&s| i64::from(num_banks.div_ceil(s)))
+            .collect();
+        Measures { sizes, cap }
+    }
+
+    /// What a node of `banks` banks holds in each measure.
+    fn weight(&self, banks: u32) -> Vec<i64> {
+        (self.sizes.iter())
+            .map(|&s| i64::from(arch::aligned_blocks(banks, s)))
+            .collect()
+    }
+
+    /// Whether `load` is within every measure at each of `points`.
+    fn fit(&self, load: &[i64], points: impl IntoIterator<Item = u32>) -> bool {
+        let width = self.cap.len();
+        points.into_iter().all(|p| {
+            let at = &load[p as usize * width..][..width];
+            at.iter().zip(&self.cap).all(|(l, c)| l <= c)
+        })
+    }
 }
 
 /// What the search reads of the first iteration.
@@ -82,6 +125,7 @@ struct Search<'a> {
     pieces: &'a Pieces,
     arch: &'a Arch,
     num_banks: u32,
+    measures: Measures,
     /// The spillable nodes, in id order.
     cand: Vec<Candidate>,
     /// Every candidate's groups, candidate by candidate, in order.
@@ -101,10 +145,11 @@ struct State {
 
 impl Search<'_> {
     /// A lower bound on what freeing each point's excess of `high` over the
-    /// banks costs from decision `d` on (`state` being the search's), by
-    /// fractional cover at each point: an undecided group's idle points
-    /// are freed by its reload (and the node's save, if it has none yet),
-    /// the trailing points of a node not yet settled by its save.
+    /// banks (and blocks) costs from decision `d` on (`state` being the
+    /// search's), by fractional cover at each point and measure: an
+    /// undecided group's idle points are freed by its reload (and the
+    /// node's save, if it has none yet), the trailing points of a node not
+    /// yet settled by its save.
     fn bound(&self, high: &[i64], d: usize, state: &State) -> Option<f64> {
         let current = self.decisions.get(d).map(|x| x.cand);
         let spilled_here = state.reload.contains(&true);
@@ -114,8 +159,10 @@ impl Search<'_> {
         };
         let mut most = 0.0f64;
         let mut offers: Vec<(f64, i64)> = Vec::new();
-        for (p, &h) in high.iter().enumerate() {
-            let mut need = h - i64::from(self.num_banks);
+        let width = self.measures.cap.len();
+        for (i, &h) in high.iter().enumerate() {
+            let (p, k) = (i / width, i % width);
+            let mut need = h - self.measures.cap[k];
             if need <= 0 {
                 continue;
             }
@@ -133,8 +180,10 @@ impl Search<'_> {
                         (c, 0)
                     }
                 };
-                let b = self.cand[c].banks;
-                offers.push((cost.saturating_add(save(c)) as f64 / b as f64, b));
+                let b = self.cand[c].weight[k];
+                if b > 0 {
+                    offers.push((cost.saturating_add(save(c)) as f64 / b as f64, b));
+                }
             }
             offers.sort_by(|a, b| a.0.total_cmp(&b.0));
             let mut cost = 0.0;
@@ -194,28 +243,26 @@ impl Search<'_> {
             return;
         };
         let c = &self.cand[dec.cand];
-        let b = c.banks;
-        let fits = |low: &[i64], points: &[u32]| {
-            (points.iter()).all(|&p| low[p as usize] <= i64::from(self.num_banks))
-        };
+        let b = &c.weight;
+        let fits = |low: &[i64], points: &[u32]| self.measures.fit(low, points.iter().copied());
         let spilled_here = state.reload.contains(&true);
         // No reload: the value stays in PSUM over the points before the group.
-        hold(low, &dec.points, b);
+        hold(low, &dec.points, b, 1);
         let trailing: &[u32] = if dec.last { &c.trailing } else { &[] };
         let kept = dec.last && !spilled_here;
         if kept {
-            hold(low, trailing, b);
+            hold(low, trailing, b, 1);
         } else {
-            hold(high, trailing, -b);
+            hold(high, trailing, b, -1);
         }
         if fits(low, &dec.points) && fits(low, trailing) {
             self.next(d, false, low, high, state, best);
         }
-        hold(low, &dec.points, -b);
+        hold(low, &dec.points, b, -1);
         if kept {
-            hold(low, trailing, -b);
+            hold(low, trailing, b, -1);
         } else {
-            hold(high, trailing, b);
+            hold(high, trailing, b, 1);
         }
         // A reload: the points before the group are free, but for what the
         // node's own tensor still holds when this is its first reload.
@@ -225,19 +272,19 @@ impl Search<'_> {
         } else {
             c.save
         });
-        hold(high, &dec.points, -b);
-        hold(high, own, b);
-        hold(low, own, b);
-        hold(high, trailing, -b);
+        hold(high, &dec.points, b, -1);
+        hold(high, own, b, 1);
+        hold(low, own, b, 1);
+        hold(high, trailing, b, -1);
         if fits(low, own) {
             state.cost = state.cost.saturating_add(paid);
             self.next(d, true, low, high, state, best);
             state.cost -= paid;
         }
-        hold(high, &dec.points, b);
-        hold(high, own, -b);
-        hold(low, own, -b);
-        hold(high, trailing, b);
+        hold(high, &dec.points, b, 1);
+        hold(high, own, b, -1);
+        hold(low, own, b, -1);
+        hold(high, trailing, b, 1);
     }
 
     /// Takes decision `d` as `reload` says and searches on; after a
@@ -272,10 +319,15 @@ impl Search<'_> {
     }
 }
 
-/// Adds `banks` to `load` at each of `points`.
-fn hold(load: &mut [i64], points: &[u32], banks: i64) {
+/// Adds `sign` times `weight` (a node's [`Measures`] weight) to `load` at
+/// each of `points`.
+fn hold(load: &mut [i64], points: &[u32], weight: &[i64], sign: i64) {
+    let width = weight.len();
     for &p in points {
-        load[p as usize] += banks;
+        let at = &mut load[p as usize * width..][..width];
+        for (l, w) in at.iter_mut().zip(weight) {
+            *l += sign * w;
+        }
     }
 }
 
@@ -500,15 +552,18 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
     let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
     let points = first.lin.len();
     let nodes = &first.live.nodes;
+    let measures = Measures::new(nodes, num_banks);
+    let width = measures.cap.len();
     let mut cand = Vec::new();
     let mut decisions = Vec::new();
-    let mut low = vec![0i64; points];
-    let mut high = vec![0i64; points];
+    let mut low = vec![0i64; points * width];
+    let mut high = vec![0i64; points * width];
     for (v, node) in nodes.iter().enumerate() {
         let span: Vec<u32> = (node.start..=node.end).collect();
-        hold(&mut high, &span, i64::from(node.banks));
+        let weight = measures.weight(node.banks);
+        hold(&mut high, &span, &weight, 1);
         if pieces.cost[v] == Cost::Inf {
-            hold(&mut low, &span, i64::from(node.banks));
+            hold(&mut low, &span, &weight, 1);
             continue;
         }
         let i = cand.len();
@@ -517,7 +572,7 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
             .into_iter()
             .filter(|p| mine.binary_search(p).is_err())
             .collect();
-        hold(&mut low, &busy, i64::from(node.banks));
+        hold(&mut low, &busy, &weight, 1);
         let groups = pieces.groups_of(v);
         let mut from = 0;
         for g in groups.clone() {
@@ -540,7 +595,7 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
         }
         cand.push(Candidate {
             node: NodeId::new(v),
-            banks: i64::from(node.banks),
+            weight,
             save: pieces.save_cost[v],
             trailing: mine[from..].to_vec(),
         });
@@ -561,6 +616,7 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
         pieces: &pieces,
         arch: &arch,
         num_banks,
+        measures,
         cand,
         decisions,
         idle,
@@ -589,7 +645,7 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
                 realized,
             })
         });
-    if low.iter().all(|&l| l <= i64::from(num_banks)) {
+    if search.measures.fit(&low, 0..points as u32) {
         let mut state = State {
             reload: Vec::new(),
             spills: Vec::new(),
@@ -613,4 +669,42 @@ pub fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocErr
         });
     };
     Ok(outcome(first, &arch, opts, &spills, cost, realized))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two 3-bank nodes and a 2-bank one fit 8 banks by count, but the
+    /// 3-bank nodes take both aligned blocks of four and leave no aligned
+    /// pair: the pairs measure is over.
+    #[test]
+    fn measures_count_aligned_blocks() {
+        let nodes = [3, 3, 2].map(|b| Node::spanning(0, 0, 0, b));
+        let m = Measures::new(&nodes, 8);
+        assert_eq!(
+            (m.sizes.as_slice(), m.cap.as_slice()),
+            (&[1, 2, 4][..], &[8, 4, 2][..])
+        );
+        assert_eq!(
+            (m.weight(3), m.weight(2), m.weight(1)),
+            (vec![3, 2, 1], vec![2, 1, 0], vec![1, 0, 0])
+        );
+        let mut load = vec![0; 3];
+        for n in &nodes {
+            hold(&mut load, &[0], &m.weight(n.banks), 1);
+        }
+        assert_eq!(load, [8, 5, 2]);
+        assert!(!m.fit(&load, [0]));
+        hold(&mut load, &[0], &m.weight(2), -1);
+        assert!(m.fit(&load, [0]));
+    }
+
+    /// One-bank nodes are counted in banks alone.
+    #[test]
+    fn one_bank_nodes_have_one_measure() {
+        let nodes = [Node::spanning(0, 0, 3, 1), Node::spanning(1, 2, 5, 1)];
+        let m = Measures::new(&nodes, 8);
+        assert_eq!((m.sizes, m.cap), (vec![1], vec![8]));
+    }
 }

@@ -229,6 +229,34 @@ fn one_spill_example_spills_the_bound() {
     }
 }
 
+/// A looped trn1 program of 19 tensors (up to 3 banks) that Briggs cannot
+/// allocate: its spill sets cheaper than mincost's fit the banks by count
+/// but not in aligned blocks, and exact rules them out by their blocks
+/// instead of realizing each one; mincost's is the least cost.
+#[test]
+fn exact_rules_out_spill_sets_that_overfill_aligned_blocks() {
+    use psum::gen::random::{program, Arches, RandomConfig};
+    let cfg = RandomConfig {
+        arch: Arches::Generations,
+        tensors: 19,
+        pressure: Some(4.75),
+        max_banks: 3,
+        loops: true,
+        ..RandomConfig::rich()
+    };
+    let m = program(21416, &cfg).unwrap();
+    assert_eq!(m.arch, "trn1");
+    assert!(matches!(
+        allocate(&m, &opts(Allocator::Briggs, None)),
+        Err(AllocError::TooManyReloads { .. })
+    ));
+    let mincost = allocate(&m, &opts(Allocator::Mincost, None)).unwrap();
+    let exact = allocate(&m, &opts(Allocator::Exact, None)).unwrap();
+    assert_verifies(&m, &exact, "exact");
+    assert_eq!(exact.report.spill_cost_cycles, 2176);
+    assert_eq!(mincost.report.spill_cost_cycles, 2176);
+}
+
 /// Exact refuses a program of more than its limit of nodes.
 #[test]
 fn exact_refuses_large_programs() {
