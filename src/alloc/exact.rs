@@ -12,11 +12,11 @@
 //! come down to the banks there are: the pieces decided so far and the
 //! heads and read groups of the rest must fit at every point, and the
 //! groups still undecided must be able to free what does not, at the least
-//! cost per bank. Both count aligned blocks as well as banks, as the split
-//! LP's rows do (`psum export --split-lp`): a node of more than half a
-//! block of 2, 4, … banks keeps whole blocks of that size from the other
-//! such nodes, so two 3-bank nodes and a 2-bank one do not fit 8 banks. A
-//! choice that passes goes into a copy of the program,
+//! cost per bank. What must fit counts aligned blocks as well as banks, as
+//! the split LP's rows do (`psum export --split-lp`): a node of more than
+//! half a block of 2, 4, … banks keeps whole blocks of that size from the
+//! other such nodes, so two 3-bank nodes and a 2-bank one do not fit 8
+//! banks. A choice that passes goes into a copy of the program,
 //! whose live ranges are then placed by trying every aligned base for each
 //! range in order of start (SPEC §3.7's bases, any of them, not only the
 //! first). Programs of more than [`MAX_NODES`] nodes are refused.
@@ -145,11 +145,12 @@ struct State {
 
 impl Search<'_> {
     /// A lower bound on what freeing each point's excess of `high` over the
-    /// banks (and blocks) costs from decision `d` on (`state` being the
-    /// search's), by fractional cover at each point and measure: an
-    /// undecided group's idle points are freed by its reload (and the
-    /// node's save, if it has none yet), the trailing points of a node not
-    /// yet settled by its save.
+    /// banks costs from decision `d` on (`state` being the search's), by
+    /// fractional cover at each point: an undecided group's idle points
+    /// are freed by its reload (and the node's save, if it has none yet),
+    /// the trailing points of a node not yet settled by its save. Only
+    /// the banks measure counts here: weighing the blocks as well cut no
+    /// more branches than it cost on the programs tried.
     fn bound(&self, high: &[i64], d: usize, state: &State) -> Option<f64> {
         let current = self.decisions.get(d).map(|x| x.cand);
         let spilled_here = state.reload.contains(&true);
@@ -160,9 +161,8 @@ impl Search<'_> {
         let mut most = 0.0f64;
         let mut offers: Vec<(f64, i64)> = Vec::new();
         let width = self.measures.cap.len();
-        for (i, &h) in high.iter().enumerate() {
-            let (p, k) = (i / width, i % width);
-            let mut need = h - self.measures.cap[k];
+        for (p, at) in high.chunks(width).enumerate() {
+            let mut need = at[0] - self.measures.cap[0];
             if need <= 0 {
                 continue;
             }
@@ -180,10 +180,8 @@ impl Search<'_> {
                         (c, 0)
                     }
                 };
-                let b = self.cand[c].weight[k];
-                if b > 0 {
-                    offers.push((cost.saturating_add(save(c)) as f64 / b as f64, b));
-                }
+                let b = self.cand[c].weight[0];
+                offers.push((cost.saturating_add(save(c)) as f64 / b as f64, b));
             }
             offers.sort_by(|a, b| a.0.total_cmp(&b.0));
             let mut cost = 0.0;
