@@ -336,6 +336,13 @@ pub fn aligned_blocks(banks: u32, size: u32) -> u32 {
     }
 }
 
+/// The sizes `1, 2, 4, …` up to `num_banks` rounded up to a power of two:
+/// banks, then each block size that [`aligned_blocks`] counts in.
+pub fn block_sizes(num_banks: u32) -> impl Iterator<Item = u32> {
+    let last = num_banks.next_power_of_two();
+    std::iter::successors(Some(1u32), |&s| Some(2 * s)).take_while(move |&s| s <= last)
+}
+
 /// Seed 004's `zero_region_bank_range(lo, hi)`: the smallest aligned window of
 /// 1, 2, 4 or 8 banks containing `[lo, hi]`; `None` when 16 would be needed.
 #[allow(clippy::int_plus_one)] // the seed's comparison, kept verbatim

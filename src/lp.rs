@@ -33,7 +33,7 @@
 //! starts or ends, so each row is one set of idle ranges, needing its
 //! largest excess.
 
-use crate::arch::aligned_blocks;
+use crate::arch::{aligned_blocks, block_sizes};
 use crate::bound::AllocProblem;
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -174,10 +174,8 @@ impl SplitLp {
             .flat_map(|(b, s)| s.held.iter().map(|&span| (span, b.interval.banks)))
             .collect();
         let mut rows = Vec::new();
-        let mut size = 1;
-        while size <= p.num_banks.next_power_of_two() {
+        for size in block_sizes(p.num_banks) {
             rows.extend(rows_of_size(&held, &ranges, p.num_banks, size)?);
-            size *= 2;
         }
         let one_bank = p.buffers.iter().all(|b| b.interval.banks == 1);
         Ok(SplitLp {

@@ -795,7 +795,7 @@ impl<'a> Sweep<'a> {
     /// [`SWAP_ROUNDS`] steps back.
     fn plan_swap(&self, seg: usize, reserved: u64) -> Option<Move> {
         let free = !(self.busy | reserved) & block(0, self.problem.num_banks);
-        if free == 0 || !self.problem.multi_bank {
+        if free == 0 {
             return None;
         }
         let size = self.banks(seg);
@@ -1005,14 +1005,9 @@ impl<'a> Sweep<'a> {
     ) -> Option<u32> {
         let mut best: Option<(f64, usize, u32)> = None;
         let [mut moves, mut best_moves] = std::mem::take(&mut self.moves);
-        moves.clear();
         best_moves.clear();
-        // With every bank held, no holder can move.
-        let movable = self.problem.multi_bank && !self.busy & block(0, self.problem.num_banks) != 0;
         for b in bases {
-            if movable {
-                self.plan_moves(b, banks, &mut moves);
-            }
+            self.plan_moves(b, banks, &mut moves);
             let mut price = 0.0;
             let mut ok = true;
             for x in b..b + banks {
@@ -1064,6 +1059,10 @@ impl<'a> Sweep<'a> {
     /// it ([`Sweep::plan_swap`]), each with its swap, in bank order.
     fn plan_moves(&self, b: u32, banks: u32, moves: &mut Vec<Move>) {
         moves.clear();
+        // With every bank held, or no histories kept, no holder can move.
+        if !self.problem.multi_bank || !self.busy & block(0, self.problem.num_banks) == 0 {
+            return;
+        }
         let mut reserved = block(b, banks);
         for x in b..b + banks {
             let o = self.owner[x as usize];
