@@ -66,6 +66,7 @@ pub mod peers;
 pub mod pipeline;
 pub mod placement;
 pub mod report;
+pub mod reuse;
 pub mod source;
 pub mod text;
 pub mod trace;

@@ -4,12 +4,13 @@
 //! The JSON keys follow SPEC §6 in its order: `arch`, `num_banks`,
 //! `tensors`, `spilled`, `spill_cost_cycles`, `iterations`, `best_heuristic`,
 //! `demand_pct`, `utilization_pct`, then the matmul keys (`ordered_edges`,
-//! `flags`, `isa_acc_byte`, `memsets_inserted`, …), `verify` and
-//! `timings_ms`. Everything but `timings_ms` is deterministic.
+//! `flags`, `isa_acc_byte`, `memsets_inserted`, …), `psum_reuse` (SPEC
+//! §10), `verify` and `timings_ms`. Everything but `timings_ms` is deterministic.
 
 use crate::alloc::AllocReport;
 use crate::matmul::MatmulReport;
 use crate::pipeline::Compiled;
+use crate::reuse;
 use crate::verify::VerifyReport;
 use serde_json::{Map, Value};
 use std::fmt::Write as _;
@@ -71,13 +72,18 @@ fn verify_json(v: Option<&VerifyReport>) -> Value {
 pub fn compile_report(c: &Compiled) -> Value {
     let mut o = alloc_json(&c.alloc.report);
     add_matmul(&mut o, &c.matmul);
+    let reuse = reuse::analyze(&c.module, c.alloc.report.num_banks).summary();
+    o.insert(
+        "psum_reuse".into(),
+        serde_json::to_value(reuse).unwrap_or(Value::Null),
+    );
     o.insert("verify".into(), verify_json(c.verify.as_ref()));
     o.insert("timings_ms".into(), timings_json(&c.timings));
     o.into()
 }
 
 /// The one-screen summary `psum compile` prints on stderr: banks, spills,
-/// groups, clusters, memsets, flags and time per pass.
+/// reuse edges (SPEC §10), groups, clusters, memsets, flags and time per pass.
 pub fn compile_summary(c: &Compiled) -> String {
     let r = &c.alloc.report;
     let m = &c.matmul;
@@ -128,6 +134,8 @@ pub fn compile_summary(c: &Compiled) -> String {
         },
         r.spill_cost_cycles
     );
+    let reuse = reuse::analyze(&c.module, r.num_banks).summary();
+    let _ = writeln!(s, "  reuse     {reuse}");
     let _ = writeln!(
         s,
         "  matmuls   {} accumulation group{}, {} cluster{}, {} memset{} inserted, {} ordered edge{}",

@@ -5,8 +5,9 @@
 //! The renderers read a plain [`Timeline`], so they depend on no pass:
 //! [`Timeline::from_alloc`] fills it from an allocation (tensor intervals and
 //! banks, spill code, the first iteration's demand), [`Timeline::from_compiled`]
-//! adds the accumulation clusters of SPEC §4.3 found on the unrolled program,
-//! mapped back to the points of the allocated one, and [`pressure`] turns
+//! adds the accumulation clusters of SPEC §4.3 and the reuse edges of SPEC
+//! §10 found on the unrolled program, mapped back to the points of the
+//! allocated one, and [`pressure`] turns
 //! intervals into a live-bank curve. Output is deterministic: fixed number formatting and
 //! the order of the input vectors. Programs with more than [`MAX_COLUMNS`]
 //! points are binned, and tensors too narrow to see are merged per bank lane,
@@ -29,6 +30,7 @@ use crate::alloc::linear::{Linear, PointKind};
 use crate::alloc::{self, AllocOptions, AllocOutcome, Analysis};
 use crate::ir::{InstId, InstKind, Mem, Module, Stmt};
 use crate::pipeline::Compiled;
+use crate::reuse;
 use std::collections::HashMap;
 
 /// Above this many program points the timeline is binned: each column of the
@@ -58,6 +60,8 @@ pub struct Timeline {
     pub spills: Vec<SpillMark>,
     /// Accumulation clusters (SPEC §4.3), outlined over the bars they cover.
     pub clusters: Vec<ClusterBox>,
+    /// Reuse edges (SPEC §10), one arrow per bank and pair of points.
+    pub reuse: Vec<ReuseArrow>,
     /// Live banks per point before allocation (first iteration's demand,
     /// SPEC §3.4), indexed by the drawn program's points: a point the
     /// allocator inserted takes the value of the original point it follows.
@@ -309,6 +313,7 @@ impl Timeline {
             tensors,
             spills,
             clusters: Vec::new(),
+            reuse: Vec::new(),
             pressure_before,
             pressure_after,
             summary,
@@ -323,6 +328,7 @@ impl Timeline {
     /// the unrolled program spans the allocated-program points of the
     /// instructions its matmuls were copied from, over its banks. A cluster
     /// of a single matmul is not outlined: it says nothing its bar does not.
+    /// The reuse edges of SPEC §10 become [`ReuseArrow`]s.
     pub fn from_compiled(
         title: impl Into<String>,
         original: &Module,
@@ -330,6 +336,7 @@ impl Timeline {
     ) -> Timeline {
         let mut t = Timeline::from_alloc(title, original, &compiled.alloc);
         let lin = Linear::new(&compiled.alloc.module);
+        t.reuse = reuse_arrows(compiled, &lin);
         let bank = |b: i64| u32::try_from(b.max(0)).unwrap_or(u32::MAX);
         for (k, c) in compiled.matmul.clusters.iter().enumerate() {
             if c.matmuls.len() < 2 {
@@ -366,6 +373,63 @@ impl Timeline {
         }
         t
     }
+}
+
+/// Reuse edges (SPEC §10) that fall on one bank and one pair of points of
+/// the drawn program: from the point of the earlier value's end to the point
+/// of the later value's first write.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ReuseArrow {
+    /// The bank the values share.
+    pub bank: u32,
+    /// Point of the earlier value's end.
+    pub from: u32,
+    /// Point of the later value's first write.
+    pub to: u32,
+    /// Whether the edges are avoidable (another block was free).
+    pub avoidable: bool,
+    /// How many edges of the unrolled program the arrow stands for.
+    pub edges: u32,
+    /// The least slack among them (SPEC §10).
+    pub slack: u32,
+}
+
+/// The reuse arrows of a compiled program over the points `lin` of its
+/// allocated program.
+fn reuse_arrows(compiled: &Compiled, lin: &Linear) -> Vec<ReuseArrow> {
+    let r = reuse::analyze(&compiled.module, compiled.alloc.report.num_banks);
+    let point = |pos: u32| {
+        let inst = *r.order.get(pos as usize)?;
+        lin.point_of(*compiled.origins.get(inst.index())?)
+    };
+    let mut arrows: Vec<ReuseArrow> = Vec::new();
+    let mut index: HashMap<(u32, u32, u32, bool), usize> = HashMap::new();
+    for e in &r.edges {
+        let (Some(from), Some(to)) = (point(r.values[e.from].end), point(r.values[e.to].first))
+        else {
+            continue;
+        };
+        let key = (e.bank, from, to, e.avoidable);
+        match index.get(&key) {
+            Some(&i) => {
+                arrows[i].edges += 1;
+                arrows[i].slack = arrows[i].slack.min(e.slack);
+            }
+            None => {
+                index.insert(key, arrows.len());
+                arrows.push(ReuseArrow {
+                    bank: e.bank,
+                    from,
+                    to,
+                    avoidable: e.avoidable,
+                    edges: 1,
+                    slack: e.slack,
+                });
+            }
+        }
+    }
+    arrows.sort();
+    arrows
 }
 
 /// Number of program points of a statement list (SPEC §3.1: one per

@@ -77,6 +77,11 @@ const STYLE: &str =
 .cl{fill:none;stroke:#111;stroke-width:1.4;stroke-dasharray:4 2}\
 .sv{fill:#b2182b;stroke:#fff}.rm{fill:#2166ac;stroke:#fff}";
 
+/// Style of the reuse arrows, written with them (pictures without reuse
+/// edges do not carry it).
+const REUSE_STYLE: &str = ".ru{fill:none;stroke:#333;stroke-width:1.2}\
+.ra{fill:none;stroke:#d7191c;stroke-width:1.6;stroke-dasharray:4 2}";
+
 /// Renders the timeline as a standalone SVG document.
 pub fn svg(t: &Timeline) -> String {
     render(t).0
@@ -111,6 +116,7 @@ pub(super) fn render(t: &Timeline) -> (String, Vec<Key>) {
     bars(&mut o, t, &l);
     clusters(&mut o, t, &l);
     spill_marks(&mut o, t, &l);
+    reuse_arrows(&mut o, t, &l);
     x_axis(&mut o, &l);
     legend(&mut o, &l);
     footnotes(&mut o, &l);
@@ -168,6 +174,8 @@ pub(super) enum Key {
     ReloadMark,
     Merged,
     Cluster,
+    Reuse,
+    Avoidable,
     Loop,
     After,
     Before,
@@ -185,6 +193,8 @@ impl Key {
             Key::ReloadMark => "reload from SBUF",
             Key::Merged => "narrow tensors, merged",
             Key::Cluster => "accumulation cluster",
+            Key::Reuse => "reuse edge",
+            Key::Avoidable => "avoidable reuse edge",
             Key::Loop => "loop: header | end",
             Key::After => "banks in use after allocation",
             Key::Before => "live banks before allocation",
@@ -202,6 +212,8 @@ impl Key {
             Key::ReloadMark => "copy X_ReloadTensorCopyJ <- X_SpillTensorCopyK: the value comes back into PSUM.",
             Key::Merged => "Tensors narrower than 3 pixels, merged per bank lane; hover for how many.",
             Key::Cluster => "An accumulation cluster (SPEC 4.3) of two or more matmuls: groups sharing a zero region, flagged together; outlined from its first to its last matmul over its banks.",
+            Key::Reuse => "A value takes a bank after another (SPEC 10): its first write waits for the earlier value's end; the arrow runs from that end to the first write; hover for the count and the least slack.",
+            Key::Avoidable => "A reuse edge another aligned block of the value's size could have avoided: that block held no value from the earlier value's end to this value's end.",
             Key::Loop => "A loop's header point (solid line) to its end point (dashed line), bracketed above the banks.",
             Key::After => "Banks held by placed tensors at each point after allocation.",
             Key::Before => "Live banks at each point before allocation (the first iteration's demand); above the bank count something must spill.",
@@ -441,6 +453,12 @@ impl Layout {
         }
         if !t.clusters.is_empty() {
             wanted.push(Key::Cluster);
+        }
+        if t.reuse.iter().any(|a| !a.avoidable) {
+            wanted.push(Key::Reuse);
+        }
+        if t.reuse.iter().any(|a| a.avoidable) {
+            wanted.push(Key::Avoidable);
         }
         if !t.loops.is_empty() {
             wanted.push(Key::Loop);
@@ -968,6 +986,54 @@ fn spill_marks(o: &mut String, t: &Timeline, l: &Layout) {
     o.push_str("</g>\n");
 }
 
+/// One arc per [`ReuseArrow`](super::ReuseArrow) in the lane of its bank,
+/// bowed upwards, with an arrow head at the later value's first write.
+fn reuse_arrows(o: &mut String, t: &Timeline, l: &Layout) {
+    if t.reuse.is_empty() {
+        return;
+    }
+    put!(o, "<g id=\"reuse\">\n<style>{REUSE_STYLE}</style><defs>");
+    for (id, fill) in [("psum-arrow", "#333"), ("psum-arrow-avoidable", "#d7191c")] {
+        put!(
+            o,
+            "<marker id=\"{id}\" viewBox=\"0 0 6 6\" refX=\"5\" refY=\"3\" markerWidth=\"6\" \
+             markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0L6,3L0,6z\" fill=\"{fill}\"/></marker>"
+        );
+    }
+    o.push_str("</defs>\n");
+    for a in t.reuse.iter().filter(|a| a.bank < l.lanes) {
+        let (from, to) = (a.from.min(l.n - 1), a.to.min(l.n - 1));
+        let y = l.lane_y(a.bank) + LANE_H * 0.7;
+        let (x0, x1) = if from == to {
+            (l.cx(from) - 5.0, l.cx(from) + 5.0)
+        } else {
+            (l.cx(from), l.cx(to))
+        };
+        let (class, marker, what) = if a.avoidable {
+            ("ra", "psum-arrow-avoidable", "avoidable reuse")
+        } else {
+            ("ru", "psum-arrow", "reuse")
+        };
+        put!(
+            o,
+            "<path class=\"{class}\" marker-end=\"url(#{marker})\" d=\"M{},{}Q{},{} {},{}\"><title>{what}: bank {}, point {} to point {}, {} edge{}, least slack {}</title></path>\n",
+            num(x0),
+            num(y),
+            num((x0 + x1) / 2.0),
+            num(y - LANE_H * 0.55),
+            num(x1),
+            num(y),
+            a.bank,
+            a.from,
+            a.to,
+            a.edges,
+            if a.edges == 1 { "" } else { "s" },
+            a.slack
+        );
+    }
+    o.push_str("</g>\n");
+}
+
 fn x_axis(o: &mut String, l: &Layout) {
     let mut step = 1u32;
     'find: for scale in [1u32, 10, 100, 1000, 10_000, 100_000, 1_000_000, 10_000_000] {
@@ -1049,6 +1115,15 @@ pub(super) fn swatch(o: &mut String, k: Key, x: f64, y: f64) {
         Key::Cluster => put!(
             o,
             "<rect class=\"cl\" x=\"{x0}\" y=\"{y0}\" width=\"24\" height=\"14\"/>"
+        ),
+        Key::Reuse | Key::Avoidable => put!(
+            o,
+            "<path class=\"{}\" d=\"M{},{}Q{xm},{y0} {},{}\"/>",
+            if k == Key::Reuse { "ru" } else { "ra" },
+            num(x + 2.0),
+            y1,
+            num(x + 22.0),
+            y1
         ),
         Key::Loop => put!(
             o,

@@ -231,3 +231,37 @@ fn random_programs_build_consistent_timelines() {
         roxmltree::Document::parse(&svg(&t)).unwrap();
     }
 }
+
+/// `(bank, from, to, avoidable, edges, slack)` of each reuse arrow.
+fn arrows(t: &Timeline) -> Vec<(u32, u32, u32, bool, u32, u32)> {
+    t.reuse
+        .iter()
+        .map(|a| (a.bank, a.from, a.to, a.avoidable, a.edges, a.slack))
+        .collect()
+}
+
+#[test]
+fn reuse_edges_are_drawn_between_points_of_the_allocated_program() {
+    // t8 takes bank 0 after t0's save (point 1 to point 9, seven matmuls
+    // between), the reload after t8's read: all eight banks are busy.
+    let t = compiled("02_one_spill.psum");
+    assert_eq!(
+        arrows(&t),
+        [(0, 1, 9, false, 1, 7), (0, 10, 11, false, 1, 0)]
+    );
+    // attention: s and pT alternate in bank 1 (8 edges s→pT, 7 pT→s, the
+    // least across g with the four PV matmuls between), o follows itself in
+    // bank 0 once per q; six banks stay free, so every edge is avoidable.
+    let t = compiled("gen_attention.psum");
+    assert_eq!(
+        arrows(&t),
+        [
+            (0, 16, 13, true, 3, 8),
+            (1, 7, 9, true, 8, 0),
+            (1, 11, 6, true, 7, 4)
+        ]
+    );
+    let doc = svg(&t);
+    assert_eq!(doc.matches("<path class=\"ra\" marker-end").count(), 3);
+    assert!(doc.contains("avoidable reuse: bank 1, point 11 to point 6, 7 edges, least slack 4"));
+}

@@ -5,7 +5,8 @@
 
 use proptest::prelude::*;
 use psum::viz::{
-    html, svg, BarRole, BlockSpan, ClusterBox, LoopSpan, SpillKind, SpillMark, TensorBar, Timeline,
+    html, svg, BarRole, BlockSpan, ClusterBox, LoopSpan, ReuseArrow, SpillKind, SpillMark,
+    TensorBar, Timeline,
 };
 
 fn name() -> impl Strategy<Value = String> {
@@ -42,9 +43,19 @@ fn timeline() -> impl Strategy<Value = Timeline> {
         prop::collection::vec((name(), 0u32..6000, 0u32..6000, 0u32..8), 0..10),
         prop::collection::vec(0u32..20, 0..100),
         prop::collection::vec((name(), 0u32..6000, 0u32..6000), 0..3),
+        prop::collection::vec((0u32..10, 0u32..6000, 0u32..6000, any::<bool>()), 0..10),
     )
         .prop_map(
-            |((title, num_banks, num_points), tensors, spills, clusters, loops, pres, blocks)| {
+            |(
+                (title, num_banks, num_points),
+                tensors,
+                spills,
+                clusters,
+                loops,
+                pres,
+                blocks,
+                reuse,
+            )| {
                 Timeline {
                     arch: title.clone(),
                     title,
@@ -87,6 +98,17 @@ fn timeline() -> impl Strategy<Value = Timeline> {
                             bank_hi,
                             start,
                             end,
+                        })
+                        .collect(),
+                    reuse: reuse
+                        .into_iter()
+                        .map(|(bank, from, to, avoidable)| ReuseArrow {
+                            bank,
+                            from,
+                            to,
+                            avoidable,
+                            edges: 1,
+                            slack: 0,
                         })
                         .collect(),
                     pressure_before: pres.iter().map(|v| v / 2).collect(),

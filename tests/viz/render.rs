@@ -66,6 +66,7 @@ fn ex01() -> Timeline {
         ],
         pressure_before: after.clone(),
         pressure_after: after,
+        reuse: vec![],
         summary: summary(&[
             ("arch", "trn1"),
             ("num_banks", "8"),
@@ -136,6 +137,7 @@ fn ex02() -> Timeline {
         clusters,
         pressure_before: vec![1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 1, 1, 0, 0],
         pressure_after: after,
+        reuse: vec![],
         summary: summary(&[
             ("arch", "trn1"),
             ("num_banks", "8"),
@@ -176,6 +178,7 @@ fn ex03() -> Timeline {
         ],
         pressure_before: vec![1, 1, 1, 1, 1, 0],
         pressure_after: vec![1, 1, 1, 1, 1, 0],
+        reuse: vec![],
         summary: summary(&[("arch", "trn1"), ("ordered_edges", "3")]),
     }
 }
@@ -204,6 +207,7 @@ fn ex04() -> Timeline {
         clusters: vec![cluster("cluster 0: acc", 0, 0, 1, 1)],
         pressure_before: vec![1, 1, 1, 1, 0],
         pressure_after: vec![1, 1, 1, 1, 0],
+        reuse: vec![],
         summary: summary(&[("arch", "trn1"), ("iterations", "1")]),
     }
 }
@@ -252,6 +256,7 @@ fn nested() -> Timeline {
         clusters: vec![cluster("cluster <0>", 2, 3, 4, 14)],
         pressure_before: vec![],
         pressure_after: after,
+        reuse: vec![],
         summary: summary(&[("note", "a < b & c")]),
     }
 }
@@ -415,6 +420,7 @@ fn synthetic(n: u32) -> Timeline {
         clusters,
         pressure_before: after.clone(),
         pressure_after: after,
+        reuse: vec![],
         summary: vec![],
     }
 }
