@@ -5,9 +5,11 @@
 //! `tensors`, `spilled`, `spill_cost_cycles`, `iterations`, `best_heuristic`,
 //! `demand_pct`, `utilization_pct`, then the matmul keys (`ordered_edges`,
 //! `flags`, `isa_acc_byte`, `memsets_inserted`, …), `psum_reuse` (SPEC
-//! §10), `verify` and `timings_ms`. Everything but `timings_ms` is deterministic.
+//! §10), `estimated_cycles` and `engine_busy_cycles` (SPEC §11), `verify`
+//! and `timings_ms`. Everything but `timings_ms` is deterministic.
 
 use crate::alloc::AllocReport;
+use crate::estimate;
 use crate::matmul::MatmulReport;
 use crate::pipeline::Compiled;
 use crate::reuse;
@@ -77,6 +79,10 @@ pub fn compile_report(c: &Compiled) -> Value {
         "psum_reuse".into(),
         serde_json::to_value(reuse).unwrap_or(Value::Null),
     );
+    let estimated = estimate::estimate(&c.module).ok();
+    if let Some(Ok(Value::Object(e))) = estimated.map(serde_json::to_value) {
+        o.extend(e);
+    }
     o.insert("verify".into(), verify_json(c.verify.as_ref()));
     o.insert("timings_ms".into(), timings_json(&c.timings));
     o.into()
