@@ -1,7 +1,8 @@
 //! The compile pipeline (SPEC §6 `psum compile`): one list of named passes,
 //! [`Pass::ALL`], each a plain function over a [`Module`]:
 //!
-//! validate → alloc (§3) → unroll (§4.3) → legalize (§4.2 order + §4.3) → verify (§5).
+//! validate → alloc (§3) → rebank (§3.12) → unroll (§4.3) → legalize (§4.2
+//! order + §4.3) → verify (§5).
 //!
 //! [`compile`] runs the list in order, timing each pass, and returns the
 //! result program with everything the passes reported. The verifier (§5)
@@ -11,10 +12,11 @@
 //! runs the same list up to a given pass and verifies there, which is how the
 //! tests prove each pass on its own.
 
-use crate::alloc::{self, AllocError, AllocOptions, AllocOutcome};
+use crate::alloc::{self, AllocError, AllocOptions, AllocOutcome, Allocator};
 use crate::arch::{self, Arch, ArchError};
 use crate::ir::{InstId, Module};
 use crate::matmul::{self, MatmulError, MatmulReport};
+use crate::rebank;
 use crate::unroll::{self, UnrollError};
 use crate::validate::{self, ValidateError};
 use crate::verify::{self, VerifyReport};
@@ -28,6 +30,9 @@ pub enum Pass {
     Validate,
     /// PSUM allocation and spill code (SPEC §3).
     Alloc,
+    /// Rotation of the placement (SPEC §3.12), when [`CompileOptions::rotate`]
+    /// asks for it; otherwise it changes nothing.
+    Rebank,
     /// Loop unrolling (SPEC §4.3).
     Unroll,
     /// Column-tile ordering and accumulation-group legalization (SPEC §4.2, §4.3).
@@ -36,13 +41,20 @@ pub enum Pass {
 
 impl Pass {
     /// The pass list of [`compile`], in order.
-    pub const ALL: [Pass; 4] = [Pass::Validate, Pass::Alloc, Pass::Unroll, Pass::Legalize];
+    pub const ALL: [Pass; 5] = [
+        Pass::Validate,
+        Pass::Alloc,
+        Pass::Rebank,
+        Pass::Unroll,
+        Pass::Legalize,
+    ];
 
     /// The pass's name in timings, summaries and diagnostics.
     pub const fn name(self) -> &'static str {
         match self {
             Pass::Validate => "validate",
             Pass::Alloc => "alloc",
+            Pass::Rebank => "rebank",
             Pass::Unroll => "unroll",
             Pass::Legalize => "legalize",
         }
@@ -69,11 +81,36 @@ pub const PASSES: [&str; Pass::ALL.len() + 1] = {
     names
 };
 
+/// Whether [`Pass::Rebank`] rotates the placement (SPEC §3.12).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Rotation {
+    /// The allocator's default: on for `mincost`, off otherwise.
+    #[default]
+    Auto,
+    /// Rotate after any allocator (`--rotate`).
+    On,
+    /// Keep the allocator's placement (`--no-rotate`).
+    Off,
+}
+
+impl Rotation {
+    /// Whether the placement of `allocator` is rotated.
+    pub fn rotates(self, allocator: Allocator) -> bool {
+        match self {
+            Rotation::Auto => allocator == Allocator::Mincost,
+            Rotation::On => true,
+            Rotation::Off => false,
+        }
+    }
+}
+
 /// Settings of [`compile`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CompileOptions {
     /// Allocator settings.
     pub alloc: AllocOptions,
+    /// Whether the placement is rotated (SPEC §3.12).
+    pub rotate: Rotation,
     /// Run the verifier on the result (`--no-verify` turns it off).
     pub verify: bool,
     /// Verify after every pass that changes the program, and stop at the
@@ -85,6 +122,7 @@ impl Default for CompileOptions {
     fn default() -> Self {
         CompileOptions {
             alloc: AllocOptions::default(),
+            rotate: Rotation::Auto,
             verify: true,
             verify_each: false,
         }
@@ -143,6 +181,7 @@ pub struct Compiled {
 /// each pass's output.
 struct Run<'a> {
     input: &'a Module,
+    rotate: bool,
     arch: Option<Arch>,
     alloc: Option<AllocOutcome>,
     unrolled: Option<(Module, Vec<InstId>)>,
@@ -150,9 +189,10 @@ struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    fn new(input: &'a Module) -> Self {
+    fn new(input: &'a Module, rotate: bool) -> Self {
         Run {
             input,
+            rotate,
             arch: None,
             alloc: None,
             unrolled: None,
@@ -177,6 +217,12 @@ impl<'a> Run<'a> {
                 self.arch = Some(arch::lookup(&self.input.arch)?);
             }
             Pass::Alloc => self.alloc = Some(alloc::allocate(self.input, opts)?),
+            Pass::Rebank => {
+                let outcome = self.alloc.as_mut().expect("alloc runs before rebank");
+                if self.rotate {
+                    rebank::rotate(self.input, outcome, opts);
+                }
+            }
             Pass::Unroll => {
                 let allocated = &self
                     .alloc
@@ -240,7 +286,7 @@ fn timed<T>(
 /// Compiles `input`: runs [`Pass::ALL`], then the verifier.
 pub fn compile(input: &Module, opts: &CompileOptions) -> Result<Compiled, CompileError> {
     let mut timings = Vec::with_capacity(PASSES.len());
-    let mut run = Run::new(input);
+    let mut run = Run::new(input, opts.rotate.rotates(opts.alloc.allocator));
     run.passes_through(Pass::Legalize, &opts.alloc, opts.verify_each, &mut timings)?;
     let verify = (opts.verify || opts.verify_each).then(|| {
         timed(&mut timings, VERIFY, || {
@@ -266,14 +312,15 @@ pub fn compile(input: &Module, opts: &CompileOptions) -> Result<Compiled, Compil
     })
 }
 
-/// Runs [`Pass::ALL`] up to and including `last` (at least [`Pass::Alloc`])
-/// and verifies the program at that point against `input`.
+/// Runs [`Pass::ALL`] up to and including `last` (at least [`Pass::Alloc`];
+/// rotation as [`Rotation::Auto`] decides) and verifies the program at that
+/// point against `input`.
 pub fn verify_after(
     input: &Module,
     last: Pass,
     opts: &AllocOptions,
 ) -> Result<(Module, VerifyReport), CompileError> {
-    let mut run = Run::new(input);
+    let mut run = Run::new(input, Rotation::Auto.rotates(opts.allocator));
     run.passes_through(last.max(Pass::Alloc), opts, false, &mut Vec::new())?;
     let report = verify::verify(input, run.current());
     let module = match run.unrolled {
@@ -296,7 +343,7 @@ mod tests {
     fn the_pass_list_and_the_timing_names_agree() {
         assert_eq!(
             PASSES,
-            ["validate", "alloc", "unroll", "legalize", "verify"]
+            ["validate", "alloc", "rebank", "unroll", "legalize", "verify"]
         );
         let m = crate::text::parse(TWO_TENSORS).unwrap().module;
         let opts = CompileOptions {
@@ -312,7 +359,7 @@ mod tests {
     #[test]
     fn a_pass_whose_output_fails_is_named() {
         let m = crate::text::parse(TWO_TENSORS).unwrap().module;
-        let mut run = Run::new(&m);
+        let mut run = Run::new(&m, false);
         run.passes_through(Pass::Alloc, &AllocOptions::default(), true, &mut Vec::new())
             .unwrap();
         let out = &mut run.alloc.as_mut().unwrap().module;

@@ -2,6 +2,7 @@
 
 use crate::alloc::{AllocOptions, AllocOutcome, Allocator, Mode};
 use crate::arch;
+use crate::pipeline::Rotation;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
@@ -65,6 +66,28 @@ impl AllocFlags {
         };
         for l in lines {
             eprintln!("{l}");
+        }
+    }
+}
+
+/// `--rotate` / `--no-rotate` of `compile`, `viz` and `bench` (SPEC §3.12).
+#[derive(Args)]
+pub(crate) struct RotateFlags {
+    /// Rotate the placement after any allocator (the default after mincost).
+    #[arg(long, conflicts_with = "no_rotate")]
+    pub(crate) rotate: bool,
+    /// Keep the allocator's placement as it is.
+    #[arg(long)]
+    pub(crate) no_rotate: bool,
+}
+
+impl RotateFlags {
+    /// The rotation the flags ask for.
+    pub(crate) fn rotation(&self) -> Rotation {
+        match (self.rotate, self.no_rotate) {
+            (true, _) => Rotation::On,
+            (_, true) => Rotation::Off,
+            _ => Rotation::Auto,
         }
     }
 }

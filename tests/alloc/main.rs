@@ -9,3 +9,4 @@ mod mincost;
 mod peers;
 mod programs;
 mod props;
+mod rotation;

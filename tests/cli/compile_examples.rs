@@ -45,7 +45,7 @@ fn every_example_compiles_verifies_and_matches_its_snapshots() {
             .collect();
         assert_eq!(
             passes,
-            ["validate", "alloc", "unroll", "legalize", "verify"]
+            ["validate", "alloc", "rebank", "unroll", "legalize", "verify"]
         );
         insta::assert_json_snapshot!(format!("{stem}_report"), json);
     }

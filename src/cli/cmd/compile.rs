@@ -1,6 +1,6 @@
 //! `psum compile` (SPEC §6): the main job, the pass list then the verifier.
 
-use crate::cli::args::{AllocFlags, Emit, OutputArgs};
+use crate::cli::args::{AllocFlags, Emit, OutputArgs, RotateFlags};
 use crate::cli::io::{
     compile_failure, emit, json_text, load, module_text, print_stdout, title, usage_error, Failure,
 };
@@ -17,6 +17,8 @@ pub(crate) struct CompileArgs {
     pub(crate) file: String,
     #[command(flatten)]
     pub(crate) flags: AllocFlags,
+    #[command(flatten)]
+    pub(crate) rotation: RotateFlags,
     /// Skip the verifier.
     #[arg(long)]
     pub(crate) no_verify: bool,
@@ -25,7 +27,7 @@ pub(crate) struct CompileArgs {
     pub(crate) verify_each: bool,
     /// Keep the program's own `bank=` placement (direct allocation) and check
     /// it instead of allocating (SPEC §9.5).
-    #[arg(long, conflicts_with_all = ["report", "reference"])]
+    #[arg(long, conflicts_with_all = ["report", "reference", "rotate"])]
     pub(crate) keep_banks: bool,
     /// `json`: write the JSON report to stdout (the program then goes to -o
     /// only); `html OUT.html`: write the bank timeline page to OUT.html.
@@ -75,6 +77,7 @@ pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
     }
     let opts = CompileOptions {
         alloc: a.flags.options(),
+        rotate: a.rotation.rotation(),
         verify: !a.no_verify,
         verify_each: a.verify_each,
     };

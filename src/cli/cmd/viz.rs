@@ -1,7 +1,7 @@
 //! `psum viz` (SPEC §8): the bank timeline as SVG or HTML.
 
 use crate::alloc;
-use crate::cli::args::{AllocFlags, OutputArgs};
+use crate::cli::args::{AllocFlags, OutputArgs, RotateFlags};
 use crate::cli::io::{compile_failure, emit, load, title, usage_error, Failure};
 use crate::pipeline::{self, CompileError, CompileOptions};
 use crate::viz::{self, Timeline};
@@ -14,6 +14,8 @@ pub(crate) struct VizArgs {
     pub(crate) file: String,
     #[command(flatten)]
     pub(crate) flags: AllocFlags,
+    #[command(flatten)]
+    pub(crate) rotation: RotateFlags,
     /// Write to OUT.svg or OUT.html (by extension; atomically) instead of SVG on stdout.
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
@@ -30,6 +32,7 @@ pub(crate) fn run(a: VizArgs) -> Result<(), Failure> {
     let m = &loaded.module;
     let opts = CompileOptions {
         alloc: a.flags.options(),
+        rotate: a.rotation.rotation(),
         verify: false,
         ..CompileOptions::default()
     };

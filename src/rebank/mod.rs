@@ -1,0 +1,286 @@
+//! Rotation (SPEC §3.12, psum's own): the pass between allocation and
+//! unrolling that places the allocated program's PSUM tensors again so
+//! that no value waits for a drain another bank could have spared it
+//! (SPEC §10), without touching the spill code.
+//!
+//! Two moves, each a candidate program: [`place::rotate`] puts every
+//! tensor, in order of start, in the free block released longest ago; and
+//! modulo variable expansion ([`expand`]) gives the tensors private to a
+//! loop ([`private`]) k copies, iteration i using copy i mod k, before the
+//! same placement. Each candidate is compiled the rest of the way (unroll,
+//! legalize) and measured: fewest avoidable reuse edges first, then the
+//! largest least slack, the fewest estimated cycles (SPEC §11), the fewest
+//! copies. A candidate whose estimate exceeds the allocator's own
+//! placement's is never taken, and the allocator's placement stands when
+//! no candidate beats it. Loops are tried innermost first, each at k = 2 up
+//! to its trips or the bank count, and an expansion is kept when it beats
+//! the best so far. The work is bounded by [`BUDGET`] instructions.
+
+mod expand;
+pub mod place;
+pub mod private;
+
+use crate::alloc::{self, AllocOptions, AllocOutcome, TensorReport};
+use crate::arch::{self, Arch};
+use crate::ir::{LoopId, Mem, Module, Stmt, TensorId, Visit};
+use crate::{estimate, matmul, reuse, unroll};
+use std::cmp::Reverse;
+
+/// Instructions (unrolled, summed over every program the search compiles
+/// or replays) the search may spend.
+pub const BUDGET: u128 = 1 << 21;
+
+/// How a candidate compiles: what the search compares, in this order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Score {
+    avoidable: usize,
+    /// The least slack, `u32::MAX` without edges; more is better.
+    least_slack: Reverse<u32>,
+    cycles: u64,
+    copies: u64,
+}
+
+/// The search's state: what it may still spend, and the context.
+struct Search {
+    arch: Arch,
+    opts: AllocOptions,
+    num_banks: u32,
+    budget: u128,
+}
+
+impl Search {
+    /// Spends `n` instructions of the budget; false when they are not left.
+    fn spend(&mut self, n: u128) -> bool {
+        match self.budget.checked_sub(n) {
+            Some(left) => {
+                self.budget = left;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The score of `m` (placed) with `copies` tensor copies, or `None`
+    /// when the budget is spent or `m` does not compile.
+    fn score(&mut self, m: &Module, copies: u64) -> Option<Score> {
+        if !self.spend(unroll::unrolled_count(m)) {
+            return None;
+        }
+        let mut u = unroll::unroll(m).ok()?;
+        matmul::legalize_program(&mut u, &self.arch).ok()?;
+        let r = reuse::analyze(&u, self.num_banks).summary();
+        Some(Score {
+            avoidable: r.avoidable,
+            least_slack: Reverse(r.least_slack.unwrap_or(u32::MAX)),
+            cycles: estimate::estimate(&u).ok()?.cycles,
+            copies,
+        })
+    }
+
+    /// `m` compacted and placed by rotation, or `None` when a tensor finds
+    /// no block or the program's live ranges would split a tensor anew.
+    fn placed(&self, m: &Module) -> Option<Module> {
+        let mut out = m.compacted();
+        let a = alloc::analyze(out.clone(), &self.opts).ok()?;
+        let same = a.module.tensors.len() == out.tensors.len()
+            && (a.module.tensors.iter().zip(&out.tensors)).all(|(x, y)| x.name == y.name);
+        if !same {
+            return None;
+        }
+        let banks = place::rotate(&a, self.num_banks)?;
+        place::apply(&mut out, &banks);
+        Some(out)
+    }
+}
+
+/// The loops of `m` innermost first (post-order), with labels nowhere in
+/// them (replicas would repeat a label).
+fn loops_inside_out(m: &Module) -> Vec<LoopId> {
+    fn visit(m: &Module, body: &[Stmt], out: &mut Vec<LoopId>) -> bool {
+        let mut labelled = false;
+        for s in body {
+            match *s {
+                Stmt::Inst(i) => {
+                    let inst = m.inst(i);
+                    labelled |= inst.label().is_some() || inst.after().is_some();
+                }
+                Stmt::Loop(l) => {
+                    let inner = visit(m, &m.loop_(l).body, out);
+                    if !inner {
+                        out.push(l);
+                    }
+                    labelled |= inner;
+                }
+            }
+        }
+        labelled
+    }
+    let mut out = Vec::new();
+    for b in &m.blocks {
+        visit(m, &b.body, &mut out);
+    }
+    out
+}
+
+/// For each loop (by id), the PSUM tensors whose every access lies in it:
+/// the tensors that may be private to it.
+fn inside(m: &Module) -> Vec<Vec<TensorId>> {
+    let mut by_loop = vec![Vec::new(); m.loops.len()];
+    for (t, loops) in enclosing_loops(m).into_iter().enumerate() {
+        for l in loops.into_iter().flatten() {
+            by_loop[l.index()].push(TensorId::new(t));
+        }
+    }
+    by_loop
+}
+
+/// For each PSUM tensor, the loops around every one of its accesses
+/// (outermost first): the loops it may be private to.
+fn enclosing_loops(m: &Module) -> Vec<Option<Vec<LoopId>>> {
+    let mut common: Vec<Option<Vec<LoopId>>> = vec![None; m.tensors.len()];
+    m.walk(|v, nest| {
+        let Visit::Inst(i) = v else {
+            return;
+        };
+        let kind = &m.inst(i).kind;
+        let mut note = |t: TensorId| {
+            if m.tensor(t).mem != Mem::Psum {
+                return;
+            }
+            let c = &mut common[t.index()];
+            match c {
+                None => *c = Some(nest.to_vec()),
+                Some(prefix) => {
+                    let keep = prefix.iter().zip(nest).take_while(|(a, b)| a == b).count();
+                    prefix.truncate(keep);
+                }
+            }
+        };
+        note(kind.dst().tensor);
+        kind.for_each_src(|a| note(a.tensor));
+    });
+    common
+}
+
+/// Rotates the placement of `outcome` (the allocation of `input`, SPEC
+/// §3.12): replaces its program and the rows of its report when a
+/// candidate beats the allocator's placement; the spill code, the spill
+/// cost and the log stay as they are.
+pub fn rotate(input: &Module, outcome: &mut AllocOutcome, opts: &AllocOptions) {
+    let Ok(arch) = arch::lookup(&outcome.module.arch) else {
+        return;
+    };
+    let num_banks = outcome.report.num_banks;
+    let mut search = Search {
+        arch,
+        opts: AllocOptions {
+            psum_banks: Some(num_banks),
+            parallel: false,
+            ..*opts
+        },
+        num_banks,
+        budget: BUDGET,
+    };
+    let Some(base) = search.score(&outcome.module, 0) else {
+        return;
+    };
+    let mut best: Option<(Score, Module)> = None;
+    let beats = |s: &Score, best: &Option<(Score, Module)>| {
+        s.cycles <= base.cycles && *s < best.as_ref().map_or(base, |b| b.0)
+    };
+    if let Some(p) = search.placed(&outcome.module) {
+        if let Some(s) = search.score(&p, 0).filter(|s| beats(s, &best)) {
+            best = Some((s, p));
+        }
+    }
+    let mut current = outcome.module.clone();
+    let mut copies = 0;
+    let mut within = inside(&current);
+    for l in loops_inside_out(&current) {
+        let trips = current.loop_(l).trip_count();
+        let candidates = std::mem::take(&mut within[l.index()]);
+        if trips < 2 || candidates.is_empty() {
+            continue;
+        }
+        let mut chosen: Option<(Score, Module, Module)> = None;
+        for k in 2..=trips.min(u64::from(num_banks)) {
+            if !search.spend(unroll::unrolled_count(&current)) {
+                break;
+            }
+            let private = private::private_tensors(&current, l, k, &candidates);
+            if private.is_empty() {
+                continue;
+            }
+            let added = copies + (k - 1) * private.len() as u64;
+            for inline in [true, false] {
+                let mut expanded = current.clone();
+                expand::expand(&mut expanded, input, l, k, &private, inline);
+                let Some(p) = search.placed(&expanded) else {
+                    continue;
+                };
+                let better_than_chosen = |s: &Score| chosen.as_ref().is_none_or(|c| *s < c.0);
+                if let Some(s) = search.score(&p, added) {
+                    if beats(&s, &best) && better_than_chosen(&s) {
+                        chosen = Some((s, p, expanded));
+                    }
+                }
+                break;
+            }
+        }
+        if let Some((s, p, expanded)) = chosen {
+            copies = s.copies;
+            current = expanded;
+            best = Some((s, p));
+            within = inside(&current);
+        }
+    }
+    if let Some((_, m)) = best {
+        let expanded = copies > 0;
+        let old = std::mem::take(&mut outcome.report.tensors);
+        outcome.report.tensors = rows(&m, &old, expanded, &search.opts);
+        outcome.module = m;
+    }
+}
+
+/// The report rows of the rotated program `m` (SPEC §6 `tensors`): banks
+/// from `m`; intervals and spill marks as `old` has them, or, when loops
+/// were expanded, intervals of `m`'s own live ranges, a copy marked
+/// spilled as its tensor is.
+fn rows(
+    m: &Module,
+    old: &[TensorReport],
+    expanded: bool,
+    opts: &AllocOptions,
+) -> Vec<TensorReport> {
+    let arch = arch::lookup(&m.arch).ok();
+    let analysis = if expanded {
+        alloc::analyze(m.clone(), opts).ok()
+    } else {
+        None
+    };
+    let interval_of = |t: TensorId| {
+        let a = analysis.as_ref()?;
+        let n = a.live.nodes.iter().find(|n| n.tensor == t)?;
+        Some([n.start, n.end])
+    };
+    let by_name: std::collections::HashMap<&str, &TensorReport> =
+        old.iter().map(|r| (r.name.as_str(), r)).collect();
+    (m.tensors.iter().enumerate())
+        .filter(|(_, t)| t.mem == Mem::Psum)
+        .map(|(i, t)| {
+            let base = by_name.get(t.name.as_str()).copied();
+            let banks = arch.map_or(0, |a| a.aligned_bank_num(a.bank_num(u64::from(t.bytes))));
+            TensorReport {
+                name: t.name.clone(),
+                bank: t.bank,
+                banks,
+                interval: if expanded {
+                    interval_of(TensorId::new(i))
+                } else {
+                    base.and_then(|b| b.interval)
+                },
+                spilled: base.is_some_and(|b| b.spilled),
+            }
+        })
+        .collect()
+}
