@@ -147,7 +147,8 @@ pub fn expand(
             .filter_map(|t| spill_name(&t.name).map(|(_, _, c)| c))
             .max()
             .unwrap_or(0);
-    let mut classes: Vec<HashMap<TensorId, TensorId>> = vec![HashMap::new(); k as usize];
+    // Classes 0..k for the loop's replicas, then one per iteration left over.
+    let mut classes: Vec<HashMap<TensorId, TensorId>> = vec![HashMap::new(); (k + rest) as usize];
     for &t in private {
         classes[0].insert(t, t);
         for class in classes.iter_mut().skip(1) {
@@ -179,7 +180,7 @@ pub fn expand(
     }
     for r in 0..rest {
         let offset = lp.lo + (full * k + r) as i64;
-        replaced.extend(replica(r, 0, offset).copy(m, &lp.body));
+        replaced.extend(replica(k + r, 0, offset).copy(m, &lp.body));
     }
     let body = match owner {
         Some(o) => &mut m.loops[o.index()].body,
@@ -215,13 +216,16 @@ mod tests {
     fn two_copies_over_two_trips_and_a_remainder() {
         let out = expanded(2, true);
         assert!(out.contains("psum s [128, 2048] bank=1\n"), "{out}");
-        assert!(out.contains("psum s.1 [128, 2048]\n"), "{out}");
+        assert!(
+            out.contains("psum s.1 [128, 2048]\npsum s.2 [128, 2048]\n"),
+            "{out}"
+        );
         let body = &out[out.find("block main").unwrap()..];
         assert_eq!(
             body,
             "block main {\n  loop i 0..2 {\n    matmul s <- w, x[0:128, i*2048:i*2048+1024]\n    \
              act y <- s\n    matmul s.1 <- w, x[0:128, i*2048+1024:i*2048+2048]\n    act y <- s.1\n  }\n  \
-             matmul s <- w, x[0:128, 4096:5120]\n  act y <- s\n}\n"
+             matmul s.2 <- w, x[0:128, 4096:5120]\n  act y <- s.2\n}\n"
         );
     }
 

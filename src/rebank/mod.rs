@@ -12,9 +12,11 @@
 //! largest least slack, the fewest estimated cycles (SPEC §11), the fewest
 //! copies. A candidate whose estimate exceeds the allocator's own
 //! placement's is never taken, and the allocator's placement stands when
-//! no candidate beats it. Loops are tried innermost first, each at k = 2 up
-//! to its trips or the bank count, and an expansion is kept when it beats
-//! the best so far. The work is bounded by [`BUDGET`] instructions.
+//! no candidate beats it. Loops are tried innermost first, those with a
+//! tensor that has a value in an avoidable edge of the best candidate so
+//! far, until none is left; each from the largest k (its trips or the bank
+//! count, whichever is less) down while each k scores better than the one
+//! above, and the best expansion is kept when it beats the best so far. The work is bounded by [`BUDGET`] instructions.
 
 mod expand;
 pub mod place;
@@ -40,6 +42,13 @@ struct Score {
     copies: u64,
 }
 
+/// A candidate's score, and which tensors (by id) have a value in one of
+/// its avoidable edges.
+struct Scored {
+    score: Score,
+    involved: Vec<bool>,
+}
+
 /// The search's state: what it may still spend, and the context.
 struct Search {
     arch: Arch,
@@ -60,34 +69,42 @@ impl Search {
         }
     }
 
-    /// The score of `m` (placed) with `copies` tensor copies, or `None`
-    /// when the budget is spent or `m` does not compile.
-    fn score(&mut self, m: &Module, copies: u64) -> Option<Score> {
+    /// The score of `m` (placed) with `copies` tensor copies, and which
+    /// tensors have a value in an avoidable edge; `None` when the budget is
+    /// spent or `m` does not compile.
+    fn score(&mut self, m: &Module, copies: u64) -> Option<Scored> {
         if !self.spend(unroll::unrolled_count(m)) {
             return None;
         }
         let mut u = unroll::unroll(m).ok()?;
         matmul::legalize_program(&mut u, &self.arch).ok()?;
-        let r = reuse::analyze(&u, self.num_banks).summary();
-        Some(Score {
-            avoidable: r.avoidable,
-            least_slack: Reverse(r.least_slack.unwrap_or(u32::MAX)),
+        let r = reuse::analyze(&u, self.num_banks);
+        let mut involved = vec![false; m.tensors.len()];
+        for e in r.edges.iter().filter(|e| e.avoidable) {
+            for v in [e.from, e.to] {
+                involved[r.values[v].tensor.index()] = true;
+            }
+        }
+        let sum = r.summary();
+        let score = Score {
+            avoidable: sum.avoidable,
+            least_slack: Reverse(sum.least_slack.unwrap_or(u32::MAX)),
             cycles: estimate::estimate(&u).ok()?.cycles,
             copies,
-        })
+        };
+        Some(Scored { score, involved })
     }
 
     /// `m` compacted and placed by rotation, or `None` when a tensor finds
     /// no block or the program's live ranges would split a tensor anew.
     fn placed(&self, m: &Module) -> Option<Module> {
-        let mut out = m.compacted();
-        let a = alloc::analyze(out.clone(), &self.opts).ok()?;
-        let same = a.module.tensors.len() == out.tensors.len()
-            && (a.module.tensors.iter().zip(&out.tensors)).all(|(x, y)| x.name == y.name);
-        if !same {
+        let tensors = m.tensors.len();
+        let a = alloc::analyze(m.compacted(), &self.opts).ok()?;
+        if a.module.tensors.len() != tensors {
             return None;
         }
         let banks = place::rotate(&a, self.num_banks)?;
+        let mut out = a.module;
         place::apply(&mut out, &banks);
         Some(out)
     }
@@ -184,26 +201,36 @@ pub fn rotate(input: &Module, outcome: &mut AllocOutcome, opts: &AllocOptions) {
     let Some(base) = search.score(&outcome.module, 0) else {
         return;
     };
-    let mut best: Option<(Score, Module)> = None;
-    let beats = |s: &Score, best: &Option<(Score, Module)>| {
-        s.cycles <= base.cycles && *s < best.as_ref().map_or(base, |b| b.0)
-    };
+    let base_cycles = base.score.cycles;
+    // The best candidate so far: its score, which tensors its avoidable
+    // edges involve, and the placed program (`None`: the allocator's).
+    let mut best: (Scored, Option<Module>) = (base, None);
+    let beats = |s: &Score, best: &Score| s.cycles <= base_cycles && s < best;
     if let Some(p) = search.placed(&outcome.module) {
-        if let Some(s) = search.score(&p, 0).filter(|s| beats(s, &best)) {
-            best = Some((s, p));
+        if let Some(s) = search
+            .score(&p, 0)
+            .filter(|s| beats(&s.score, &best.0.score))
+        {
+            best = (s, Some(p));
         }
     }
     let mut current = outcome.module.clone();
     let mut copies = 0;
     let mut within = inside(&current);
     for l in loops_inside_out(&current) {
+        if best.0.score.avoidable == 0 {
+            break;
+        }
         let trips = current.loop_(l).trip_count();
         let candidates = std::mem::take(&mut within[l.index()]);
-        if trips < 2 || candidates.is_empty() {
+        let involved = |t: &TensorId| best.0.involved.get(t.index()).copied().unwrap_or(false);
+        if trips < 2 || !candidates.iter().any(involved) {
             continue;
         }
-        let mut chosen: Option<(Score, Module, Module)> = None;
-        for k in 2..=trips.min(u64::from(num_banks)) {
+        // From the largest k down, while each k scores better than the last.
+        let mut chosen: Option<(Scored, Module, Module)> = None;
+        let mut last: Option<Score> = None;
+        for k in (2..=trips.min(u64::from(num_banks))).rev() {
             if !search.spend(unroll::unrolled_count(&current)) {
                 break;
             }
@@ -211,30 +238,35 @@ pub fn rotate(input: &Module, outcome: &mut AllocOutcome, opts: &AllocOptions) {
             if private.is_empty() {
                 continue;
             }
-            let added = copies + (k - 1) * private.len() as u64;
-            for inline in [true, false] {
+            let added = copies + (k - 1 + trips % k) * private.len() as u64;
+            let placed = [true, false].into_iter().find_map(|inline| {
                 let mut expanded = current.clone();
                 expand::expand(&mut expanded, input, l, k, &private, inline);
-                let Some(p) = search.placed(&expanded) else {
-                    continue;
-                };
-                let better_than_chosen = |s: &Score| chosen.as_ref().is_none_or(|c| *s < c.0);
-                if let Some(s) = search.score(&p, added) {
-                    if beats(&s, &best) && better_than_chosen(&s) {
-                        chosen = Some((s, p, expanded));
-                    }
-                }
+                Some((search.placed(&expanded)?, expanded))
+            });
+            let Some((p, expanded)) = placed else {
+                continue;
+            };
+            let Some(s) = search.score(&p, added) else {
                 break;
+            };
+            if last.is_some_and(|l| s.score > l) {
+                break;
+            }
+            last = Some(s.score);
+            let better = chosen.as_ref().is_none_or(|c| s.score < c.0.score);
+            if beats(&s.score, &best.0.score) && better {
+                chosen = Some((s, p, expanded));
             }
         }
         if let Some((s, p, expanded)) = chosen {
-            copies = s.copies;
+            copies = s.score.copies;
             current = expanded;
-            best = Some((s, p));
+            best = (s, Some(p));
             within = inside(&current);
         }
     }
-    if let Some((_, m)) = best {
+    if let (_, Some(m)) = best {
         let expanded = copies > 0;
         let old = std::mem::take(&mut outcome.report.tensors);
         outcome.report.tensors = rows(&m, &old, expanded, &search.opts);

@@ -4,5 +4,6 @@ mod bound;
 mod commands;
 mod compile_examples;
 mod mincost;
+mod rotation;
 mod viz;
 mod workloads;
