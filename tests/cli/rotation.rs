@@ -104,3 +104,20 @@ fn rotate_and_no_rotate_conflict() {
     let o = psum(&["compile", ATTENTION, "--keep-banks", "--rotate"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn the_rotation_bench_meets_its_targets_on_the_workloads_and_a_folder() {
+    let o = psum(&["bench", "--rotation", "examples", "no/such/corpus"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    // The seven workloads, then the eleven programs of examples/.
+    assert!(
+        out.contains("18 programs: reuse edges 200 → 168, avoidable 110 → 0 (mincost --no-rotate → mincost); targets met on 18 of 18\n"),
+        "{out}"
+    );
+    assert!(out.contains("| gen attention | 18 / 18 | 18023 | 18 / 18 | 18023 | 12 / 0 | 18023 | +0.00% | +0.00% | 0 | - | - |\n"), "{out}");
+    assert!(
+        out.contains("- no/such/corpus: not found, skipped\n"),
+        "{out}"
+    );
+}

@@ -12,6 +12,7 @@
 //! [`BenchArgs`] with their own section function.
 
 mod quality;
+mod rotation;
 
 use crate::alloc::{allocate_owned, AllocOptions, Mode};
 use crate::cli::io::Failure;
@@ -62,6 +63,15 @@ pub(crate) struct BenchArgs {
     /// side by side (SPEC §3.11), then the peer comparison (`--peers`).
     #[arg(long)]
     quality: bool,
+    /// Reuse edges and estimated cycles with and without rotation instead
+    /// (SPEC §3.12): every `gen` workload, then the programs of each PATH
+    /// (a program, a folder of programs, or a folder with a MANIFEST.tsv of
+    /// NKI kernels to trace; a missing PATH is skipped).
+    #[arg(long)]
+    rotation: bool,
+    /// With `--rotation`: programs, folders of programs, or kernel corpora.
+    #[arg(requires = "rotation", value_name = "PATH")]
+    programs: Vec<PathBuf>,
     /// Internal: measure one size in this process and print one result line.
     #[arg(long, hide = true, num_args = 2, value_names = ["SIZE", "MODE"])]
     child: Option<Vec<String>>,
@@ -147,6 +157,9 @@ pub(crate) fn run(a: BenchArgs) -> Result<(), Failure> {
     }
     if a.quality {
         return quality::run_quality().and_then(|()| run_peers());
+    }
+    if a.rotation {
+        return rotation::run_rotation(&a.programs);
     }
     let compare = a
         .compare_sizes
