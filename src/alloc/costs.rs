@@ -8,8 +8,9 @@
 //! after its last write, or when spilling would relieve no point (SPEC's rule, plus: a save
 //! that would leave the interval as long as it was relieves nothing either).
 
+use super::events::Event;
 use super::linear::Linear;
-use super::liveness::{self, Event, Liveness};
+use super::liveness::{self, Liveness};
 use super::spill::SpillPlans;
 use super::NodeId;
 use std::fmt;
@@ -166,4 +167,58 @@ fn cost_of(lin: &Linear, live: &Liveness, v: NodeId, pinned: &[bool], latency: u
             .saturating_mul(latency)
             .saturating_mul(weight),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::analysis::testing::random_analyzed;
+    use crate::alloc::spill::{insert_spill_code, Namer};
+
+    /// Planned in two halves, the spill code is the one planned in one piece:
+    /// the same program, tensors, names and spill description, with a
+    /// declared name in the counter's way.
+    #[test]
+    fn halves_build_the_code_one_piece_builds() {
+        for seed in 0..4 {
+            let a = random_analyzed(200, seed);
+            let (mut m, lin, live) = (a.module, a.lin, a.live);
+            let spill: Vec<NodeId> = (0..live.nodes.len())
+                .map(NodeId::new)
+                .filter(|&v| v.index() % 2 == 0 && spill_plan(&lin, &live, v).is_some())
+                .collect();
+            assert!(spill.len() > 10, "seed {seed}: {} spilled", spill.len());
+            // The first node's first reload would take K = 1.
+            let first = m.tensor(live.nodes[spill[0].index()].tensor).name.clone();
+            let last = m.tensors.len() - 1;
+            m.tensors[last].name = format!("{first}_ReloadTensorCopy1");
+            let code = |parallel| {
+                let mut m = m.clone();
+                let mut namer = Namer::new(&m);
+                let plans = match parallel {
+                    false => vec![spill_plans(&lin, &live, &spill)],
+                    true => (spill.chunks(spill.len().div_ceil(2)))
+                        .map(|half| spill_plans(&lin, &live, half))
+                        .collect(),
+                };
+                let shift = insert_spill_code(&mut m, &lin, &plans, &mut namer, parallel);
+                (m, format!("{shift:?}"))
+            };
+            let (one, halves) = (code(false), code(true));
+            // The last name minted is the copies' count: one was skipped.
+            let copies = one.0.tensors.len() - m.tensors.len();
+            let minted = |t: &&crate::ir::Tensor| t.name.ends_with(&format!("TensorCopy{copies}"));
+            assert!(one.0.tensors[m.tensors.len()..].iter().any(|t| minted(&t)));
+            assert!(one
+                .0
+                .tensors
+                .iter()
+                .any(|t| t.name == format!("{first}_ReloadTensorCopy2")));
+            assert_eq!(one.0.tensors, halves.0.tensors, "seed {seed}");
+            assert_eq!(one.0.insts, halves.0.insts, "seed {seed}");
+            assert_eq!(one.0.blocks, halves.0.blocks, "seed {seed}");
+            assert_eq!(one.0.loops, halves.0.loops, "seed {seed}");
+            assert_eq!(one.1, halves.1, "seed {seed}");
+        }
+    }
 }

@@ -22,21 +22,27 @@
 //! select over the whole graph.
 
 mod analysis;
+mod blocks;
 mod briggs;
 pub mod costs;
+mod events;
 pub mod exact;
 pub mod linear;
 pub mod liveness;
 mod log;
-pub mod mincost;
+mod memloc_split;
+mod mincost;
 mod outcome;
+mod problem;
 mod reference;
-mod reflow;
+mod setup;
 pub mod spill;
-pub(crate) mod split;
-mod support;
+mod split_cost;
+pub(crate) mod support;
 
 pub use analysis::{analyze, Analysis};
+pub use problem::{problem, AllocProblem, Buffer, Interval};
+pub use split_cost::SplitSpans;
 
 use crate::arch::{self, ArchError};
 use crate::ir::{entity, Module};
@@ -241,10 +247,31 @@ pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocEr
 /// inserted, so a caller that no longer needs the input saves a copy.
 pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
     match opts.allocator {
-        Allocator::Briggs => {}
-        Allocator::Mincost => return mincost::allocate(m, opts),
-        Allocator::Exact => return exact::allocate(m, opts),
+        Allocator::Briggs => briggs_or_reference(m, opts),
+        Allocator::Mincost => match mincost::allocate(m, opts) {
+            Ok(out) => Ok(out),
+            Err(mincost::Fallback::Error(e)) => Err(e),
+            Err(mincost::Fallback::Briggs {
+                work,
+                why,
+                warnings,
+            }) => {
+                let mut out = briggs_or_reference(*work, opts)?;
+                out.log.insert(2.min(out.log.len()), why.clone());
+                if opts.trace {
+                    out.trace.insert(2.min(out.trace.len()), why);
+                }
+                out.warnings = warnings;
+                Ok(out)
+            }
+        },
+        Allocator::Exact => exact::allocate(m, opts),
     }
+}
+
+/// The Briggs allocator in the mode `opts` asks for: reference mode writes
+/// the trace.
+fn briggs_or_reference(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
     if opts.mode == Mode::Reference || opts.trace {
         reference::allocate(m, opts)
     } else {

@@ -2,7 +2,8 @@
 
 use proptest::prelude::*;
 use psum::alloc::AllocOptions;
-use psum::bound::{bounds, min_spills_one_bank, peak_demand, problem, Interval, Peak};
+use psum::alloc::{problem, Interval};
+use psum::bound::{bounds, min_spills_one_bank, peak_demand, Peak};
 
 fn iv(start: u32, end: u32, banks: u32) -> Interval {
     Interval { start, end, banks }

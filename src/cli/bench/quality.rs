@@ -14,8 +14,9 @@
 //! - the peer problems of `cargo bench --bench peers`, psum's side (that
 //!   bench, run after these tables, adds regalloc2's Ion and fastalloc).
 
+use crate::alloc::problem;
 use crate::alloc::{allocate_owned, exact, AllocOptions, AllocOutcome, Allocator};
-use crate::bound::{bounds, problem};
+use crate::bound::bounds;
 use crate::cli::io::Failure;
 use crate::gen::random::Rng;
 use crate::gen::scaling;

@@ -21,13 +21,13 @@ pub(crate) struct BoundArgs {
 pub(crate) fn alloc_problem(
     file: &str,
     psum_banks: Option<u32>,
-) -> Result<crate::bound::AllocProblem, Failure> {
+) -> Result<crate::alloc::AllocProblem, Failure> {
     let loaded = load(file)?;
     let opts = AllocOptions {
         psum_banks,
         ..AllocOptions::default()
     };
-    crate::bound::problem(&loaded.module, &opts).map_err(|e| {
+    crate::alloc::problem(&loaded.module, &opts).map_err(|e| {
         Failure::Input(
             loaded
                 .diagnostic(alloc_loc(&loaded.module, &e), e.to_string())

@@ -1,4 +1,5 @@
-//! The project's one PRNG: every generator and randomized test draws from it.
+//! The project's one PRNG: every generator, randomized test and mincost's
+//! seeded restarts draw from it (re-exported as `gen::random::Rng`).
 
 /// The project's PRNG (splitmix64, Steele, Lea, Flood 2014): small, fast and
 /// seedable; every generator and randomized test draws from it.

@@ -5,7 +5,6 @@
 //! split of §3.2, whose pieces keep their tensor's bank).
 
 use crate::alloc::{AllocError, AllocOptions};
-use crate::bound;
 use crate::ir::{Module, TensorId};
 
 /// A placed tile as a problem names it.
@@ -78,7 +77,7 @@ fn tensor_of(m: &Module, name: &str) -> Option<TensorId> {
 /// Every problem of the `bank=` placement of `m` (a validated module), in
 /// node order; empty when the placement is sound.
 pub fn check(m: &Module, opts: &AllocOptions) -> Vec<PlacementError> {
-    let problem = match bound::problem(m, opts) {
+    let problem = match crate::alloc::problem(m, opts) {
         Ok(p) => p,
         Err(e) => return vec![e.into()],
     };

@@ -8,8 +8,8 @@
 //! a read of the current piece. The pieces become tensors `NAME.0`, `NAME.1`,
 //! … declared in place of the original; a tensor with no cut keeps its name.
 
+use super::events::{AccessTable, Event, Events};
 use super::linear::Linear;
-use super::liveness::{AccessTable, Event, Events};
 use super::support::threads;
 use crate::ir::{Access, InstId, InstKind, Mem, Module, Region, Tensor, TensorId};
 use std::ops::Range;

@@ -17,9 +17,9 @@
 //! several saves, and none. The flow's set replaces the placement when it
 //! costs less.
 
-use super::liveness::Node;
-use super::mincost::{cost_of, Pieces, Placement, Stretch};
-use super::NodeId;
+use crate::alloc::liveness::Node;
+use crate::alloc::split_cost::{cost_of, Pieces, Placement, Stretch};
+use crate::alloc::NodeId;
 use crate::flow::{self, Weight};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -143,9 +143,9 @@ fn place(nodes: &[Node], pieces: &Pieces, num_banks: u32, kept: &[bool]) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alloc::mincost::{First, Let, Problem};
+    use crate::alloc::mincost::sweep::{Let, Problem};
+    use crate::alloc::setup::Start;
     use crate::alloc::{allocate_owned, AllocOptions, Allocator};
-    use crate::arch;
     use crate::gen::random::{program, RandomConfig};
 
     /// On one-bank straight-line programs under pressure the flow's set
@@ -164,9 +164,9 @@ mod tests {
                 ..RandomConfig::default()
             };
             let m = program(seed, &cfg).unwrap();
-            let first = First::of(m.clone(), &opts).unwrap();
-            let num_banks = opts.num_banks(&arch::lookup(&m.arch).unwrap()).unwrap();
-            let pinned = vec![false; first.work.tensors.len()];
+            let first = Start::of(m.clone(), &opts).unwrap().analysis;
+            let num_banks = first.num_banks;
+            let pinned = vec![false; first.module.tensors.len()];
             let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
             assert!(pieces.unextended(), "seed {seed}");
             let problem = Problem::new(&first.live.nodes, &pieces, num_banks);
