@@ -8,22 +8,22 @@
 //! Sample counts are criterion's minimum (10), the large sizes' too.
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
-use psum::alloc::{allocate_owned, AllocOptions, Mode};
+use psum::alloc::{allocate_owned, AllocOptions, Allocator};
 use psum::gen::scaling;
 use psum::gen::workloads::random;
 use std::time::Duration;
 
-fn bench(c: &mut Criterion, group: &str, sizes: &[u32], modes: &[Mode]) {
+fn bench(c: &mut Criterion, group: &str, sizes: &[u32], modes: &[Allocator]) {
     let mut g = c.benchmark_group(group);
     g.sample_size(10).warm_up_time(Duration::from_millis(500));
     for &n in sizes {
         let m = random(&scaling::params(n)).expect("scaling program");
         for &mode in modes {
             let opts = AllocOptions {
-                mode,
+                allocator: mode,
                 ..AllocOptions::default()
             };
-            let name = if mode == Mode::Fast {
+            let name = if mode == Allocator::Briggs {
                 "fast"
             } else {
                 "reference"
@@ -47,14 +47,14 @@ fn compare(c: &mut Criterion) {
         c,
         "compare",
         &scaling::COMPARE_SIZES[..2],
-        &[Mode::Reference, Mode::Fast],
+        &[Allocator::BriggsReference, Allocator::Briggs],
     );
 }
 
 /// Fast mode at 20k and 100k tensors (300k and 1M: `psum bench`).
 fn scale(c: &mut Criterion) {
     let sizes = [scaling::COMPARE_SIZES[2], scaling::FAST_SIZES[0]];
-    bench(c, "fast", &sizes, &[Mode::Fast]);
+    bench(c, "fast", &sizes, &[Allocator::Briggs]);
 }
 
 criterion_group!(benches, compare, scale);

@@ -64,7 +64,6 @@ pub mod lp;
 pub mod matmul;
 pub mod peers;
 pub mod pipeline;
-pub mod placement;
 pub mod report;
 pub mod source;
 pub mod text;

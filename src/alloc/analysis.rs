@@ -12,9 +12,9 @@ use super::liveness::{self, Liveness, Node, NodeCtx};
 use super::memloc_split;
 use super::spill::SpillShift;
 use super::support::threads::{self, join, PARALLEL_MIN_NODES};
-use super::{AllocError, AllocOptions};
+use super::{AllocError, AllocOptions, InputTensors};
 use crate::arch::{self, Arch};
-use crate::ir::Module;
+use crate::ir::{Module, TensorId};
 
 #[cfg(test)]
 pub(crate) mod testing;
@@ -33,6 +33,8 @@ pub struct Analysis {
     pub lin: Linear,
     /// Its nodes and their live ranges, with the PSUM accesses.
     pub live: Liveness,
+    /// The input tensor each of its tensors holds the value of.
+    pub input: InputTensors,
 }
 
 /// Splits and analyzes `m` under `opts` (its bank count, and two threads
@@ -44,18 +46,25 @@ pub fn analyze(m: Module, opts: &AllocOptions) -> Result<Analysis, AllocError> {
     let parallel = opts.parallel && m.insts.len() >= PARALLEL_MIN_NODES;
     // The points and the access table of a large program, side by side.
     let (table, lin) = join(parallel, || AccessTable::new(&m), || Linear::new(&m));
-    let (module, events) = memloc_split::memloc_split(m, &lin, table, parallel);
-    let live = liveness::live_ranges_of(&module, events, &lin, &arch, num_banks)?;
+    let (module, events, input) = memloc_split::memloc_split(m, &lin, table, parallel);
+    let live = liveness::live_ranges_of(&module, events, &lin, &arch, num_banks)
+        .map_err(|e| e.in_input(|t| input.of(&module, t)))?;
     Ok(Analysis {
         module,
         arch,
         num_banks,
         lin,
         live,
+        input,
     })
 }
 
 impl Analysis {
+    /// The input's tensor that tensor `t` of the module holds the value of.
+    pub(crate) fn input_tensor(&self, t: TensorId) -> TensorId {
+        self.input.of(&self.module, t)
+    }
+
     /// Brings the analysis up to date with the spill code `shift` describes, just
     /// inserted into its module: its points renumbered and its live ranges the
     /// same as [`liveness::live_ranges`] computes afresh, from those before the code.
@@ -77,6 +86,7 @@ impl Analysis {
             num_banks,
             lin,
             live,
+            input,
         } = self;
         let Liveness {
             mut nodes,
@@ -103,7 +113,8 @@ impl Analysis {
             || ctx.fresh_nodes(shift.tensors),
             || ctx.nodes_at(&nodes, &spilled),
         );
-        let (fresh, redone) = (fresh?, redone?);
+        let in_input = |e: AllocError| e.in_input(|t| input.of(m, t));
+        let (fresh, redone) = (fresh.map_err(in_input)?, redone.map_err(in_input)?);
         for (i, n) in spilled.into_iter().zip(redone) {
             nodes[i] = n;
         }
@@ -232,7 +243,6 @@ mod tests {
     use crate::alloc::spill::{insert_spill_code, Namer};
     use crate::alloc::support::rng::Rng;
     use crate::alloc::NodeId;
-    use crate::ir::TensorId;
     use testing::random_analyzed;
 
     /// The galloping count equals a plain binary search from any hint,

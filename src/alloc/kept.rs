@@ -1,11 +1,17 @@
-//! Checking a placement the program makes itself (SPEC §9.5, `psum compile
-//! --keep-banks`): kernels that allocate PSUM directly carry `bank=` on
-//! their tiles, and [`check`] proves that no two tiles live at the same
-//! time share a bank, with the live ranges of SPEC §3.3 (after the memloc
-//! split of §3.2, whose pieces keep their tensor's bank).
+//! [`super::Allocator::Kept`] (SPEC §9.5, `psum compile --keep-banks`): a
+//! placement the program makes itself, checked instead of allocating.
+//! Kernels that allocate PSUM directly carry `bank=` on their tiles, and
+//! [`allocate`] proves that no two tiles live at the same time share a
+//! bank, with the live ranges of SPEC §3.3 (after the memloc split of
+//! §3.2, whose pieces keep their tensor's bank); the outcome is the
+//! program as it is, with a report of its banks.
 
-use crate::alloc::{AllocError, AllocOptions};
-use crate::ir::{Module, TensorId};
+use super::analysis::{analyze, Analysis};
+use super::log::hundredths;
+use super::setup::unused_warnings;
+use super::support::threads::PARALLEL_MIN_NODES;
+use super::{liveness, outcome, AllocError, AllocOptions, AllocOutcome, AllocReport};
+use crate::ir::Module;
 
 /// A placed tile as a problem names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,45 +69,78 @@ pub enum PlacementError {
         /// Last such point.
         end: u32,
     },
-    /// The live ranges could not be computed.
-    #[error(transparent)]
-    Alloc(#[from] AllocError),
 }
 
-/// The tensor a problem node names: itself, or the tensor of a memloc-split piece.
-fn tensor_of(m: &Module, name: &str) -> Option<TensorId> {
-    m.tensor_by_name(name)
-        .or_else(|| name.rsplit_once('.').and_then(|(b, _)| m.tensor_by_name(b)))
+/// Every problem of a kept placement, in node order (one per line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeptErrors(pub Vec<PlacementError>);
+
+impl std::fmt::Display for KeptErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
 }
 
-/// Every problem of the `bank=` placement of `m` (a validated module), in
-/// node order; empty when the placement is sound.
-pub fn check(m: &Module, opts: &AllocOptions) -> Vec<PlacementError> {
-    let problem = match crate::alloc::problem(m, opts) {
-        Ok(p) => p,
-        Err(e) => return vec![e.into()],
+impl std::error::Error for KeptErrors {}
+
+/// The outcome of keeping the `bank=` placement of `m` (a validated
+/// module), or every problem of it.
+pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
+    let a = analyze(m.clone(), opts)?;
+    let problems = check(&a);
+    if !problems.is_empty() {
+        return Err(KeptErrors(problems).into());
+    }
+    let parallel = opts.parallel && a.module.tensors.len() >= PARALLEL_MIN_NODES;
+    let peak = liveness::peak_demand(&a.live.nodes, a.lin.len()).0;
+    let pct = hundredths(peak, a.num_banks) as f64 / 100.0;
+    let report = AllocReport {
+        arch: a.module.arch.clone(),
+        num_banks: a.num_banks,
+        tensors: outcome::rows(&a.module, &a.arch, &a.live, &[], parallel),
+        spilled: Vec::new(),
+        spill_cost_cycles: 0,
+        iterations: 0,
+        best_heuristic: 0,
+        demand_pct: pct,
+        utilization_pct: pct,
     };
+    Ok(AllocOutcome {
+        module: m,
+        report,
+        log: Vec::new(),
+        trace: Vec::new(),
+        warnings: unused_warnings(&a),
+    })
+}
+
+/// Every problem of the `bank=` placement of `a`'s nodes (the memloc
+/// pieces keep their tensor's bank), in node order; empty when the
+/// placement is sound.
+fn check(a: &Analysis) -> Vec<PlacementError> {
     let mut errors = Vec::new();
     let mut placed = Vec::new();
-    for b in &problem.buffers {
-        let Some(t) = tensor_of(m, &b.id).map(|t| m.tensor(t)) else {
-            continue;
-        };
+    for n in &a.live.nodes {
+        let t = a.module.tensor(n.tensor);
         let tile = Placed {
-            name: b.id.clone(),
+            name: t.name.clone(),
             loc: t.loc.clone(),
         };
         match t.bank {
             None => errors.push(PlacementError::Unplaced(tile)),
-            Some(bank) if bank + b.interval.banks > problem.num_banks => {
-                errors.push(PlacementError::OutOfRange {
-                    tile,
-                    bank,
-                    banks: b.interval.banks,
-                    num_banks: problem.num_banks,
-                })
-            }
-            Some(bank) => placed.push((tile, bank, b.interval)),
+            Some(bank) if bank + n.banks > a.num_banks => errors.push(PlacementError::OutOfRange {
+                tile,
+                bank,
+                banks: n.banks,
+                num_banks: a.num_banks,
+            }),
+            Some(bank) => placed.push((tile, bank, n)),
         }
     }
     for (i, (a, ab, ai)) in placed.iter().enumerate() {
@@ -129,10 +168,15 @@ mod tests {
     fn problems(src: &str) -> Vec<String> {
         let m = crate::text::parse(src).unwrap().module;
         crate::validate::validate(&m).unwrap();
-        check(&m, &AllocOptions::default())
-            .iter()
-            .map(|e| e.to_string())
-            .collect()
+        match allocate(m, &AllocOptions::default()) {
+            Err(AllocError::Kept(KeptErrors(problems))) => {
+                problems.iter().map(|e| e.to_string()).collect()
+            }
+            got => {
+                assert!(got.is_ok(), "{got:?}");
+                Vec::new()
+            }
+        }
     }
 
     const TWO: &str = "arch trn1\npsum a [128, 2048] bank=B1 loc=\"k.py:3\"\npsum b [128, 2048] bank=B2\n\

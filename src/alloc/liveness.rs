@@ -155,14 +155,21 @@ impl NodeCtx<'_> {
             return Ok(None);
         }
         let def = (ev.clone().find(|e| e.write))
-            .ok_or_else(|| AllocError::NoFirstDef(t.name.clone()))?
+            .ok_or_else(|| AllocError::NoFirstDef {
+                tensor: id,
+                name: t.name.clone(),
+            })?
             .point;
         let last_use = (ev.clone().rev().find(|e| e.read))
-            .ok_or_else(|| AllocError::NoLastUse(t.name.clone()))?
+            .ok_or_else(|| AllocError::NoLastUse {
+                tensor: id,
+                name: t.name.clone(),
+            })?
             .point;
         let banks = (self.arch).aligned_bank_num(self.arch.bank_num(u64::from(t.bytes)));
         if banks > self.num_banks {
             return Err(AllocError::TooBig {
+                tensor: id,
                 name: t.name.clone(),
                 banks,
                 size: self.num_banks,

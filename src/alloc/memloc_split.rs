@@ -11,20 +11,22 @@
 use super::events::{AccessTable, Event, Events};
 use super::linear::Linear;
 use super::support::threads;
+use super::InputTensors;
 use crate::ir::{Access, InstId, InstKind, Mem, Module, Region, Tensor, TensorId};
 use std::ops::Range;
 
 /// Splits every PSUM tensor of `m` at its overwrite points, in place
 /// (`m` unchanged when there are none); `lin` and `table` describe `m`.
 /// A split renames tensors but keeps every statement, so `lin` describes
-/// the result too, which comes with its PSUM accesses. On `parallel`, two
-/// threads look for the cuts, half the tensors each.
+/// the result too, which comes with its PSUM accesses and the input
+/// tensor of each piece. On `parallel`, two threads look for the cuts, half
+/// the tensors each.
 pub fn memloc_split(
     mut m: Module,
     lin: &Linear,
     table: AccessTable,
     parallel: bool,
-) -> (Module, Events) {
+) -> (Module, Events, InputTensors) {
     let events = Events::from_table(&table, m.tensors.len(), lin);
     let mut last_value = vec![0i64; m.vars.len()];
     for l in &m.loops {
@@ -43,7 +45,7 @@ pub fn memloc_split(
     let n = m.tensors.len();
     let (early, late) = threads::in_halves(parallel, n, cut);
     if early.is_empty() && late.is_empty() {
-        return (m, events);
+        return (m, events, InputTensors::new(Vec::new(), n));
     }
     drop((events, table));
     let mut cuts = vec![Vec::new(); n];
@@ -52,8 +54,10 @@ pub fn memloc_split(
     }
     let old = std::mem::take(&mut m.tensors);
     let mut base = Vec::with_capacity(old.len());
-    for (t, c) in old.into_iter().zip(&cuts) {
+    let mut input = Vec::with_capacity(old.len());
+    for (i, (t, c)) in old.into_iter().zip(&cuts).enumerate() {
         base.push(m.tensors.len());
+        input.extend(std::iter::repeat_n(TensorId::new(i), c.len() + 1));
         if c.is_empty() {
             m.tensors.push(t);
         } else {
@@ -76,7 +80,8 @@ pub fn memloc_split(
         inst.kind.for_each_src_mut(rename);
     }
     let events = Events::new(&m, lin);
-    (m, events)
+    let pieces = InputTensors::new(input, m.tensors.len());
+    (m, events, pieces)
 }
 
 /// The points of tensor `t` (accesses `ev`) before which a new piece starts.
@@ -166,7 +171,7 @@ block main {
         let m = crate::text::parse(src).expect("the program parses").module;
         let lin = Linear::new(&m);
         let split = |parallel| {
-            let (m, events) = memloc_split(m.clone(), &lin, AccessTable::new(&m), parallel);
+            let (m, events, _) = memloc_split(m.clone(), &lin, AccessTable::new(&m), parallel);
             assert_eq!(
                 format!("{events:?}"),
                 format!("{:?}", Events::new(&m, &lin))

@@ -41,13 +41,10 @@ impl Start {
         for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
             t.bank = None;
         }
-        let live = &analysis.live;
-        let warnings = (live.unused.iter())
-            .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
-            .collect();
-        let peak = liveness::peak_demand(&live.nodes, analysis.lin.len()).0;
+        let warnings = unused_warnings(&analysis);
+        let peak = liveness::peak_demand(&analysis.live.nodes, analysis.lin.len()).0;
         let demand = hundredths(peak, analysis.num_banks);
-        let mut log = Log::new(opts.trace);
+        let mut log = Log::new(opts.log);
         log.v(" allocating PSUM".into());
         log.v(format!("{}% PSUM demand before spilling", pct_text(demand)));
         Ok(Start {
@@ -59,6 +56,13 @@ impl Start {
             parallel,
         })
     }
+}
+
+/// The warnings of a first analysis: `unused PSUM tensor NAME`.
+pub(super) fn unused_warnings(a: &Analysis) -> Vec<String> {
+    (a.live.unused.iter())
+        .map(|&t| format!("unused PSUM tensor {}", a.module.tensor(t).name))
+        .collect()
 }
 
 /// Everything an allocation that placed every node ends with.

@@ -242,7 +242,6 @@ impl Code {
         let reads: usize = plans.iter().map(|p| p.reads()).sum();
         let mut code = Code {
             shift: SpillShift {
-                points: lin.len(),
                 tensors: tensor,
                 before: Vec::with_capacity(copies),
                 spilled: Vec::with_capacity(nodes),
@@ -311,12 +310,10 @@ impl Code {
 /// ([`super::Analysis::after_spill`]).
 #[derive(Clone, Debug, Default)]
 pub struct SpillShift {
-    /// Points of the program before the spill code.
-    pub points: usize,
     /// Tensors declared before the spill code.
     pub tensors: usize,
     /// For each inserted instruction, the old point it went right before
-    /// (`points` when at the very end), ascending.
+    /// (one past the last when at the very end), ascending.
     pub before: Vec<u32>,
     /// The tensors spilled.
     pub spilled: Vec<TensorId>,

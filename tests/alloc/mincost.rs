@@ -9,7 +9,7 @@ use crate::alloc_common;
 
 use alloc_common::*;
 use proptest::prelude::*;
-use psum::alloc::costs::Cost;
+use psum::alloc::Cost;
 use psum::alloc::{allocate, exact, AllocError, AllocOptions, AllocOutcome, Allocator};
 use psum::alloc::{problem, Interval};
 use psum::bound::{bounds, min_spill_cost_one_bank, peak_demand};

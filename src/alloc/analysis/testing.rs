@@ -3,6 +3,7 @@
 use super::Analysis;
 use crate::alloc::linear::Linear;
 use crate::alloc::liveness;
+use crate::alloc::InputTensors;
 use crate::gen::workloads::{random, RandomParams};
 
 /// A `random` program of `tensors` mixed-bank tensors (with loops for an
@@ -20,11 +21,13 @@ pub(crate) fn random_analyzed(tensors: u32, seed: u64) -> Analysis {
     let arch = crate::arch::lookup(&module.arch).unwrap();
     let lin = Linear::new(&module);
     let live = liveness::live_ranges(&module, &lin, &arch, arch.num_banks()).unwrap();
+    let input = InputTensors::new(Vec::new(), module.tensors.len());
     Analysis {
         module,
         arch,
         num_banks: arch.num_banks(),
         lin,
         live,
+        input,
     }
 }

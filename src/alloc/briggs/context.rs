@@ -81,6 +81,7 @@ impl<'o> Context<'o> {
                     num_banks,
                     lin,
                     live,
+                    ..
                 },
             two_threads,
             log,

@@ -54,6 +54,7 @@ impl Context<'_> {
                 n.end,
             );
             return Err(AllocError::TooManyReloads {
+                tensor: self.program.input_tensor(n.tensor),
                 name: self.program.module.tensor(n.tensor).name.clone(),
                 pressure,
                 point,

@@ -235,6 +235,7 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
         let at = |n: &&Node| n.start <= point && point <= n.end;
         let stuck = nodes.iter().find(at).expect("a node is live at the peak");
         return Err(AllocError::TooManyReloads {
+            tensor: first.input_tensor(stuck.tensor),
             name: first.module.tensor(stuck.tensor).name.clone(),
             pressure,
             point,

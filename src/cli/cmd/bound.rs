@@ -2,7 +2,7 @@
 
 use crate::alloc::AllocOptions;
 use crate::cli::args::ReportKind;
-use crate::cli::io::{alloc_loc, json_text, load, print_stdout, Failure};
+use crate::cli::io::{json_text, load, print_stdout, Failure};
 use clap::Args;
 
 #[derive(Args)]
@@ -27,13 +27,8 @@ pub(crate) fn alloc_problem(
         psum_banks,
         ..AllocOptions::default()
     };
-    crate::alloc::problem(&loaded.module, &opts).map_err(|e| {
-        Failure::Input(
-            loaded
-                .diagnostic(alloc_loc(&loaded.module, &e), e.to_string())
-                .to_string(),
-        )
-    })
+    crate::alloc::problem(&loaded.module, &opts)
+        .map_err(|e| Failure::Input(loaded.diagnostic(e.loc(), e.to_string()).to_string()))
 }
 
 pub(crate) fn run(a: BoundArgs) -> Result<(), Failure> {
