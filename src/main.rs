@@ -902,7 +902,7 @@ fn cmd_trace(a: TraceArgs) -> Result<(), Failure> {
             None => eprintln!("warning: {}", w.message),
         }
     }
-    for l in psum::lint::lint(&traced.module) {
+    for l in psum::lint::lint_with(&traced.module, &traced.unrolled_affine) {
         eprintln!("{l}");
     }
     let json = a
