@@ -475,7 +475,10 @@ mod tests {
             init: InstId(0),
         };
         let asked = init_then(" accumulate=true");
-        assert_eq!(hazards(&format!("arch trn1\n{asked}")), [h.clone()]);
+        assert_eq!(
+            hazards(&format!("arch trn1\n{asked}")),
+            std::slice::from_ref(&h)
+        );
         assert_eq!(hazards(&format!("arch gen3\n{asked}")), [h]);
         assert_eq!(hazards(&format!("arch core_v4\n{asked}")), []);
         // Left to the compiler (the `+=` form) or overwriting: no hazard.
