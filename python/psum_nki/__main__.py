@@ -3,7 +3,8 @@
 REQUEST_JSON names the kernel file, the function, its ``--arg`` tensors and
 ``--kwarg`` literals, the architecture (or none, to take the kernel's
 ``platform_target``) and the geometry of every architecture. One JSON object
-goes to stdout: ``{"program", "arch", "warnings"}`` or ``{"error"}``.
+goes to stdout: ``{"program", "arch", "warnings", "affine"}`` or ``{"error"}``;
+``affine`` lists the ``affine_range`` loops left unrolled (``Recorder.unrolled_affine``).
 """
 
 import ast
@@ -138,7 +139,9 @@ def main():
     block = func.__name__ if func.__name__.isidentifier() else "kernel"
     text = core.program_text(geo["codename"], block, inputs + outputs, rec)
     warnings = [[loc, message()] for loc, message in rec.warnings]
-    print(json.dumps({"program": text, "arch": geo["codename"], "warnings": warnings}))
+    reply = {"program": text, "arch": geo["codename"], "warnings": warnings}
+    reply["affine"] = rec.unrolled_affine()
+    print(json.dumps(reply))
 
 
 main()
