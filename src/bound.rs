@@ -25,7 +25,7 @@
 //!   still holds PSUM at its writes and reads, so no spill set under SPEC
 //!   §3.8 costs less.
 //!
-//! [`problem`] extracts the intervals of a module's first allocation
+//! [`crate::alloc::problem`] extracts the intervals of a module's first allocation
 //! iteration (after the memloc split, before any spill), which is also what
 //! [`crate::export`] hands to MiniMalloc; [`bounds`] computes the bounds.
 

@@ -4,11 +4,11 @@
 //!
 //! - [`Allocator::Briggs`], Chaitin–Briggs over banks with TensorCopy
 //!   spill (SPEC §3.1–3.10). The first analysis splits reused tensors
-//!   (`memloc_split`), numbers the points ([`linear`]) and computes the
-//!   live ranges ([`liveness`]); the allocator then iterates the spill
-//!   fixpoint: costs ([`costs`]), interference, simplify and select under
+//!   (`memloc_split`), numbers the points (`linear`) and computes the
+//!   live ranges (`liveness`); the allocator then iterates the spill
+//!   fixpoint: costs (`costs`), interference, simplify and select under
 //!   each heuristic H0..H3, keeping the best (best-of-n); if something did
-//!   not fit, it inserts spill code ([`spill`]) and goes again, at most
+//!   not fit, it inserts spill code (`spill`) and goes again, at most
 //!   [`MAX_ITERATIONS`] times. Fast mode (`briggs`) is near-linear in the
 //!   number of tensors; [`Allocator::BriggsReference`] (`reference`) is the
 //!   seed's quadratic data structures written plainly from the SPEC, which

@@ -58,7 +58,7 @@ impl AllocProblem {
 }
 
 /// The nodes of a validated module's first allocation iteration (SPEC
-/// §3.2–3.3, [`analyze`]): memloc split, live ranges with the loop
+/// §3.2–3.3, the allocator's first analysis): memloc split, live ranges with the loop
 /// extension, `liveN`.
 pub fn problem(m: &Module, opts: &AllocOptions) -> Result<AllocProblem, AllocError> {
     let first = analyze(m.clone(), opts)?;
