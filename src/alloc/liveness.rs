@@ -13,9 +13,15 @@
 use super::events::{Event, Events};
 use super::linear::Linear;
 use super::support::sort::sort_by_u64;
-use super::{AllocError, NodeId};
+use super::AllocError;
 use crate::arch::Arch;
-use crate::ir::{Mem, Module, TensorId};
+use crate::ir::{entity, Mem, Module, TensorId};
+use serde::{Deserialize, Serialize};
+
+entity!(
+    /// A candidate node of the interference graph, numbered in order of first definition.
+    NodeId
+);
 
 /// A candidate: one PSUM tensor and its live range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

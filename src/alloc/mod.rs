@@ -53,18 +53,13 @@ pub(crate) mod support;
 pub(crate) use analysis::{analyze, Analysis};
 pub use costs::Cost;
 pub use kept::{KeptErrors, Placed, PlacementError};
+pub(crate) use liveness::NodeId;
 pub use problem::{problem, AllocProblem, Buffer, Interval};
 pub use split_cost::SplitSpans;
 
 use crate::arch::{self, ArchError};
-use crate::ir::{entity, InstKind, Loc, Module, TensorId};
-use serde::Deserialize;
+use crate::ir::{InstKind, Loc, Module, TensorId};
 use serde::Serialize;
-
-entity!(
-    /// A candidate node of the interference graph, numbered in order of first definition.
-    NodeId
-);
 
 /// Default limit on fixpoint iterations (SPEC §3.8: at most 32).
 pub const MAX_ITERATIONS: u32 = 32;
