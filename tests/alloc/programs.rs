@@ -5,7 +5,7 @@
 use crate::alloc_common;
 
 use alloc_common::*;
-use psum::alloc::{AllocError, AllocOptions, Allocator, Cost};
+use psum::alloc::{AllocError, AllocOptions, Allocator, Cost, LogLevel};
 
 const DECLS: &str = "sbuf w [128, 256] bf16
 sbuf x [128, 8192] bf16
@@ -574,4 +574,51 @@ fn errors_name_the_tensor_a_piece_was_cut_from() {
         err.loc(),
         psum::ir::Loc::Tensor(m.tensor_by_name("t").unwrap())
     );
+}
+
+/// `LogLevel::Quiet` collects no log and changes nothing else, whichever
+/// allocator runs; `Trace` adds the trace to the same log.
+#[test]
+fn the_log_level_changes_only_the_log() {
+    // With one bank, s (live across the loop) spills.
+    let m = module(&prog(
+        "psum s [128, 2048]\npsum acc [128, 2048]\n",
+        "  matmul s <- w, x[0:128, 0:1024]\n  memset acc = 0\n  loop k 0..4 {\n    act y <- acc\n    \
+         matmul acc <- w, x[0:128, k*1024+1024:k*1024+2048]\n    act z <- y\n    act y <- acc\n  }\n  \
+         act z <- s\n",
+    ));
+    for allocator in [
+        Allocator::Briggs,
+        Allocator::BriggsReference,
+        Allocator::Mincost,
+        Allocator::Exact,
+    ] {
+        let run = |log| {
+            let opts = AllocOptions {
+                allocator,
+                log,
+                psum_banks: Some(1),
+                ..AllocOptions::default()
+            };
+            psum::alloc::allocate(&m, &opts).unwrap()
+        };
+        let (quiet, log, trace) = (
+            run(LogLevel::Quiet),
+            run(LogLevel::Log),
+            run(LogLevel::Trace),
+        );
+        assert_eq!(quiet.report.spilled, ["s"], "{allocator:?}");
+        assert!(
+            quiet.log.is_empty() && quiet.trace.is_empty(),
+            "{allocator:?}"
+        );
+        assert!(!log.log.is_empty() && log.trace.is_empty(), "{allocator:?}");
+        assert_eq!(trace.log, log.log, "{allocator:?}");
+        assert!(trace.trace.len() >= log.log.len(), "{allocator:?}");
+        for other in [&log, &trace] {
+            assert_eq!(quiet.module, other.module, "{allocator:?}");
+            assert_eq!(quiet.report, other.report, "{allocator:?}");
+            assert_eq!(quiet.warnings, other.warnings, "{allocator:?}");
+        }
+    }
 }
