@@ -288,7 +288,8 @@ pub struct AllocReport {
 /// The allocated program and what happened.
 #[derive(Clone, Debug)]
 pub struct AllocOutcome {
-    /// The program: split, spill code inserted, every used PSUM tensor with `bank=`.
+    /// The program: split, spill code inserted, every used PSUM tensor with
+    /// `bank=` (the input as it is for [`Allocator::Kept`]).
     pub module: Module,
     /// The report.
     pub report: AllocReport,
@@ -309,10 +310,12 @@ pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocEr
 
 /// Allocates the PSUM tensors of a validated module (SPEC §3), taking it
 /// over: the result program is `m` itself, split and with spill code
-/// inserted, so a caller that no longer needs the input saves a copy.
+/// inserted (kept as it is by [`Allocator::Kept`]), so a caller that no
+/// longer needs the input saves a copy.
 pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
+    let tracing = opts.log == LogLevel::Trace;
     match opts.allocator {
-        Allocator::Briggs => briggs(m, opts, opts.log == LogLevel::Trace),
+        Allocator::Briggs => briggs(m, opts, tracing),
         Allocator::BriggsReference => briggs(m, opts, true),
         Allocator::Mincost => match mincost::allocate(m, opts) {
             Ok(out) => Ok(out),
@@ -322,8 +325,8 @@ pub fn allocate_owned(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, Al
                 why,
                 warnings,
             }) => {
-                let tracing = opts.log == LogLevel::Trace;
                 let mut out = briggs(*work, opts, tracing)?;
+                // Why, after briggs' two opening lines.
                 if opts.log != LogLevel::Quiet {
                     out.log.insert(2.min(out.log.len()), why.clone());
                 }
