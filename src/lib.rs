@@ -46,12 +46,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! This crate is the library; the `psum` binary is a thin shell over it
-//! and the only place that depends on clap.
+//! This crate is the library; the command line is [`cli`], behind the
+//! `cli` feature (the only part that depends on clap), and the `psum` binary
+//! is a thin shell over it.
 
 pub mod alloc;
 pub mod arch;
 pub mod bound;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod export;
 pub mod flow;
 pub mod gen;

@@ -11,13 +11,15 @@
 //! Further comparisons (e.g. `--peers`, `--pipeline`) are flags of
 //! [`BenchArgs`] with their own section function.
 
-use crate::Failure;
+mod quality;
+
+use crate::alloc::{allocate_owned, AllocOptions, Mode};
+use crate::cli::io::Failure;
+use crate::gen::scaling;
+use crate::gen::workloads::{generate, random, Workload, WorkloadKind};
+use crate::pipeline::{self, CompileOptions, PASSES};
+use crate::{text, verify};
 use clap::Args;
-use psum::alloc::{allocate_owned, AllocOptions, Mode};
-use psum::gen::scaling;
-use psum::gen::workloads::{generate, random, Workload, WorkloadKind};
-use psum::pipeline::{self, CompileOptions, PASSES};
-use psum::{text, verify};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,7 +27,7 @@ use std::time::Instant;
 
 /// Arguments of `psum bench`.
 #[derive(Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// Skip the reference run at 20k tensors and the fast sizes of 300k and up.
     #[arg(long)]
     quick: bool,
@@ -130,7 +132,7 @@ impl Usage {
 }
 
 /// Runs `psum bench`.
-pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
+pub(crate) fn run(a: BenchArgs) -> Result<(), Failure> {
     if let Some(child) = &a.child {
         return run_child(&child[0], &child[1], a.runs);
     }
@@ -144,7 +146,7 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
         return run_pipeline(a.million);
     }
     if a.quality {
-        return super::quality::run_quality().and_then(|()| run_peers());
+        return quality::run_quality().and_then(|()| run_peers());
     }
     let compare = a
         .compare_sizes
@@ -244,7 +246,9 @@ pub fn cmd_bench(a: BenchArgs) -> Result<(), Failure> {
     println!();
     print!("{}", pass_table()?);
     if differ {
-        return Err(Failure("error: fast and reference mode disagree".into()));
+        return Err(Failure::Input(
+            "error: fast and reference mode disagree".into(),
+        ));
     }
     Ok(())
 }
@@ -275,7 +279,7 @@ fn spawn(tensors: u32, mode: Mode, runs: u32) -> Result<Sample, Failure> {
         .output()?;
     let line = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
-        return Err(Failure(format!(
+        return Err(Failure::Input(format!(
             "error: bench child ({tensors} tensors, {}) failed: {}",
             mode_name(mode),
             String::from_utf8_lossy(&out.stderr).trim()
@@ -284,12 +288,12 @@ fn spawn(tensors: u32, mode: Mode, runs: u32) -> Result<Sample, Failure> {
     let field = |key: &str| -> Result<&str, Failure> {
         line.split_whitespace()
             .find_map(|kv| kv.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
-            .ok_or_else(|| Failure(format!("error: bench child printed no {key}: {line}")))
+            .ok_or_else(|| Failure::Input(format!("error: bench child printed no {key}: {line}")))
     };
     let num = |key: &str| -> Result<u64, Failure> {
         field(key)?
             .parse()
-            .map_err(|_| Failure(format!("error: bench child printed a bad {key}: {line}")))
+            .map_err(|_| Failure::Input(format!("error: bench child printed a bad {key}: {line}")))
     };
     let secs = |key: &str| field(key).ok()?.parse::<f64>().ok();
     let usage = (|| {
@@ -306,8 +310,9 @@ fn spawn(tensors: u32, mode: Mode, runs: u32) -> Result<Sample, Failure> {
         usage,
         peak_kib: num("peak_kib")?,
         peak_all_kib: num("peak_all_kib")?,
-        digest: u64::from_str_radix(field("digest")?, 16)
-            .map_err(|_| Failure(format!("error: bench child printed a bad digest: {line}")))?,
+        digest: u64::from_str_radix(field("digest")?, 16).map_err(|_| {
+            Failure::Input(format!("error: bench child printed a bad digest: {line}"))
+        })?,
         iterations: num("iterations")? as u32,
         spilled: num("spilled")? as usize,
     })
@@ -321,11 +326,11 @@ fn spawn(tensors: u32, mode: Mode, runs: u32) -> Result<Sample, Failure> {
 fn run_child(size: &str, mode: &str, runs: u32) -> Result<(), Failure> {
     let tensors: u32 = size
         .parse()
-        .map_err(|_| Failure(format!("error: bad size {size}")))?;
+        .map_err(|_| Failure::Input(format!("error: bad size {size}")))?;
     let mode = match mode {
         "fast" => Mode::Fast,
         "reference" => Mode::Reference,
-        _ => return Err(Failure(format!("error: bad mode {mode}"))),
+        _ => return Err(Failure::Input(format!("error: bad mode {mode}"))),
     };
     let opts = AllocOptions {
         mode,
@@ -469,7 +474,7 @@ fn spawn_pipeline(what: &str, p: Program, file: &Path) -> Result<ChildLine, Fail
             .arg(file)
             .output()?;
         if !out.status.success() {
-            return Err(Failure(format!(
+            return Err(Failure::Input(format!(
                 "error: bench child ({what}, {}) failed ({}): {}",
                 p.name(),
                 out.status,
@@ -622,7 +627,9 @@ fn run_pipeline(million: bool) -> Result<(), Failure> {
     }
     print!("{out}");
     if missed {
-        return Err(Failure("error: some pipeline targets were missed".into()));
+        return Err(Failure::Input(
+            "error: some pipeline targets were missed".into(),
+        ));
     }
     Ok(())
 }
@@ -639,7 +646,7 @@ fn reset_peak() {
 fn pipeline_child(what: &str, program: &str, file: &str) -> Result<(), Failure> {
     let p = (Program::ALL.into_iter())
         .find(|p| p.name() == program)
-        .ok_or_else(|| Failure(format!("error: unknown program {program}")))?;
+        .ok_or_else(|| Failure::Input(format!("error: unknown program {program}")))?;
     let mut line = String::new();
     let mut cpu_before = Usage::now();
     let mut measure = |name: &str, t0: Instant| -> Result<(), Failure> {
@@ -660,13 +667,13 @@ fn pipeline_child(what: &str, program: &str, file: &str) -> Result<(), Failure> 
         "compile" => {
             reset_peak();
             let t0 = Instant::now();
-            let loaded = crate::load(file)?;
+            let loaded = crate::cli::io::load(file)?;
             let c = pipeline::compile(&loaded.module, &CompileOptions::default())?;
-            let out = crate::OutputArgs {
+            let out = crate::cli::args::OutputArgs {
                 output: Some(PathBuf::from(format!("{file}.out"))),
             };
-            crate::emit(&out, &text::print(&c.module))?;
-            let summary = psum::report::compile_summary(&c);
+            crate::cli::io::emit(&out, &text::print(&c.module))?;
+            let summary = crate::report::compile_summary(&c);
             measure("total", t0)?;
             let own_alloc = (c.timings.iter())
                 .find(|(name, _)| *name == "alloc")
@@ -681,10 +688,10 @@ fn pipeline_child(what: &str, program: &str, file: &str) -> Result<(), Failure> 
         "fmt" => {
             reset_peak();
             let t0 = Instant::now();
-            crate::cmd_fmt(crate::FmtArgs {
+            crate::cli::cmd::fmt::run(crate::cli::cmd::fmt::FmtArgs {
                 file: file.to_string(),
-                emit: crate::Emit::Text,
-                out: crate::OutputArgs {
+                emit: crate::cli::args::Emit::Text,
+                out: crate::cli::args::OutputArgs {
                     output: Some(PathBuf::from(format!("{file}.fmt"))),
                 },
             })?;
@@ -693,7 +700,7 @@ fn pipeline_child(what: &str, program: &str, file: &str) -> Result<(), Failure> 
             "ok".into()
         }
         "passes" => pipeline_passes(p, file, &mut measure)?,
-        _ => return Err(Failure(format!("error: unknown measurement {what}"))),
+        _ => return Err(Failure::Input(format!("error: unknown measurement {what}"))),
     };
     println!("{line}verify={}", verdict.replace(char::is_whitespace, "_"));
     Ok(())
@@ -720,24 +727,24 @@ fn pipeline_passes(
     let bytes = std::fs::read(file)?;
     let parsed = pass(measure, "parse", || {
         std::str::from_utf8(&bytes)
-            .map_err(|e| Failure(format!("error: {e}")))
-            .and_then(|s| text::parse_module(s).map_err(|e| Failure(format!("error: {e}"))))
+            .map_err(|e| Failure::Input(format!("error: {e}")))
+            .and_then(|s| text::parse_module(s).map_err(|e| Failure::Input(format!("error: {e}"))))
     })??;
     drop(bytes);
     let m = parsed.module;
     pass(measure, "validate", || {
-        psum::validate::validate_source(&m, &parsed.tiles)
+        crate::validate::validate_source(&m, &parsed.tiles)
     })??;
-    let arch = psum::arch::lookup(&m.arch)?;
+    let arch = crate::arch::lookup(&m.arch)?;
     let alloc = pass(measure, "alloc", || {
-        psum::alloc::allocate(&m, &AllocOptions::default())
+        crate::alloc::allocate(&m, &AllocOptions::default())
     })??;
     let (mut result, _) = pass(measure, "unroll", || {
-        psum::unroll::unroll_with_origins(&alloc.module)
+        crate::unroll::unroll_with_origins(&alloc.module)
     })??;
     drop(alloc);
     pass(measure, "legalize", || {
-        psum::matmul::legalize_program(&mut result, &arch)
+        crate::matmul::legalize_program(&mut result, &arch)
     })??;
     let checker = pass(measure, "checker", || {
         verify::checker::check(&m, &result).map_err(Box::new)
@@ -771,11 +778,11 @@ fn peak_kib() -> Result<u64, Failure> {
         .lines()
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .ok_or_else(|| Failure("error: no VmHWM in /proc/self/status".into()))
+        .ok_or_else(|| Failure::Input("error: no VmHWM in /proc/self/status".into()))
 }
 
 /// FNV-1a over the printed program, the JSON report and the `-v` log.
-fn digest(o: &psum::alloc::AllocOutcome) -> u64 {
+fn digest(o: &crate::alloc::AllocOutcome) -> u64 {
     let mut h = 0xcbf2_9ce4_8422_2325u64;
     let mut feed = |s: &str| {
         for b in s.bytes().chain([0]) {
@@ -830,14 +837,14 @@ fn run_peers() -> Result<(), Failure> {
         .current_dir(dir)
         .status()
         .map_err(|e| {
-            Failure(format!(
+            Failure::Input(format!(
                 "error: cannot run `cargo bench --bench peers` in {dir}: {e}"
             ))
         })?;
     if status.success() {
         Ok(())
     } else {
-        Err(Failure(format!(
+        Err(Failure::Input(format!(
             "error: `cargo bench --bench peers` failed ({status})"
         )))
     }

@@ -14,15 +14,15 @@
 //! - the peer problems of `cargo bench --bench peers`, psum's side (that
 //!   bench, run after these tables, adds regalloc2's Ion and fastalloc).
 
-use crate::Failure;
-use psum::alloc::{allocate_owned, exact, AllocOptions, AllocOutcome, Allocator};
-use psum::bound::{bounds, problem};
-use psum::gen::random::Rng;
-use psum::gen::scaling;
-use psum::gen::workloads::{generate, random, RandomParams, Workload, WorkloadKind};
-use psum::ir::Module;
-use psum::peers::Problem;
-use psum::verify::verify;
+use crate::alloc::{allocate_owned, exact, AllocOptions, AllocOutcome, Allocator};
+use crate::bound::{bounds, problem};
+use crate::cli::io::Failure;
+use crate::gen::random::Rng;
+use crate::gen::scaling;
+use crate::gen::workloads::{generate, random, RandomParams, Workload, WorkloadKind};
+use crate::ir::Module;
+use crate::peers::Problem;
+use crate::verify::verify;
 use std::fmt::Write as _;
 use std::time::Instant;
 
@@ -59,7 +59,9 @@ fn run(m: &Module, allocator: Allocator, serial: bool) -> Result<Run, Failure> {
 fn verified(m: &Module, r: &Run, what: &str) -> Result<(), Failure> {
     match verify(m, &r.outcome.module).first_error() {
         None => Ok(()),
-        Some(e) => Err(Failure(format!("error: {what} does not verify: {e}"))),
+        Some(e) => Err(Failure::Input(format!(
+            "error: {what} does not verify: {e}"
+        ))),
     }
 }
 
@@ -85,7 +87,7 @@ fn verdict(met: bool) -> &'static str {
 }
 
 /// Prints every table of `psum bench --quality`.
-pub fn run_quality() -> Result<(), Failure> {
+pub(crate) fn run_quality() -> Result<(), Failure> {
     print!("{}", straight_line()?);
     print!("{}", corpus()?);
     print!("{}", small()?);
@@ -182,7 +184,7 @@ fn corpus() -> Result<String, Failure> {
                 let mut programs = Vec::with_capacity(PER_FAMILY);
                 for _ in 0..PER_FAMILY {
                     let tensors = (20.0 * 100f64.powf(rng.unit())) as u32;
-                    let banks = psum::arch::lookup(arch).expect("known arch").num_banks();
+                    let banks = crate::arch::lookup(arch).expect("known arch").num_banks();
                     let pressure = f64::from(banks) * (0.75 + 1.25 * rng.unit());
                     programs.push(random(&RandomParams {
                         arch: arch.into(),
@@ -319,7 +321,7 @@ fn small() -> Result<String, Failure> {
     for arch in ARCHES {
         for loops in [false, true] {
             for multi_bank in [false, true] {
-                let banks = psum::arch::lookup(arch).expect("known arch").num_banks();
+                let banks = crate::arch::lookup(arch).expect("known arch").num_banks();
                 let mut row = SmallRow::default();
                 for _ in 0..SMALL_PER_FAMILY {
                     let m = random(&RandomParams {
@@ -498,7 +500,7 @@ fn peers() -> Result<String, Failure> {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "## Peer problems (`psum::peers`, seed 1, trn1's 8 banks), one thread; regalloc2's Ion and fastalloc: `cargo bench --bench peers`\n"
+        "## Peer problems (`crate::peers`, seed 1, trn1's 8 banks), one thread; regalloc2's Ion and fastalloc: `cargo bench --bench peers`\n"
     );
     let _ = writeln!(
         s,
