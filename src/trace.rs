@@ -211,6 +211,22 @@ fn arch_table() -> serde_json::Value {
     serde_json::Value::Object(table)
 }
 
+/// The codename of an architecture name `psum trace --arch` takes: a
+/// codename, or a product name (`trn2` is `cayman`, `trn3` is `core_v4`).
+pub fn codename(name: &str) -> Result<&'static str, arch::ArchError> {
+    let product = match name {
+        "trn2" => "cayman",
+        "trn3" => "core_v4",
+        _ => name,
+    };
+    arch::lookup(product)?;
+    Ok(CODENAMES
+        .iter()
+        .copied()
+        .find(|&c| c == product)
+        .unwrap_or("trn1"))
+}
+
 /// A directory holding the tracer package, removed when dropped.
 struct TracerDir(PathBuf);
 

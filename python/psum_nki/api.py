@@ -123,14 +123,9 @@ def _describe(sig):
 def bind(entry, args, kwargs):
     """The :class:`Args` of a call, or the refusal that names what is wrong."""
     forms = entry.forms
-    prefer = 0
-    if len(forms) > 1:
-        dst_form = forms[0]
-        if "dst" in kwargs or (args and is_tensor(args[0]) and _binds(dst_form[1], args, kwargs)):
-            prefer = 0
-        else:
-            prefer = 1
-    order = [forms[prefer]] + [f for i, f in enumerate(forms) if i != prefer]
+    order = list(forms)
+    if len(forms) > 1 and "dst" not in kwargs:
+        order.sort(key=lambda f: -_fit(f[1], args, kwargs))
     first_error = None
     for label, sig in order:
         try:
@@ -155,12 +150,24 @@ def bind(entry, args, kwargs):
     raise Invalid(_bind_error(entry, first_error[1], args, kwargs))
 
 
-def _binds(sig, args, kwargs):
+TENSOR_PARAMS = set(
+    "dst src data data0 data1 data2 stationary moving index indices on_true_tile on_true predicate src_buffer "
+    "vals segment_ids reduce_res dst_idx dst_scale stationary_scale moving_scale x y".split()
+)
+
+
+def _fit(sig, args, kwargs):
+    """How well a call fits a form: -1 if it does not bind, else the number of
+    tensor parameters given a tensor less those given something else."""
     try:
-        sig.bind(*args, **kwargs)
-        return True
+        bound = sig.bind(*args, **kwargs)
     except TypeError:
-        return False
+        return -1000
+    score = 0
+    for name, v in bound.arguments.items():
+        if name in TENSOR_PARAMS:
+            score += 1 if is_tensor(v) else -1
+    return score
 
 
 def _is_default(sig, name, v):

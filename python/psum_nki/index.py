@@ -170,6 +170,14 @@ class Grid(tuple):
     def x(self):
         return self[1]
 
+    @property
+    def y(self):
+        return self[2]
+
+    @property
+    def z(self):
+        return self[3]
+
 
 def mgrid(slices):
     """The expressions of ``nl.mgrid[s0, s1, …]``, one per slice, each placed on its axis."""

@@ -176,9 +176,7 @@ def _axis(axis):
     axis = as_int(axis, "grid axis")
     _used()
     if not GRID.dims:
-        if axis == 0:
-            return None
-        raise Invalid("axis %d of an SPMD grid the kernel was not launched on (give --grid)" % axis)
+        return None
     if not 0 <= axis < len(GRID.dims):
         raise Invalid("axis %d of a %d-dimensional launch grid" % (axis, len(GRID.dims)))
     return axis

@@ -244,8 +244,10 @@ def reduce_shape(shape, axis, keepdims):
         if not -nd <= a < nd:
             raise Invalid("axis %d is out of range for a tile of shape %s" % (a, shape))
         picked.add(a % nd)
-    out = [1 if i in picked else d for i, d in enumerate(shape) if keepdims or i not in picked]
-    return tuple(out) if out else (1,)
+    out = [1 if i in picked else d for i, d in enumerate(shape) if keepdims or i not in picked or i == 0]
+    if len(out) == 1:
+        out.append(1)
+    return tuple(out)
 
 
 def reduction(x, axis, dtype=None, keepdims=False, mask=None, dst=None, buffer=None):
@@ -267,6 +269,8 @@ def retarget(value, target):
     if v is None or v.tile.fresh is None or not v.is_whole():
         return False
     fresh = v.tile.fresh
+    if target.tile.mem != "psum" and any(i.op.startswith("matmul") for i, _ in fresh):
+        return False
     body = recorder().body()
     if len(body) < len(fresh) or any(b is not f[0] for b, f in zip(body[len(body) - len(fresh) :], fresh)):
         return False
@@ -340,7 +344,7 @@ def pe_transpose(data, dst=None, mask=None):
     if dst is not None:
         emit("matmul.t", dst, [v, ident], mask=mask)
         return dst
-    return produce("matmul.t", [v, ident], (f, p), v.dtype, PSUM, mask=mask)
+    return produce("matmul.t", [v, ident], (f, p), dtypes.lookup("float32"), PSUM, mask=mask)
 
 
 def matmul(op, dst, stationary, moving, pos=None, accumulate=None, mask=None, dtype=None):

@@ -141,8 +141,10 @@ class Tile:
     def ndim(self):
         return len(self.dims)
 
-    def view(self):
-        """The whole tile as a view."""
+    def view(self, dtype=None):
+        """The whole tile as a view; ``view(dtype)`` reinterprets it as ``dtype``."""
+        if dtype is not None:
+            return self.alias(dtype).view()
         return View(self, self.dims, row_major(self.dims), 0, list(self.keys))
 
     def alias(self, dtype):
@@ -313,8 +315,9 @@ def index_view(v, idx):
     if not isinstance(idx, tuple):
         idx = (idx,)
     consuming = [x for x in idx if x is not None and x is not Ellipsis]
-    if Ellipsis in idx:
-        at = idx.index(Ellipsis)
+    ellipsis = [i for i, x in enumerate(idx) if x is Ellipsis]
+    if ellipsis:
+        at = ellipsis[0]
         fill = v.ndim - len(consuming)
         idx = idx[:at] + (slice(None),) * fill + idx[at + 1 :]
     elif len(consuming) < v.ndim:

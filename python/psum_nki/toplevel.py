@@ -77,6 +77,8 @@ value("nki.tensor", tensor)
 
 def _mod_alloc(mem):
     def mod_alloc(a):
+        if mem == "sbuf":
+            return Buffer("sbuf.mod_alloc", "sbuf")
         if a.base_addr or a.base_partition or a.num_par_tiles or a.num_free_tiles:
             raise Unsupported("direct allocation at a partition or byte offset (only banks are traced)")
         base = a.base_bank
@@ -96,6 +98,8 @@ def _mod_alloc(mem):
 def _alloc(mem):
     def alloc(a):
         func = a.func
+        if mem == "sbuf":
+            return Buffer("sbuf.alloc", "sbuf")
 
         def bank(idx, pdim, fdim):
             placed = func(idx, pdim, fdim)
