@@ -8,7 +8,7 @@ that does not becomes its bounding rectangle, a sound over-approximation
 """
 
 from . import core
-from .errors import Unsupported
+from .errors import Invalid, Unsupported
 from .tiles import product
 
 PIECE_LIMIT = 1 << 16
@@ -54,8 +54,21 @@ def restrict(view, box):
     return offset, axes
 
 
+def check_bounds(view, box):
+    """Refuses index values outside their dimension, where they are accessed."""
+    for const, terms, size in view.checks:
+        lo = hi = const
+        for axis, coef in terms:
+            a, b = (0, view.shape[axis]) if box is None or box[axis] is None else box[axis]
+            lo += min(coef * a, coef * (b - 1))
+            hi += max(coef * a, coef * (b - 1))
+        if lo < 0 or hi >= size:
+            raise Invalid("index values [%d, %d] are out of range for a dimension of size %d" % (lo, hi, size))
+
+
 def accesses(view, box=None):
     """The :class:`Accessed` of ``view`` (restricted to ``box``)."""
+    check_bounds(view, box)
     t = view.tile
     offset, axes = restrict(view, box)
     elements = product(n for _, n in axes)

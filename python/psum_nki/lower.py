@@ -75,27 +75,22 @@ def mask_boxes(mask, operands):
             return [None] if bool(mask) else []
         raise Unsupported("mask=%r (a mask is an index predicate or a bool)" % (mask,))
     order, boxes = region(mask)
-    present = set()
-    for v in operands:
-        for ks in v.keys:
-            present.update(ks)
-    missing = [k for k in order if k not in present]
-    if missing:
-        raise Unsupported("a mask over an index range the instruction's operands are not indexed by")
+    sizes = mask.keys()
+    axes = [mask_axes(v, order, sizes) for v in operands]
+    placed = set(k for a in axes for k in a)
+    if any(k not in placed for k in order):
+        raise Unsupported("a mask over an index range that indexes none of the instruction's operands")
     dst = operands[0]
     out = []
     for box in boxes:
         ranges = dict(zip(order, box))
         per = []
-        for v in operands:
-            vb = []
-            for k, ks in enumerate(v.keys):
-                r = None
-                for key in ks:
-                    if key in ranges:
-                        lo, hi = ranges[key]
-                        r = (lo, hi) if r is None else (max(r[0], lo), min(r[1], hi))
-                vb.append(r)
+        for v, at in zip(operands, axes):
+            vb = [None] * len(v.shape)
+            for key, k in at.items():
+                lo, hi = ranges[key]
+                r = vb[k]
+                vb[k] = (lo, hi) if r is None else (max(r[0], lo), min(r[1], hi))
             per.append(vb)
         for v, vb in zip(operands[1:], per[1:]):
             if v.shape == dst.shape:
@@ -107,6 +102,23 @@ def mask_boxes(mask, operands):
         item = tuple(None if all(r is None for r in vb) else tuple(vb) for vb in per)
         if item not in out:
             out.append(item)
+    return out
+
+
+def mask_axes(v, order, sizes):
+    """{mask variable: axis of ``v``}: the axis indexed by the variable, else
+    the axis at the variable's position (right-aligned) when the sizes agree,
+    as NKI applies a mask to the instruction's index space."""
+    out = {}
+    for key in order:
+        for k, ks in enumerate(v.keys):
+            if key in ks:
+                out[key] = k
+                break
+        else:
+            k = len(v.shape) + key[1]
+            if 0 <= k < len(v.shape) and v.shape[k] == sizes[key]:
+                out[key] = k
     return out
 
 

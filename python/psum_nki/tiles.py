@@ -188,13 +188,14 @@ class View:
 
     ``keys[k]`` are the index variables (of ``nl.arange``/``nl.mgrid``) that
     axis ``k`` came from, which masks refer to; ``spans`` are dimensions an
-    indirect (data-dependent) index covers whole, and ``reads`` the index
-    tiles it reads.
+    indirect (data-dependent) index covers whole, ``reads`` the index tiles
+    it reads, and ``checks`` the index bounds left to check where an
+    instruction (and its mask) accesses the view.
     """
 
     is_nki_tensor = True
 
-    def __init__(self, tile, shape, strides, offset, keys, spans=(), reads=()):
+    def __init__(self, tile, shape, strides, offset, keys, spans=(), reads=(), checks=()):
         self.tile = tile
         self.shape = tuple(shape)
         self.strides = tuple(strides)
@@ -202,6 +203,9 @@ class View:
         self.keys = keys
         self.spans = tuple(spans)
         self.reads = tuple(reads)
+        # Index bounds checked where the instruction runs (a mask may keep
+        # out-of-range values from being accessed): (const, ((axis, coef), …), size).
+        self.checks = tuple(checks)
 
     @property
     def dtype(self):
@@ -341,6 +345,8 @@ def index_view(v, idx):
     reads = list(v.reads)
     axis = 0
     pending = []  # (size, stride, keys) of basic axes; "ADV" where the broadcast axes go
+    image = []  # per old axis: (const, [(ref, coef)]), ref ("P", pending index) or ("B", b)
+    checks = []  # (const, [(ref, coef)], size)
     for i, x in enumerate(idx):
         if adjacent and i == adv_at[0]:
             pending.append("ADV")
@@ -367,21 +373,26 @@ def index_view(v, idx):
                 raise Invalid("slice [%s:%s] of a dimension of size %d is empty" % (start, stop, n))
             offset += s * r.start
             whole = r.start == 0 and r.step == 1 and len(r) == n
+            image.append((r.start, [(("P", len(pending)), r.step)]))
             pending.append((len(r), s * r.step, k if whole else frozenset()))
         elif isinstance(x, IndexExpr):
             lo, hi = expr_range(x)
-            if lo < 0 or hi >= n:
-                raise Invalid("index values [%d, %d] are out of range for a dimension of size %d" % (lo, hi, n))
             offset += s * x.const
+            refs = []
             for key, coef in x.terms.items():
                 b = nb + key[1]
                 bstrides[b] += s * coef
                 bkeys[b].add(key)
+                refs.append((("B", b), coef))
+            image.append((x.const, refs))
+            if lo < 0 or hi >= n:
+                checks.append((x.const, refs, n))
         elif getattr(x, "is_nki_tensor", False):
             if v.tile.mem == "psum":
                 raise Unsupported("an indirect (data-dependent) index into a PSUM tensor")
             spans.append((s, n))
             reads.append(x.view() if isinstance(x, Tile) else x)
+            image.append((0, []))
         else:
             j = as_int(x, "index")
             if j < 0:
@@ -389,14 +400,29 @@ def index_view(v, idx):
             if not 0 <= j < n:
                 raise Invalid("index %d is out of range for a dimension of size %d" % (j, n))
             offset += s * j
+            image.append((j, []))
     if exprs and not adjacent:
         pending.insert(0, "ADV")
     out = []
-    for item in pending:
+    where = {}
+    for p, item in enumerate(pending):
         if item == "ADV":
-            out.extend(("B", b) for b in range(nb))
+            for b in range(nb):
+                where[("B", b)] = len(out)
+                out.append(("B", b))
         else:
+            where[("P", p)] = len(out)
             out.append(item)
+    for const, terms, size in v.checks:
+        c, refs = const, []
+        for old, coef in terms:
+            ic, irefs = image[old]
+            c += coef * ic
+            refs.extend((r, coef * ic2) for r, ic2 in irefs)
+        checks.append((c, refs, size))
+    final = tuple(
+        (c, tuple((where[r], coef) for r, coef in refs if r in where), size) for c, refs, size in checks
+    )
     for item in out:
         if isinstance(item[0], str):
             b = item[1]
@@ -407,7 +433,12 @@ def index_view(v, idx):
             shape.append(item[0])
             strides.append(item[1])
             keys.append(item[2])
-    return View(v.tile, shape, strides, offset, keys, spans, reads)
+    if len(shape) == 1 and v.ndim > 1 and v.tile.mem != "dram" and isinstance(idx[0], (slice, IndexExpr)):
+        # An on-chip tile keeps a free dimension: t[:, j] is [P, 1].
+        shape.append(1)
+        strides.append(0)
+        keys.append(frozenset())
+    return View(v.tile, shape, strides, offset, keys, spans, reads, final)
 
 
 def expr_range(e):

@@ -102,7 +102,10 @@ def _alloc(mem):
             return Buffer("sbuf.alloc", "sbuf")
 
         def bank(idx, pdim, fdim):
-            placed = func(idx, pdim, fdim)
+            try:
+                placed = func(idx=idx, pdim_size=pdim, fdim_size=fdim)
+            except TypeError:
+                placed = func(idx, pdim, fdim)
             if not isinstance(placed, (tuple, list)) or len(placed) != 3:
                 raise Unsupported("an allocation callback that does not return (bank, partition, byte)")
             b, p, byte = (int(x) for x in placed)
