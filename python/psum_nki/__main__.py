@@ -76,11 +76,10 @@ def run(request):
         module = loader.load(request["kernel"], request["display"])
         fn = request["function"]
         if not hasattr(module, fn):
-            why = ""
-            if module.failed:
-                line, what = module.failed[0]
-                why = " (the statement at %s:%d failed: %s)" % (request["display"], line, what)
-            return error("no function '%s' in %s%s" % (fn, request["display"], why), kind="setup")
+            for line, names, exc in module.failed:
+                if fn in names:
+                    raise exc
+            return error("no function '%s' in %s" % (fn, request["display"]), kind="setup")
         kernel = getattr(module, fn)
         target = request["arch"] or getattr(kernel, "platform_target", None) or "trn1"
         if not isinstance(target, str):

@@ -147,7 +147,10 @@ def bind(entry, args, kwargs):
                     % (entry.qualname, kw, bound.arguments[kw], kw, reason)
                 )
         return a
-    raise Invalid(_bind_error(entry, first_error[1], args, kwargs))
+    report = first_error[1]
+    if len(forms) > 1 and "dst" not in kwargs and not (args and is_tensor(args[0])):
+        report = forms[-1][1]
+    raise Invalid(_bind_error(entry, report, args, kwargs))
 
 
 TENSOR_PARAMS = set(

@@ -347,7 +347,7 @@ def region(pred):
     walk(0)
     for j in range(len(order) - 2, -1, -1):
         boxes = merge_along(boxes, j)
-    return order, boxes
+    return order, sorted(boxes)
 
 
 def merge_along(boxes, j):

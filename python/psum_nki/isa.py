@@ -185,8 +185,8 @@ def nc_matmul(a):
         return lower.pe_transpose(a.stationary, a.dst, mask=a.mask)
     pos = pe_position(a.tile_position, a.tile_size)
     acc = accumulate_of(a)
-    mode = a.perf_mode
-    if mode is None or mode is matmul_perf_mode.none or getattr(mode, "text", "").endswith(".none"):
+    mode = getattr(a.perf_mode, "text", a.perf_mode)
+    if mode is None or str(mode).rpartition(".")[2] == "none":
         return lower.matmul("matmul", a.dst, a.stationary, a.moving, pos, acc, a.mask)
     s, m = lower.tensor_arg(a.stationary, "stationary"), lower.tensor_arg(a.moving, "moving")
     if s.ndim < 3 or m.ndim < 3 or s.shape[1] != 2 or m.shape[1] != 2:
@@ -255,15 +255,15 @@ def activation_reduce(a):
 
 @isa(
     "activate2",
-    "(dst, op0, data, op1=None, bias0=None, scale0=1.0, bias1=None, scale1=1.0, reduce_op=None, reduce_res=None, "
-    "reduce_cmd=reduce_cmd.idle, name=None)",
+    "(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=False, reverse1=False, reduce_op=None, "
+    "reduce_res=None, reduce_cmd=reduce_cmd.idle, name=None)",
 )
 def activate2(a):
-    srcs = [a.data] + tiles_among(a.bias0, a.scale0, a.bias1, a.scale1)
-    out = lower.into(a.dst, "act", srcs)
+    srcs = [a.data] + tiles_among(a.imm0, a.imm1, a.relu_param)
+    lower.emit("act", a.dst, srcs)
     if a.reduce_res is not None:
-        lower.emit("engine", a.reduce_res, [out])
-    return out
+        lower.emit("engine", a.reduce_res, [a.dst])
+    return a.dst
 
 
 @isa(
@@ -304,11 +304,12 @@ def tensor_scalar_reduce(a):
 
 @isa(
     "tensor_scalar_cumulative",
-    "(dst, data, op0, operand0, reduce_op, reverse0=False, initial=None, name=None)",
+    "(dst, src, op0, op1, imm0, imm1=None, reduce_cmd=reduce_cmd.idle, name=None)",
 )
 def tensor_scalar_cumulative(a):
-    srcs = [a.data] + tiles_among(a.operand0, a.initial)
-    return lower.into(a.dst, "engine", srcs)
+    """A running reduction along the free dimension (``engine``)."""
+    lower.emit("engine", a.dst, [a.src] + tiles_among(a.imm0, a.imm1))
+    return a.dst
 
 
 @isa(
@@ -452,12 +453,16 @@ def reciprocal(a):
     return lower.into(a.dst, "act", [a.data], a.mask, None, a.dtype)
 
 
-@isa("exponential", "(dst, data, max_value=None, reduce_res=None, reduce_cmd=reduce_cmd.idle, name=None)")
+EXP = "max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.idle, reduce_init=0.0, name=None)"
+
+
+@isa("exponential", "(dst, src, " + EXP, "(dst, data, " + EXP)
 def exponential(a):
-    out = lower.into(a.dst, "act", [a.data] + tiles_among(a.max_value))
+    src = a.src if a.src is not None else a.data
+    lower.emit("act", a.dst, [src] + tiles_among(a.max_value, a.reduce_init))
     if a.reduce_res is not None:
-        lower.emit("engine", a.reduce_res, [out])
-    return out
+        lower.emit("engine", a.reduce_res, [a.dst])
+    return a.dst
 
 
 @isa("dropout", "(dst, data, prob, name=None)", "(data, prob, *, mask=None, dtype=None)")
@@ -535,12 +540,11 @@ def nonzero_with_count(a):
     return a.dst
 
 
-@isa("topk", "(dst, data, k, dst_idx=None, name=None)")
+@isa("topk", "(val_dst, idx_dst, src, n, sorted=False, name=None)")
 def topk(a):
-    lower.emit("engine", a.dst, [a.data])
-    if a.dst_idx is not None:
-        lower.emit("engine", a.dst_idx, [a.data])
-    return a.dst
+    lower.emit("engine", a.val_dst, [a.src])
+    lower.emit("engine", a.idx_dst, [a.src])
+    return a.val_dst, a.idx_dst
 
 
 # ---------------------------------------------------------------------------
@@ -584,29 +588,36 @@ def dma_compute(a):
 # Random numbers, registers, other cores
 
 
-@isa("rng", "(dst, engine=engine.unknown, name=None)")
+@isa("rng", "(dst, engine=engine.vector, name=None)")
 def rng(a):
+    """Random bits (a ``memset`` stand-in: their values are not PSUM traffic)."""
     lower.emit("memset", a.dst, [], value=0.0)
     return a.dst
 
 
 @isa("rand2", "(dst, min, max, name=None)")
 def rand2(a):
-    lower.emit("engine", a.dst, tiles_among(a.min, a.max) or [a.dst])
+    """Uniform random numbers (a ``memset`` stand-in unless a bound is a tile)."""
+    bounds = tiles_among(a.min, a.max)
+    if bounds:
+        lower.emit("engine", a.dst, bounds)
+    else:
+        lower.emit("memset", a.dst, [], value=0.0)
     return a.dst
 
 
 @isa("set_rng_seed", "(src_seeds, name=None)")
 def set_rng_seed(a):
+    """Seeds the generator: no PSUM effect (the seed tile is read by no instruction psum models)."""
     return None
 
 
-@isa("rand_set_state", "(src_seeds, engine=engine.unknown, name=None)")
+@isa("rand_set_state", "(src_seeds, engine=engine.gpsimd, name=None)")
 def rand_set_state(a):
     return None
 
 
-@isa("rand_get_state", "(dst, engine=engine.unknown, name=None)")
+@isa("rand_get_state", "(dst, engine=engine.gpsimd, name=None)")
 def rand_get_state(a):
     lower.emit("memset", a.dst, [], value=0.0)
     return a.dst
@@ -617,9 +628,10 @@ def register_alloc(a):
     return VirtualRegister(None if a.x is None else as_int(a.x, "register value"))
 
 
-@isa("register_move", "(dst, imm)")
+@isa("register_move", "(dst, src)", "(dst, imm)")
 def register_move(a):
-    a.dst.value = as_int(a.imm, "register value")
+    v = a.src if a.form != "legacy" else a.imm
+    a.dst.value = v.value if isinstance(v, VirtualRegister) else as_int(v, "register value")
 
 
 @isa("register_store", "(dst, src)")

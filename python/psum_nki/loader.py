@@ -36,6 +36,17 @@ def syntax_error(e, display):
     return TraceError("%s: %s" % (type(e).__name__, e.msg), "invalid", loc=loc)
 
 
+def defined(stmt):
+    """The names a top-level statement defines."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    names = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
 def load(path, display):
     """The kernel's module, with ``failed``: the top-level statements that raised."""
     path = os.path.abspath(path)
@@ -72,6 +83,6 @@ def load(path, display):
         except SyntaxError as e:
             raise syntax_error(e, display) from None
         except (Exception, SystemExit) as e:
-            failed.append((stmt.lineno, "%s: %s" % (type(e).__name__, e)))
+            failed.append((stmt.lineno, defined(stmt), e))
     module.failed = failed
     return module
