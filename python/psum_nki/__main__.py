@@ -96,7 +96,7 @@ def run(request):
         return error(e.message, e.loc, e.kind)
     except Timeout as e:
         return error(
-            "the kernel did not finish within %s s (psum trace --timeout)" % request["timeout"],
+            "the kernel did not finish within %g s (psum trace --timeout)" % request["timeout"],
             traceback_loc(e),
             "limit",
         )
@@ -125,9 +125,9 @@ def main():
     request_path, reply_path = sys.argv[1], sys.argv[2]
     with open(request_path) as f:
         request = json.load(f)
-    # The kernel's prints go to stderr; the reply has a file of its own.
+    # The kernel's prints go to stderr (fd 1 becomes a copy of fd 2, so a
+    # kernel that closes its stdout closes neither); the reply has a file of its own.
     os.dup2(2, 1)
-    sys.stdout = sys.stderr
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 3000))
     try:
         out = run(request)

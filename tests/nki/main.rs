@@ -2,3 +2,4 @@
 
 mod ir;
 mod kernels;
+mod trace;
