@@ -16,8 +16,14 @@ use std::time::{Duration, Instant};
 
 /// The tracer's sources, as embedded: (file name in the package, text).
 const TRACER: [(&str, &str); 17] = [
-    ("__init__.py", include_str!("../python/psum_nki/__init__.py")),
-    ("__main__.py", include_str!("../python/psum_nki/__main__.py")),
+    (
+        "__init__.py",
+        include_str!("../python/psum_nki/__init__.py"),
+    ),
+    (
+        "__main__.py",
+        include_str!("../python/psum_nki/__main__.py"),
+    ),
     ("access.py", include_str!("../python/psum_nki/access.py")),
     ("api.py", include_str!("../python/psum_nki/api.py")),
     ("core.py", include_str!("../python/psum_nki/core.py")),
@@ -26,13 +32,19 @@ const TRACER: [(&str, &str); 17] = [
     ("errors.py", include_str!("../python/psum_nki/errors.py")),
     ("index.py", include_str!("../python/psum_nki/index.py")),
     ("isa.py", include_str!("../python/psum_nki/isa.py")),
-    ("language.py", include_str!("../python/psum_nki/language.py")),
+    (
+        "language.py",
+        include_str!("../python/psum_nki/language.py"),
+    ),
     ("loader.py", include_str!("../python/psum_nki/loader.py")),
     ("lower.py", include_str!("../python/psum_nki/lower.py")),
     ("ops.py", include_str!("../python/psum_nki/ops.py")),
     ("shim.py", include_str!("../python/psum_nki/shim.py")),
     ("tiles.py", include_str!("../python/psum_nki/tiles.py")),
-    ("toplevel.py", include_str!("../python/psum_nki/toplevel.py")),
+    (
+        "toplevel.py",
+        include_str!("../python/psum_nki/toplevel.py"),
+    ),
 ];
 
 /// One kernel argument given as a tensor (`--arg NAME=DTYPE[D0,D1,…]`).

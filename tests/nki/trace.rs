@@ -37,7 +37,10 @@ fn fails(file: &str, function: &str, args: &[&str], error: &str) {
     let o = psum(&all);
     let stderr = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{stderr}");
-    assert_eq!(stderr.lines().last(), Some(format!("{path}:{error}").as_str()));
+    assert_eq!(
+        stderr.lines().last(),
+        Some(format!("{path}:{error}").as_str())
+    );
     assert!(!stderr.contains("Traceback"), "{stderr}");
     assert!(!out.exists(), "no output file on a failure");
     std::fs::remove_dir_all(&dir).unwrap();
@@ -152,7 +155,10 @@ fn kernels_that_print_or_close_their_streams_still_trace() {
         psum::text::parse(&program).unwrap();
         assert!(!stderr.contains("Traceback"), "{function}: {stderr}");
         if function == "prints" {
-            assert_eq!(stderr, "debug (128, 8)\n", "the kernel's output goes to stderr");
+            assert_eq!(
+                stderr, "debug (128, 8)\n",
+                "the kernel's output goes to stderr"
+            );
         }
     }
     let (program, _) = traces("trace_streams.py", "callable_object", &X);
@@ -161,7 +167,11 @@ fn kernels_that_print_or_close_their_streams_still_trace() {
 
 #[test]
 fn a_kernel_file_as_found_traces_and_fails_only_where_it_uses_what_is_missing() {
-    let (program, stderr) = traces("trace_file_as_found.py", "kernel", &["--arg", "x=float32[128,512]"]);
+    let (program, stderr) = traces(
+        "trace_file_as_found.py",
+        "kernel",
+        &["--arg", "x=float32[128,512]"],
+    );
     assert_eq!(stderr, "running the kernel at import\n");
     assert!(program.contains("act tile_1 <- tile"), "{program}");
     fails(
@@ -188,9 +198,17 @@ fn tile_position_is_the_pe_row_and_column_it_starts_at() {
     let (program, _) = traces(
         "tile_position.py",
         "kernel",
-        &["--arg", "w=bfloat16[128,128]", "--arg", "x=bfloat16[128,512]"],
+        &[
+            "--arg",
+            "w=bfloat16[128,128]",
+            "--arg",
+            "x=bfloat16[128,512]",
+        ],
     );
-    assert!(program.contains("matmul acc[0:64, 0:2048] <- s[0:64, 0:128], m loc="), "{program}");
+    assert!(
+        program.contains("matmul acc[0:64, 0:2048] <- s[0:64, 0:128], m loc="),
+        "{program}"
+    );
     assert!(
         program.contains("matmul acc[64:128, 0:2048] <- s_1[0:64, 0:128], m_1 pos=64,0 loc="),
         "{program}"
@@ -205,12 +223,20 @@ fn tile_position_is_the_pe_row_and_column_it_starts_at() {
 
 #[test]
 fn an_spmd_grid_traces_one_program_of_it() {
-    let ab = ["--arg", "a=float32[256,1024]", "--arg", "b=float32[256,1024]"];
+    let ab = [
+        "--arg",
+        "a=float32[256,1024]",
+        "--arg",
+        "b=float32[256,1024]",
+    ];
     let mut args = ab.to_vec();
     args.extend_from_slice(&["--grid", "2,2", "--program-id", "1,1"]);
     let (program, stderr) = traces("spmd_rows.py", "kernel", &args);
     assert_eq!(stderr, "");
-    assert!(program.contains("dma t <- a[128:256, 2048:4096]"), "{program}");
+    assert!(
+        program.contains("dma t <- a[128:256, 2048:4096]"),
+        "{program}"
+    );
     let (program, stderr) = traces("spmd_rows.py", "kernel", &ab);
     assert!(program.contains("dma t <- a[0:128, 0:2048]"), "{program}");
     assert_eq!(
@@ -239,8 +265,22 @@ fn an_spmd_grid_traces_one_program_of_it() {
 #[test]
 fn product_names_trace_as_their_codenames() {
     for (name, codename) in [("trn2", "cayman"), ("trn3", "core_v4"), ("trn1", "trn1")] {
-        let (program, _) = traces("spmd_rows.py", "kernel", &["--arg", "a=float32[128,512]", "--arg", "b=float32[128,512]", "--arch", name]);
-        assert!(program.starts_with(&format!("arch {codename}\n")), "{name}: {program}");
+        let (program, _) = traces(
+            "spmd_rows.py",
+            "kernel",
+            &[
+                "--arg",
+                "a=float32[128,512]",
+                "--arg",
+                "b=float32[128,512]",
+                "--arch",
+                name,
+            ],
+        );
+        assert!(
+            program.starts_with(&format!("arch {codename}\n")),
+            "{name}: {program}"
+        );
     }
 }
 
@@ -265,14 +305,23 @@ fn the_api_listing_has_every_public_name() {
             .map(|l| l.split('\t').nth(1).unwrap().to_string())
     };
     assert_eq!(status("nki.isa.nc_matmul").as_deref(), Some("implemented"));
-    assert_eq!(status("nki.language.dynamic_range").as_deref(), Some("refused"));
-    assert_eq!(status("nki.collectives.all_reduce").as_deref(), Some("refused"));
+    assert_eq!(
+        status("nki.language.dynamic_range").as_deref(),
+        Some("refused")
+    );
+    assert_eq!(
+        status("nki.collectives.all_reduce").as_deref(),
+        Some("refused")
+    );
     // The reference's own list, where it is at hand (the NKI corpus beside the repository).
     let tsv = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/nki-corpus/API.tsv");
     if let Ok(names) = std::fs::read_to_string(tsv) {
         for row in names.lines().filter(|l| !l.starts_with('#')) {
             let name = row.replace('\t', ".");
-            assert!(status(&name).is_some(), "{name} is neither implemented nor refused");
+            assert!(
+                status(&name).is_some(),
+                "{name} is neither implemented nor refused"
+            );
         }
     }
 }

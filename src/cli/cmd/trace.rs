@@ -52,7 +52,12 @@ fn dims(flag: &str, s: &str, zero_ok: bool) -> Result<Vec<u64>, Failure> {
     s.split(',')
         .map(|d| d.trim().parse::<u64>().ok().filter(|&n| zero_ok || n > 0))
         .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| usage_error(&format!("--{flag} '{s}': expected comma-separated {} integers", if zero_ok { "non-negative" } else { "positive" })))
+        .ok_or_else(|| {
+            usage_error(&format!(
+                "--{flag} '{s}': expected comma-separated {} integers",
+                if zero_ok { "non-negative" } else { "positive" }
+            ))
+        })
 }
 
 pub(crate) fn run(a: TraceArgs) -> Result<(), Failure> {
@@ -100,7 +105,12 @@ pub(crate) fn run(a: TraceArgs) -> Result<(), Failure> {
     if let Some(name) = &a.arch {
         trace::codename(name)?;
     }
-    let grid = a.grid.as_deref().map(|g| dims("grid", g, false)).transpose()?.unwrap_or_default();
+    let grid = a
+        .grid
+        .as_deref()
+        .map(|g| dims("grid", g, false))
+        .transpose()?
+        .unwrap_or_default();
     let program_id = a
         .program_id
         .as_deref()
