@@ -10,7 +10,7 @@
 //! [`PartitionMode`]), and their values overlap in time (interleaved index
 //! ranges, or the earlier group's result still read after the later head).
 
-use super::cells::{self, Forward, Grid, Rect, NONE};
+use super::cells::{self, Forward, Grid, GroupCells, Rect, NONE};
 use super::{flat_index, Lists, MatmulError, PsumAccess, Trace};
 use crate::arch::{zero_region_bank_range, Arch, PSUM_BANK_SIZE};
 use crate::ir::{Module, Region, TensorId};
@@ -93,9 +93,15 @@ impl AccGroup {
     pub fn is_index_overlap(&self, o: &AccGroup) -> bool {
         intervals_overlap(self.index, o.index)
     }
+}
+
+impl GroupCells for AccGroup {
+    fn head(&self) -> usize {
+        AccGroup::head(self)
+    }
 
     /// The group's physical cells.
-    pub(crate) fn rect(&self) -> Rect {
+    fn rect(&self) -> Rect {
         Rect {
             p0: self.partitions.0,
             p1: self.partitions.1 + 1,
@@ -106,7 +112,7 @@ impl AccGroup {
 
     /// The cells a `start` on the head zeroes: its partitions × every byte
     /// of its banks (SPEC §4.4).
-    pub(crate) fn zone(&self) -> Rect {
+    fn zone(&self) -> Rect {
         let bank = i64::from(PSUM_BANK_SIZE);
         Rect {
             p0: self.partitions.0,

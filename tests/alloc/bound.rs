@@ -55,7 +55,7 @@ fn intervals(max_banks: u32) -> impl Strategy<Value = Vec<Interval>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(crate::props_config::config(400, "tests/proptest-regressions/alloc/bound.txt"))]
 
     #[test]
     fn peak_matches_brute_force(ivs in intervals(4)) {

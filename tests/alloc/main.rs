@@ -9,3 +9,5 @@ mod mincost;
 mod peers;
 mod programs;
 mod props;
+#[path = "../support/props.rs"]
+mod props_config;

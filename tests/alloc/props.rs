@@ -87,7 +87,7 @@ fn check(input: &Module, out: &AllocOutcome) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(crate::props_config::config(300, "tests/proptest-regressions/alloc/props.txt"))]
 
     #[test]
     fn fast_equals_reference_and_invariants_hold((seed, cfg, banks) in config()) {
@@ -131,7 +131,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(crate::props_config::config(24, "tests/proptest-regressions/alloc/props.txt"))]
 
     /// The independent checker (SPEC §5.1) accepts every allocated program:
     /// every read finds its tensor's latest write in every cell, spills and

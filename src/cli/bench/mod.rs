@@ -42,8 +42,8 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value_t = 3, value_name = "N")]
     runs: u32,
     /// Compare with regalloc2 (Ion and fastalloc) on the same problems instead:
-    /// runs `cargo bench --bench peers` in the source checkout, since
-    /// regalloc2 is a dev-dependency of the bench, not of this binary.
+    /// runs `cargo bench --bench peers` of the source checkout's `benches/`
+    /// crate, since regalloc2 is a dependency of the bench, not of this binary.
     #[arg(long)]
     peers: bool,
     /// Time and weigh every pass of `compile` (parse to print) on the
@@ -828,10 +828,10 @@ fn pass_table() -> Result<String, Failure> {
     Ok(out)
 }
 
-/// `psum bench --peers`: the regalloc2 table of `benches/peers.rs`, built and
-/// run by cargo in the checkout this binary was built from.
+/// `psum bench --peers`: the regalloc2 table of `benches/benches/peers.rs`,
+/// built and run by cargo in the checkout this binary was built from.
 fn run_peers() -> Result<(), Failure> {
-    let dir = env!("CARGO_MANIFEST_DIR");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/benches");
     let status = Command::new(option_env!("CARGO").unwrap_or("cargo"))
         .args(["bench", "--bench", "peers"])
         .current_dir(dir)

@@ -500,7 +500,7 @@ fn peers() -> Result<String, Failure> {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "## Peer problems (`crate::peers`, seed 1, trn1's 8 banks), one thread; regalloc2's Ion and fastalloc: `cargo bench --bench peers`\n"
+        "## Peer problems (`psum::peers`, seed 1, trn1's 8 banks), one thread; regalloc2's Ion and fastalloc: `cargo bench --manifest-path benches/Cargo.toml --bench peers`\n"
     );
     let _ = writeln!(
         s,

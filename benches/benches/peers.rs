@@ -15,7 +15,7 @@
 //! `cargo bench --bench peers` (cargo passes `--bench`) prints the full table
 //! at 10k and 100k tensors, peak demand 8 and 16 on trn1's 8 banks, with its
 //! targets (psum faster than Ion; within 10% of the bound at peak 16) marked
-//! met or MISSED; run without `--bench` (as `cargo test` does) it runs one
+//! met or MISSED; run without `--bench` (`cargo test` in `benches/`) it runs one
 //! small problem per peak demand and asserts
 //! psum spills nothing when the peak fits and never beats the bound.
 
@@ -373,7 +373,7 @@ fn main() {
     }
     print!("{}", render(&rows, banks, reps));
     if !full {
-        // The smoke check `cargo test` runs: exact spill counts on the small problem.
+        // The smoke check `cargo test` (in `benches/`) runs: exact spill counts on the small problem.
         for r in &rows {
             for (name, run) in [("briggs", &r.psum), ("mincost", &r.mincost)] {
                 assert!(run.spilled >= r.bound, "{name} beat the lower bound");
