@@ -90,8 +90,8 @@ class IndexExpr:
             bases = dict(self.bases)
             bases.update(other.bases)
             return IndexExpr(self.const + sign * other.const, terms, max(self.ndim, other.ndim), bases)
-        if getattr(other, "is_nki_tensor", False):
-            raise Unsupported("an index built from a tile's values")
+        if getattr(other, "is_nki_tensor", False) or isinstance(other, DynamicIndex):
+            return DynamicIndex.of(self, other)
         return IndexExpr(self.const + sign * as_int(other, "index offset"), dict(self.terms), self.ndim, self.bases)
 
     def __add__(self, o):
@@ -157,6 +157,39 @@ class IndexExpr:
 
     def __iter__(self):
         raise Unsupported("iterating over an index range")
+
+
+class DynamicIndex:
+    """An index computed from a tile's values (``idx_tile[0, j] + i_f``): the
+    tiles it reads, and its shape as an index (it broadcasts with the others)."""
+
+    def __init__(self, reads, shape):
+        self.reads = reads
+        self.shape = shape
+
+    @staticmethod
+    def of(a, b):
+        parts = [x for x in (a, b) if isinstance(x, (IndexExpr, DynamicIndex)) or getattr(x, "is_nki_tensor", False)]
+        reads = []
+        for x in parts:
+            if isinstance(x, DynamicIndex):
+                reads.extend(x.reads)
+            elif not isinstance(x, IndexExpr):
+                reads.append(x)
+        shapes = [x.shape for x in parts]
+        n = max(len(s) for s in shapes)
+        shape = tuple(
+            max(s[i - n + len(s)] if i - n + len(s) >= 0 else 1 for s in shapes) for i in range(n)
+        )
+        return DynamicIndex(reads, shape)
+
+    def _combine(self, other):
+        return DynamicIndex.of(self, other)
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _combine
+
+    def __bool__(self):
+        raise Unsupported("data-dependent control flow (an index computed from a tile's values)")
 
 
 class Grid(tuple):

@@ -348,7 +348,8 @@ def identity(dtype, n):
 
 
 def pe_transpose(data, dst=None, mask=None):
-    """A PE transpose: ``matmul.t`` of ``data`` against an identity tile."""
+    """A PE transpose: ``matmul.t`` of ``data`` against an identity tile,
+    into PSUM of ``data``'s dtype."""
     v = tensor_arg(data, "the transposed operand")
     p = v.part_extent()
     f = v.elements() // p
@@ -356,7 +357,7 @@ def pe_transpose(data, dst=None, mask=None):
     if dst is not None:
         emit("matmul.t", dst, [v, ident], mask=mask)
         return dst
-    return produce("matmul.t", [v, ident], (f, p), dtypes.lookup("float32"), PSUM, mask=mask)
+    return produce("matmul.t", [v, ident], (f, p), v.dtype, PSUM, mask=mask)
 
 
 def matmul(op, dst, stationary, moving, pos=None, accumulate=None, mask=None, dtype=None):

@@ -6,6 +6,7 @@ registry: ``a + b`` is ``nl.add(a, b)``, ``t[…] = v`` an assignment,
 from . import lower
 from .api import REGISTRY
 from .errors import Unsupported
+from .index import DynamicIndex, IndexExpr
 from .tiles import Tile, View
 
 BINARY = {
@@ -27,6 +28,8 @@ BINARY = {
 }
 REFLECTED = ("add", "sub", "mul", "truediv", "pow", "mod", "and", "or", "xor")
 UNARY = {"neg": "negative", "abs": "abs", "invert": "invert"}
+# Operators that, with an index expression, build a data-dependent index.
+INDEX_ARITHMETIC = ("add", "subtract", "multiply")
 
 
 def _nl(name):
@@ -35,6 +38,8 @@ def _nl(name):
 
 def _binary(name):
     def op(self, other):
+        if isinstance(other, (IndexExpr, DynamicIndex)) and name in INDEX_ARITHMETIC:
+            return DynamicIndex.of(self, other)
         return _nl(name)(self, other)
 
     return op
@@ -42,6 +47,8 @@ def _binary(name):
 
 def _reflected(name):
     def op(self, other):
+        if isinstance(other, (IndexExpr, DynamicIndex)) and name in INDEX_ARITHMETIC:
+            return DynamicIndex.of(other, self)
         return _nl(name)(other, self)
 
     return op

@@ -11,7 +11,7 @@ installed by ``ops``.
 
 from . import dtypes
 from .errors import STATE, Invalid, Unsupported, kernel_loc, source_name, ASSIGN
-from .index import IndexExpr, as_int
+from .index import DynamicIndex, IndexExpr, as_int
 
 
 class Buffer:
@@ -333,7 +333,7 @@ def index_view(v, idx):
         return not isinstance(x, slice) and x is not None
 
     adv_at = [i for i, x in enumerate(idx) if advanced(x)]
-    exprs = [x for x in idx if isinstance(x, IndexExpr) or getattr(x, "is_nki_tensor", False)]
+    exprs = [x for x in idx if isinstance(x, (IndexExpr, DynamicIndex)) or getattr(x, "is_nki_tensor", False)]
     bshape = broadcast_index_shapes(exprs)
     nb = len(bshape)
     adjacent = bool(adv_at) and adv_at == list(range(adv_at[0], adv_at[-1] + 1))
@@ -387,11 +387,12 @@ def index_view(v, idx):
             image.append((x.const, refs))
             if lo < 0 or hi >= n:
                 checks.append((x.const, refs, n))
-        elif getattr(x, "is_nki_tensor", False):
+        elif getattr(x, "is_nki_tensor", False) or isinstance(x, DynamicIndex):
             if v.tile.mem == "psum":
                 raise Unsupported("an indirect (data-dependent) index into a PSUM tensor")
             spans.append((s, n))
-            reads.append(x.view() if isinstance(x, Tile) else x)
+            for r in x.reads if isinstance(x, DynamicIndex) else (x,):
+                reads.append(r.view() if isinstance(r, Tile) else r)
             image.append((0, []))
         else:
             j = as_int(x, "index")
