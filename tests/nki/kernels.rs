@@ -2,22 +2,10 @@
 //! compiled and verified; the traced programs are snapshots; refusals and
 //! kernel exceptions name the kernel line.
 
+use crate::{psum, text};
 use psum::ir::Module;
 use psum::pipeline::{self, CompileOptions};
-use std::process::{Command, Output};
-
-/// Runs `psum ARGS` from the repository root.
-fn psum(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_psum"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).unwrap()
-}
+use std::process::Command;
 
 /// Traces `examples/nki/FILE` `FUNCTION` with `args`; the program text.
 fn trace(file: &str, function: &str, args: &[&str]) -> String {

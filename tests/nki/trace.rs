@@ -2,19 +2,7 @@
 //! are found, SPMD grids, limits, and one shape of error for every way a
 //! kernel can fail (the fuzz findings of the tracer, as kernels of our own).
 
-use std::process::{Command, Output};
-
-fn psum(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_psum"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).unwrap()
-}
+use crate::{psum, text};
 
 /// A scratch directory for `-o` files, fresh per test.
 fn scratch(name: &str) -> std::path::PathBuf {
