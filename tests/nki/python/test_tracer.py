@@ -396,6 +396,25 @@ class Numpy(Traces):
         if __import__("importlib").util.find_spec("ml_dtypes"):
             self.assertEqual(str(np.zeros(2, dtype=nl.bfloat16).dtype), "bfloat16")
 
+    def test_bfloat16_without_ml_dtypes_is_a_clear_error(self):
+        import numpy as np
+
+        import nki.language as nl
+
+        saved = sys.modules.get("ml_dtypes")
+        sys.modules["ml_dtypes"] = None
+        try:
+            with self.assertRaises(TraceError) as cm:
+                np.zeros(2, dtype=nl.bfloat16)
+        finally:
+            if saved is None:
+                del sys.modules["ml_dtypes"]
+            else:
+                sys.modules["ml_dtypes"] = saved
+        self.assertEqual(
+            cm.exception.message, "nl.bfloat16 as a numpy dtype needs the ml_dtypes package (pip install ml_dtypes)"
+        )
+
 
 if __name__ == "__main__":
     unittest.main()
