@@ -4,7 +4,7 @@ lowering."""
 
 import builtins
 
-from . import dtypes, lower
+from . import core, dtypes, lower
 from .api import api, refuse, value
 from .errors import STATE, Invalid, Unsupported, kernel_loc, source_name, FOR
 from .index import IndexExpr, as_int, mgrid as _mgrid
@@ -114,8 +114,6 @@ class Range:
         self.loc = kernel_loc()
 
     def __iter__(self):
-        from . import core
-
         values = list(builtins.range(self.lo, self.hi, self.step))
         rec = lower.recorder()
         frame = core.Frame(self.name, self.lo, self.step, len(values), self.kind, self.loc)
@@ -284,9 +282,6 @@ def ndarray(a):
     return Tile(a.shape, a.dtype, buffer_of(a.buffer), a.name or None)
 
 
-value(L + "empty", ndarray)
-
-
 def _fill(shape, fill, dtype, buffer, name):
     v = lower.number(fill, "the fill value")
     t = Tile(shape, dtype, buffer_of(buffer), name or None)
@@ -330,25 +325,10 @@ def empty_like(a):
     return Tile(shape, dt, buf, name or None)
 
 
-value(L + "ndarray_like", empty_like)
-
-
 @api(L + "zeros_like", LIKE)
 def zeros_like(a):
     shape, dt, buf, name = _like(a)
     return _fill(shape, 0, dt, buf, name)
-
-
-@api(L + "ones_like", LIKE)
-def ones_like(a):
-    shape, dt, buf, name = _like(a)
-    return _fill(shape, 1, dt, buf, name)
-
-
-@api(L + "full_like", "(a, fill_value, dtype=None, *, buffer=None, name='')")
-def full_like(a):
-    shape, dt, buf, name = _like(a)
-    return _fill(shape, a.fill_value, dt, buf, name)
 
 
 @api(L + "shared_constant", "(constant, dtype=None)")
@@ -496,8 +476,8 @@ def _reduce(a):
     return lower.reduction(a.x, a.axis, dt, a.keepdims, a.mask)
 
 
-for _name in "max min sum mean prod all any var average".split():
-    api(L + _name, "(x, axis, dtype=bool, *, mask=None, keepdims=False)" if _name in ("all", "any") else REDUCE)(_reduce)
+for _name in "max min sum mean prod all var average".split():
+    api(L + _name, "(x, axis, dtype=bool, *, mask=None, keepdims=False)" if _name == "all" else REDUCE)(_reduce)
 
 
 @api(L + "softmax", "(x, axis, dtype=None, *, compute_dtype=None, mask=None)")
