@@ -2,11 +2,11 @@
 signature, the newer form (``dst`` first) and the older one (a fresh tile
 returned, with ``mask=`` and ``dtype=``), and its lowering."""
 
-from . import dtypes, lower
+from . import lower
 from .api import Named, api, refuse, value
 from .errors import Invalid, Unsupported
 from .index import IndexExpr, as_int
-from .tiles import PSUM, SBUF, Tile, View, product
+from .tiles import SBUF, Tile
 
 I = "nki.isa."
 

@@ -6,9 +6,9 @@ import builtins
 
 from . import core, dtypes, lower
 from .api import api, refuse, value
-from .errors import STATE, Invalid, Unsupported, kernel_loc, source_name, FOR
+from .errors import FOR, Invalid, Unsupported, kernel_loc, source_name
 from .index import IndexExpr, as_int, mgrid as _mgrid
-from .tiles import BUFFERS, PSUM, SBUF, Buffer, ParDim, Tile, buffer_of, product
+from .tiles import BUFFERS, PSUM, SBUF, ParDim, Tile, buffer_of, product
 
 L = "nki.language."
 

@@ -15,7 +15,7 @@ import math
 from . import access, core, dtypes
 from .errors import STATE, Invalid, Unsupported, kernel_loc
 from .index import IndexExpr, Pred, region
-from .tiles import PSUM, SBUF, Tile, View, buffer_of, product
+from .tiles import PSUM, SBUF, Tile, View, buffer_of
 
 KEY_SIZE = {key: size for key, size, _, _ in dtypes.TABLE.values()}
 
