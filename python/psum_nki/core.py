@@ -310,6 +310,9 @@ def fold(frame):
     if len(c0) != len(c1):
         return None
     step = [b - a for a, b in zip(c0, c1)]
+    # Accesses keep their extents across iterations (p0 and p1, b0 and b1 move together).
+    if any(step[i] != step[i + 1] for i in range(0, len(step), 2)):
+        return None
     for n, (allocs, consts, shape) in enumerate(flats):
         if shape != s0 or len(allocs) != len(allocs0):
             return None

@@ -255,6 +255,30 @@ class Indexing(Traces):
         )
         self.assertEqual(self.body(t), ["dma a[0:1, 0:32] <- x[0:1, 0:32]", "dma a[1:2, 0:16] <- x[1:2, 0:16]"])
 
+    def test_a_loop_whose_masked_extent_varies_is_unrolled(self):
+        t = self.trace(
+            """
+            def kernel(x):
+                out = nl.ndarray((200, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+                i_p = nl.arange(128)[:, None]
+                i_f = nl.arange(8)[None, :]
+                for j in nl.affine_range(2):
+                    t = nl.load(x[j * 128 + i_p, i_f], mask=(j * 128 + i_p < 200))
+                    nl.store(out[j * 128 + i_p, i_f], value=t, mask=(j * 128 + i_p < 200))
+                return out
+            """,
+            {"x": ("float32", [200, 8])},
+        )
+        self.assertEqual(
+            self.body(t),
+            [
+                "dma t <- x[0:128, 0:32]",
+                "dma out[0:128, 0:32] <- t",
+                "dma t_1[0:72, 0:32] <- x[128:200, 0:32]",
+                "dma out[128:200, 0:32] <- t_1[0:72, 0:32]",
+            ],
+        )
+
     def test_a_false_mask_emits_nothing(self):
         t = self.trace(
             """
