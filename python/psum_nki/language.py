@@ -524,10 +524,12 @@ def gather_flattened(a):
 
 @api(L + "loop_reduce", "(x, op, loop_indices, *, dtype=None, mask=None)")
 def loop_reduce(a):
-    """Reduces ``x`` into itself across the iterations of ``loop_indices``."""
+    """``t[…] = nl.loop_reduce(x, op, …)`` reduces ``x`` into ``t`` across the
+    loop's iterations: the assignment reads ``t`` as well."""
     v = lower.tensor_arg(a.x, "x")
-    lower.emit("engine", v, [v], mask=a.mask)
-    return a.x
+    t = lower.produce("act", [v], v.shape, a.dtype or v.dtype, SBUF, mask=a.mask)
+    t.accumulates = True
+    return t
 
 
 @api(L + "random_seed", "(seed, *, mask=None)")

@@ -300,6 +300,8 @@ def retarget(value, target):
         moved.append(new.accesses[0])
     for (inst, _), dst in zip(fresh, moved):
         inst.dst = dst
+        if v.tile.accumulates:
+            inst.srcs = [dst] + inst.srcs
         inst.op = choose(inst.asked, dst, inst.srcs)
     v.tile.fresh = None
     return True

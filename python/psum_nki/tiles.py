@@ -86,6 +86,8 @@ class Tile:
     free dimensions; each block is its own psum tensor."""
 
     is_nki_tensor = True
+    # Set on the result of nl.loop_reduce: assigning it accumulates into the target.
+    accumulates = False
 
     def __init__(self, shape, dtype, buffer, name=None, loc=None, keys=None, blocks=None):
         if isinstance(shape, (int, ParDim)):
