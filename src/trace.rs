@@ -8,6 +8,7 @@
 
 use crate::arch::{self, CODENAMES};
 use crate::ir::{Loc, Module};
+use crate::lint::UnrolledAffine;
 use crate::text;
 use crate::validate::validate;
 use std::path::{Path, PathBuf};
@@ -155,6 +156,9 @@ pub struct Traced {
     pub module: Module,
     /// Warnings from the run.
     pub warnings: Vec<TraceWarning>,
+    /// The `affine_range` loops the tracer unrolled, which the program no
+    /// longer shows (what [`crate::lint::lint_with`] checks them with).
+    pub unrolled_affine: Vec<UnrolledAffine>,
 }
 
 /// Why a kernel could not be traced.
@@ -379,7 +383,10 @@ pub fn trace(req: &TraceRequest) -> Result<Traced, TraceError> {
         .as_str()
         .ok_or_else(|| TraceError::internal("no program in the reply"))?;
     let module = text::parse(program)
-        .map_err(|e| TraceError::internal(format!("{e} in\n{program}")))?
+        .map_err(|e| TraceError::Internal {
+            message: format!("the traced program does not parse: {e}"),
+            detail: Some(program.to_string()),
+        })?
         .module;
     validate(&module).map_err(|e| TraceError::Kernel {
         loc: loc_of(&module, &e.loc),
@@ -394,7 +401,38 @@ pub fn trace(req: &TraceRequest) -> Result<Traced, TraceError> {
             message: w[1].as_str().unwrap_or("").to_string(),
         })
         .collect();
-    Ok(Traced { module, warnings })
+    let unrolled_affine = unrolled_affine(&module, &reply["affine"]).ok_or_else(|| {
+        TraceError::internal(format!(
+            "malformed affine loops in the reply: {}",
+            reply["affine"]
+        ))
+    })?;
+    Ok(Traced {
+        module,
+        warnings,
+        unrolled_affine,
+    })
+}
+
+/// The reply's unrolled loops (`[{"loc", "iterations": [[POSITION, …], …]}]`,
+/// positions in printed order), or `None` when malformed.
+fn unrolled_affine(m: &Module, loops: &serde_json::Value) -> Option<Vec<UnrolledAffine>> {
+    let order = m.insts_in_order();
+    (loops.as_array()?.iter())
+        .map(|l| {
+            let iterations = (l["iterations"].as_array()?.iter())
+                .map(|it| {
+                    (it.as_array()?.iter())
+                        .map(|p| order.get(usize::try_from(p.as_u64()?).ok()?).copied())
+                        .collect::<Option<Vec<_>>>()
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some(UnrolledAffine {
+                loc: l["loc"].as_str().map(str::to_string),
+                iterations,
+            })
+        })
+        .collect()
 }
 
 /// The kernel line of the IR entity a validation error points at.

@@ -4,8 +4,10 @@ REQUEST (a JSON file) names the kernel file, the function, its ``--arg``
 tensors and ``--kwarg`` literals, the architecture (or none, to take the
 kernel's ``platform_target``), the launch grid, the limits and the geometry
 of every architecture. The reply goes to the file REPLY, never to the
-kernel's stdout (which is sent to stderr): ``{"program", "arch", "warnings"}``,
-``{"error": {message, loc, kind}}`` or ``{"api": [lines]}``.
+kernel's stdout (which is sent to stderr): ``{"program", "arch", "warnings",
+"affine"}`` (``affine``: the ``affine_range`` loops left unrolled,
+``Recorder.unrolled_affine``), ``{"error": {message, loc, kind}}`` or
+``{"api": [lines]}``.
 """
 
 import ast
@@ -89,7 +91,7 @@ def run(request):
             return error("platform_target '%s' names no architecture psum knows" % target, kind="setup")
         tensors = {a["name"]: (a["dtype"], a["shape"]) for a in request["args"]}
         traced = driver.trace(kernel, tensors, literals, geo, request.get("grid") or (), request.get("program_id") or ())
-        return {"program": traced.program, "arch": traced.arch, "warnings": traced.warnings}
+        return {"program": traced.program, "arch": traced.arch, "warnings": traced.warnings, "affine": traced.affine}
     except TraceErrorSetup as e:
         return error(str(e), kind="setup")
     except TraceError as e:

@@ -114,7 +114,8 @@ class Access:
 
 
 class Inst:
-    """One recorded instruction."""
+    """One recorded instruction. ``iterations`` holds a ``(loop, n)`` pair for
+    each unrolled ``affine_range`` loop whose iteration ``n`` issued it."""
 
     def __init__(self, op, dst, srcs, loc, value=None, pos=None, accumulate=None):
         self.op = op
@@ -124,6 +125,7 @@ class Inst:
         self.value = value
         self.pos = pos
         self.accumulate = accumulate
+        self.iterations = ()
 
     def accesses(self):
         return [self.dst] + list(self.srcs)
@@ -171,6 +173,8 @@ class Recorder:
         self.tensors = []
         # (loc, message thunk): messages name tensors, which are named when printed.
         self.warnings = []
+        # (loc, iteration count) of each affine_range loop left unrolled.
+        self.unrolled = []
 
     def body(self):
         return self.frames[-1].bodies[-1] if self.frames else self.top
@@ -215,48 +219,30 @@ class Recorder:
             self.allocs().extend(kept)
             return
         if f.kind == "affine":
-            self.check_unrolled_affine(f)
+            # psum's lint checks the iterations (SPEC §9.4): tag what each issued.
+            k = len(self.unrolled)
+            self.unrolled.append((f.loc, len(f.bodies)))
+            for n, body in enumerate(f.bodies):
+                for inst in walk(body):
+                    inst.iterations += ((k, n),)
         for body, allocs in zip(f.bodies, f.allocs):
             self.body().extend(body)
             self.allocs().extend(allocs)
 
-    def check_unrolled_affine(self, frame):
-        """Warns of an unrolled affine_range loop whose iterations write one
-        PSUM location of a tile they share, other than by matmul accumulation.
-
-        A folded loop keeps ``affine`` and its tiles ``scope=``, and psum's own
-        lint sees it; an unrolled one is checked here, on the writes whose
-        bounds are constants.
-        """
-        earlier = []
-        for body, allocs in zip(frame.bodies, frame.allocs):
-            local = set(id(t) for t in allocs)
-            mine = []
-            for inst in walk(body):
-                t = inst.dst.tensor.canon()
-                if inst.op.startswith("matmul") or t.mem != "psum" or id(t) in local:
-                    continue
-                if any(terms for _, terms in inst.dst.bounds):
-                    continue
-                p0, p1, b0, b1 = (c for c, _ in inst.dst.bounds)
-                if any(
-                    u is t and p0 < q1 and q0 < p1 and b0 < c1 and c0 < b1
-                    for u, (q0, q1, c0, c1) in earlier
-                ):
-                    self.warn_affine(inst)
-                mine.append((t, (p0, p1, b0, b1)))
-            earlier.extend(mine)
-
-    def warn_affine(self, inst):
-        if any(loc == inst.loc for loc, _ in self.warnings):
-            return
-        self.warnings.append(
-            (
-                inst.loc,
-                lambda a=inst.dst: "affine_range iterations write the same PSUM location %s "
-                "(not by matmul accumulation); use sequential_range" % a.text(),
-            )
-        )
+    def unrolled_affine(self):
+        """Each unrolled affine_range loop as ``{"loc", "iterations"}``, an
+        iteration being the positions of its instructions in the printed
+        program; loops with fewer than two printed iterations are left out
+        (a folded outer loop prints one iteration's copy)."""
+        loops = [[[] for _ in range(count)] for _, count in self.unrolled]
+        for position, inst in enumerate(walk(self.top)):
+            for k, n in inst.iterations:
+                loops[k][n].append(position)
+        return [
+            {"loc": loc, "iterations": its}
+            for (loc, _), its in zip(self.unrolled, loops)
+            if sum(1 for it in its if it) >= 2
+        ]
 
 
 def walk(body):
@@ -346,9 +332,9 @@ def rebuild(body, var, lo, steps):
                 b = aff_add_var((const - d * lo, ts), var, d)
                 bounds.append(b)
             accs.append(Access(a.tensor, tuple(bounds)))
-        out.append(
-            Inst(item.op, accs[0], accs[1:], item.loc, item.value, item.pos, item.accumulate)
-        )
+        inst = Inst(item.op, accs[0], accs[1:], item.loc, item.value, item.pos, item.accumulate)
+        inst.iterations = item.iterations
+        out.append(inst)
     return out
 
 

@@ -11,12 +11,15 @@ from .toplevel import Kernel
 
 
 class Traced:
-    """A traced kernel: the program text, its architecture, and the warnings ``[loc, message]``."""
+    """A traced kernel: the program text, its architecture, the warnings
+    ``[loc, message]`` and the ``affine_range`` loops left unrolled
+    (``Recorder.unrolled_affine``, which psum's lint checks)."""
 
-    def __init__(self, program, arch, warnings):
+    def __init__(self, program, arch, warnings, affine):
         self.program = program
         self.arch = arch
         self.warnings = warnings
+        self.affine = affine
 
 
 def unwrap(kernel):
@@ -108,9 +111,10 @@ def trace(kernel, tensors, literals, geometry, grid=(), program_id=()):
         block = name if name.isidentifier() else "kernel"
         text = core.program_text(geometry["codename"], block, blocks + outputs, rec)
         warnings = [[loc, message()] for loc, message in rec.warnings]
+        affine = rec.unrolled_affine()
     finally:
         STATE.recorder = None
     if language.GRID.used and not grid:
         warnings.insert(0, [language.GRID.loc, "the kernel reads its SPMD program id: traced as program 0 of a 1-program grid (give --grid)"])
-    return Traced(text, geometry["codename"], warnings)
+    return Traced(text, geometry["codename"], warnings, affine)
 

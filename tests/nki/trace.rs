@@ -2,7 +2,7 @@
 //! are found, SPMD grids, limits, and one shape of error for every way a
 //! kernel can fail (the fuzz findings of the tracer, as kernels of our own).
 
-use crate::{psum, text};
+use super::kernels::{psum, text};
 
 /// A scratch directory for `-o` files, fresh per test.
 fn scratch(name: &str) -> std::path::PathBuf {

@@ -142,7 +142,7 @@ pub(crate) fn run(a: TraceArgs) -> Result<(), Failure> {
             None => eprintln!("warning: {}", w.message),
         }
     }
-    for l in crate::lint::lint(&traced.module) {
+    for l in crate::lint::lint_with(&traced.module, &traced.unrolled_affine) {
         eprintln!("{l}");
     }
     let json = a

@@ -1,4 +1,5 @@
-"""Hazard: one PSUM tile of 1024 f32 per partition spans two banks."""
+"""No hazard: one PSUM tile of 1024 f32 per partition spans two banks, and each
+matmul writes one of them."""
 import nki
 import nki.isa as nisa
 import nki.language as nl
