@@ -3,7 +3,7 @@
 //! returns typed [`Lint`]s naming the instruction and, for traced kernels,
 //! the kernel line (`loc=`).
 //!
-//! Each rule is one function of [`RULES`] and fires only where the public
+//! Each rule is one function of the rule list `RULES` and fires only where the public
 //! NKI documentation sentence SPEC §9.4 quotes for it applies, on the
 //! NeuronCore versions that sentence names (NeuronCore-v2 is gen2,
 //! NeuronCore-v3 gen3, NeuronCore-v4 gen4). The accumulation rules read the

@@ -14,8 +14,8 @@
 use crate::arch::{self, Arch, PSUM_BANK_SIZE};
 use crate::ir::MAX_LOOP_DEPTH;
 use crate::ir::{
-    Access, Affine, Attr, Bound, DType, InstId, InstKind, Loc, LoopId, Matmul, Mem, Module, Stmt,
-    VarId,
+    Access, Affine, Attr, Bound, DType, InstId, InstKind, Loc, LoopId, Matmul, MatmulKind, Mem,
+    Module, Stmt, VarId,
 };
 use crate::text::lexer::{is_label, is_name};
 use crate::text::{access_to_string, InstNames, Tile};
@@ -901,7 +901,13 @@ impl<'m> Cx<'m> {
                 },
             );
         }
-        if dt.dtype != DType::F32 && (dt.dtype != DType::Bf16 || self.arch.arch_level() < 40) {
+        // A PE transpose (NKI's nc_transpose) writes its input's dtype.
+        let transposed = mm.kind == MatmulKind::Transpose
+            && dt.dtype == self.m.tensor(mm.stationary.tensor).dtype;
+        if dt.dtype != DType::F32
+            && !transposed
+            && (dt.dtype != DType::Bf16 || self.arch.arch_level() < 40)
+        {
             return err(
                 Loc::Operand(id, 0),
                 ValidateErrorKind::MatmulDstDtype {

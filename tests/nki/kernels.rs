@@ -224,7 +224,8 @@ fn an_unsupported_api_is_refused_at_its_line() {
     refused(
         "refuse_api.py",
         &["--arg", "x=float32[128,64]"],
-        "9: error: nki.language.load_transpose2d is not supported by psum trace",
+        "10: error: nki.collectives.all_reduce is not supported by psum trace: collective communication \
+         between NeuronCores (the program is one core's)",
     );
 }
 
@@ -242,7 +243,7 @@ fn a_data_dependent_index_is_refused_at_its_line() {
     refused(
         "refuse_data_index.py",
         &["--arg", "x=float32[256,64]", "--arg", "rows=int32[128,1]"],
-        "10: error: data-dependent index (a tile used as an index)",
+        "10: error: an indirect (data-dependent) index into a PSUM tensor",
     );
 }
 

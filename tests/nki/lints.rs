@@ -54,7 +54,7 @@ fn the_zeros_and_iadd_form_is_no_hazard_and_keeps_its_memset() {
         let out = psum::text::print(&c.module);
         assert!(out.contains("memset res_psum = 0"), "{out}");
         assert!(!out.contains("start"), "{out}");
-        let o = psum(&["compile", path.to_str().unwrap(), "-o", "/dev/null"]);
+        let o = psum(&["compile", path.to_str().unwrap()]);
         assert!(o.status.success() && !text(&o.stderr).contains("warning"));
     }
 }
@@ -79,7 +79,7 @@ fn accumulate_true_onto_a_memset_or_a_copy_on_neuroncore_v2_v3() {
     insta::assert_snapshot!("lint_accumulate_onto_init", p);
     assert_eq!(stderr, warned(&memset));
     assert_lints(&path, &[&memset], 0);
-    let o = psum(&["compile", path.to_str().unwrap(), "-o", "/dev/null"]);
+    let o = psum(&["compile", path.to_str().unwrap()]);
     assert!(
         text(&o.stderr).starts_with(&warned(&memset)),
         "compile warns on traced programs"
@@ -120,6 +120,30 @@ fn accumulate_true_onto_nothing_on_every_version() {
     line("core_v4");
 }
 
+/// `psum trace` of `tests/nki_kernels/FILE` for `arch` refuses at the kernel
+/// line: the traced program would not validate (SPEC §9.3).
+fn refused(file: &str, arch: &str, args: &[&str], error: &str) {
+    let path = format!("tests/nki_kernels/{file}");
+    let mut all = vec!["trace", path.as_str(), "kernel", "--arch", arch];
+    all.extend_from_slice(args);
+    let o = psum(&all);
+    assert_eq!(o.status.code(), Some(1), "{arch}");
+    assert!(o.stdout.is_empty());
+    assert_eq!(text(&o.stderr), warned(error), "{arch}");
+}
+
+/// Writes `program` with its `arch` line replaced by `arch` to a scratch
+/// file and returns its path: a program as a user may write it, which `psum
+/// lint` reads before it validates.
+fn rewritten_for(program: &str, arch: &str, name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("psum-nki-lints-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (_, rest) = program.split_once('\n').unwrap();
+    let path = dir.join(format!("{name}-{arch}.psum"));
+    std::fs::write(&path, format!("arch {arch}\n{rest}")).unwrap();
+    path
+}
+
 #[test]
 fn matmul_destination_dtypes_by_version() {
     let w_x512 = [
@@ -128,27 +152,32 @@ fn matmul_destination_dtypes_by_version() {
         "--arg",
         "x=bfloat16[128,512]",
     ];
-    let (p, _, path) = traced("lint_dst_dtype.py", "trn1", &w_x512);
-    insta::assert_snapshot!("lint_dst_dtype", p);
-    let o = psum(&["lint", path.to_str().unwrap()]);
-    assert_eq!(
-        text(&o.stdout),
-        "tests/nki_kernels/lint_dst_dtype.py:11: warning: %2 (matmul) writes bf16 PSUM acc; the matmul \
-         destination is f32 on trn1\n"
-    );
-    assert_eq!(o.status.code(), Some(1), "validation rejects it");
-    assert!(text(&o.stderr).contains(
-        "error: %2 (matmul at tests/nki_kernels/lint_dst_dtype.py:11): matmul destination 'acc' is bf16, not f32"
-    ));
-    let (_, stderr, _) = traced("lint_dst_dtype.py", "cayman", &w_x512);
-    assert_eq!(
-        stderr,
-        "tests/nki_kernels/lint_dst_dtype.py:11: warning: %2 (matmul) writes bf16 PSUM acc; the matmul \
-         destination is f32 on cayman\n"
-    );
     let (p, stderr, _) = traced("lint_dst_dtype.py", "core_v4", &w_x512);
+    insta::assert_snapshot!("lint_dst_dtype", p);
     assert_eq!(stderr, "");
     compile_verified(&p);
+    for arch in ["trn1", "cayman"] {
+        refused(
+            "lint_dst_dtype.py",
+            arch,
+            &w_x512,
+            "tests/nki_kernels/lint_dst_dtype.py:11: error: the traced program is not valid: %2 (matmul at \
+             tests/nki_kernels/lint_dst_dtype.py:11): matmul destination 'acc' is bf16, not f32",
+        );
+        let path = rewritten_for(&p, arch, "dst_dtype");
+        let o = psum(&["lint", path.to_str().unwrap()]);
+        assert_eq!(
+            text(&o.stdout),
+            format!(
+                "tests/nki_kernels/lint_dst_dtype.py:11: warning: %2 (matmul) writes bf16 PSUM acc; the \
+                 matmul destination is f32 on {arch}\n"
+            )
+        );
+        assert_eq!(o.status.code(), Some(1), "validation rejects it");
+        assert!(text(&o.stderr).contains(
+            "error: %2 (matmul at tests/nki_kernels/lint_dst_dtype.py:11): matmul destination 'acc' is bf16, not f32"
+        ));
+    }
 
     // The transpose mode of NeuronCore-v3 writes the data's bf16.
     let x = ["--arg", "x=bfloat16[128,128]"];
@@ -165,20 +194,28 @@ fn matmul_destination_dtypes_by_version() {
 
 #[test]
 fn a_matmul_across_a_bank_on_neuroncore_v2_v3() {
+    let (p, stderr, _) = traced("lint_wide_matmul.py", "core_v4", &W_X1024);
+    insta::assert_snapshot!("lint_wide_matmul", p);
+    assert_eq!(stderr, "", "a NeuronCore-v4 matmul may write eight banks");
+    compile_verified(&p);
     for arch in ["trn1", "cayman"] {
-        let (p, _, path) = traced("lint_wide_matmul.py", arch, &W_X1024);
+        refused(
+            "lint_wide_matmul.py",
+            arch,
+            &W_X1024,
+            &format!(
+                "tests/nki_kernels/lint_wide_matmul.py:11: error: the traced program is not valid: %2 (matmul \
+                 at tests/nki_kernels/lint_wide_matmul.py:11): matmul N=1024 exceeds 512 (one bank on {arch}; \
+                 only gen4 allows 4096)"
+            ),
+        );
+        let path = rewritten_for(&p, arch, "wide_matmul");
         let warning = format!(
             "tests/nki_kernels/lint_wide_matmul.py:11: warning: %2 (matmul) writes 4096 bytes per partition \
              of acc across a bank boundary; a matmul output stays inside one 2 KiB bank on {arch}"
         );
         assert_lints(&path, &[&warning], 1);
-        if arch == "trn1" {
-            insta::assert_snapshot!("lint_wide_matmul", p);
-        }
     }
-    let (p, stderr, _) = traced("lint_wide_matmul.py", "core_v4", &W_X1024);
-    assert_eq!(stderr, "", "a NeuronCore-v4 matmul may write eight banks");
-    compile_verified(&p);
 }
 
 #[test]

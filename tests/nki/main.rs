@@ -3,3 +3,4 @@
 mod ir;
 mod kernels;
 mod lints;
+mod trace;
