@@ -25,92 +25,16 @@
 //!   still holds PSUM at its writes and reads, so no spill set under SPEC
 //!   §3.8 costs less.
 //!
-//! [`problem`] extracts the intervals of a module's first allocation
+//! [`crate::alloc::problem`] extracts the intervals of a module's first allocation
 //! iteration (after the memloc split, before any spill), which is also what
 //! [`crate::export`] hands to MiniMalloc; [`bounds`] computes the bounds.
 
-use crate::alloc::costs::{self, Cost};
-use crate::alloc::mincost::SplitSpans;
-use crate::alloc::{self, AllocError, AllocOptions};
+use crate::alloc::costs::Cost;
+use crate::alloc::support::max_add_tree::MaxAddTree;
+use crate::alloc::{AllocProblem, Interval, SplitSpans};
 use crate::flow::{self, Weight};
-use crate::ir::Module;
 use serde::Serialize;
 use std::fmt::Write as _;
-
-/// A live interval: closed `[start, end]` in program points, holding `banks` banks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Interval {
-    /// First program point (inclusive).
-    pub start: u32,
-    /// Last program point (inclusive).
-    pub end: u32,
-    /// Banks held (`liveN`, SPEC §3.3).
-    pub banks: u32,
-}
-
-/// One node of the allocation problem: its name and live interval.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Buffer {
-    /// The node's tensor name (a memloc piece is `NAME.K`).
-    pub id: String,
-    /// Closed live interval and bank count.
-    pub interval: Interval,
-}
-
-/// The first iteration's allocation problem of a module.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct AllocProblem {
-    /// The arch codename of the module.
-    pub arch: String,
-    /// Banks available (after `--psum-banks`).
-    pub num_banks: u32,
-    /// The nodes, in node order (first definition).
-    pub buffers: Vec<Buffer>,
-    /// Each node's spill cost (SPEC §3.5), in node order.
-    #[serde(skip)]
-    pub costs: Vec<Cost>,
-    /// Each node's spans under split spilling (SPEC §3.11), in node order.
-    #[serde(skip)]
-    pub split: Vec<SplitSpans>,
-    /// Whether `split` describes the split spill code exactly (no node's
-    /// spill code depends on loops); otherwise it relaxes it.
-    #[serde(skip)]
-    pub split_exact: bool,
-}
-
-impl AllocProblem {
-    /// The intervals alone, in node order.
-    pub fn intervals(&self) -> Vec<Interval> {
-        self.buffers.iter().map(|b| b.interval).collect()
-    }
-}
-
-/// The nodes of a validated module's first allocation iteration (SPEC
-/// §3.2–3.3, [`alloc::analyze`]): memloc split, live ranges with the loop
-/// extension, `liveN`.
-pub fn problem(m: &Module, opts: &AllocOptions) -> Result<AllocProblem, AllocError> {
-    let first = alloc::analyze(m.clone(), opts)?;
-    let buffers = (first.live.nodes.iter())
-        .map(|n| Buffer {
-            id: first.module.tensor(n.tensor).name.clone(),
-            interval: Interval {
-                start: n.start,
-                end: n.end,
-                banks: n.banks,
-            },
-        })
-        .collect();
-    let pinned = vec![false; first.module.tensors.len()];
-    let (split, split_exact) = alloc::mincost::split_spans(&first, opts.spill_latency);
-    Ok(AllocProblem {
-        arch: m.arch.clone(),
-        num_banks: first.num_banks,
-        buffers,
-        costs: costs::find_costs(&first.lin, &first.live, &pinned, opts.spill_latency),
-        split,
-        split_exact,
-    })
-}
 
 /// Both lower bounds of a problem (`psum bound`, `--report json`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -333,7 +257,7 @@ fn least_removal(
 
 /// A lower bound on the cost of split spilling (SPEC §3.11) one-bank
 /// intervals on `num_banks` banks, `split[i]` being interval `i`'s spans
-/// ([`alloc::mincost::split_spans`]), by Lagrangian relaxation of the
+/// ([`crate::alloc::AllocProblem::split`]), by Lagrangian relaxation of the
 /// save each node owes once. Each round shares every node's save among
 /// its idle ranges and prices each range at its reload plus its share;
 /// the cheapest set of idle ranges whose removal, with every held stretch
@@ -419,124 +343,9 @@ pub const SPLIT_WORK: usize = 1 << 24;
 /// share of a node's kept ranges, for `SPLIT_STEP = (a, b)`.
 const SPLIT_STEP: (u64, u64) = (5, 10);
 
-/// A segment tree over `n` slots with range add and range maximum,
-/// iterative: slot `i` is leaf `size + i`, every node holds the maximum of
-/// its subtree with the adds of its own and its descendants' pending
-/// amounts, and a query first pushes the pending adds down the two paths
-/// it starts from.
-pub(crate) struct MaxAddTree {
-    /// Leaves: a power of two, at least `n`.
-    size: usize,
-    /// Max of each subtree (leaves from `size`; padding is far below any value).
-    max: Vec<i64>,
-    /// Amount added to the whole subtree of each inner node, not yet pushed.
-    add: Vec<i64>,
-}
-
-/// The value of a padding leaf: below every value a tree holds.
-const PAD: i64 = i64::MIN / 4;
-
-impl MaxAddTree {
-    /// A tree whose slot `i` holds `values[i]`.
-    pub(crate) fn from_values(values: &[i64]) -> Self {
-        let size = values.len().next_power_of_two().max(1);
-        let mut max = vec![PAD; 2 * size];
-        max[size..size + values.len()].copy_from_slice(values);
-        for p in (1..size).rev() {
-            max[p] = max[2 * p].max(max[2 * p + 1]);
-        }
-        MaxAddTree {
-            size,
-            max,
-            add: vec![0; size],
-        }
-    }
-
-    /// A tree of `n` slots holding 0.
-    fn new(n: usize) -> Self {
-        MaxAddTree::from_values(&vec![0; n])
-    }
-
-    fn apply(&mut self, p: usize, v: i64) {
-        self.max[p] += v;
-        if p < self.size {
-            self.add[p] += v;
-        }
-    }
-
-    /// Recomputes the ancestors of node `p`.
-    fn rebuild(&mut self, mut p: usize) {
-        while p > 1 {
-            p >>= 1;
-            self.max[p] = self.max[2 * p].max(self.max[2 * p + 1]) + self.add[p];
-        }
-    }
-
-    /// Pushes the pending adds of the ancestors of node `p` down to it.
-    fn push(&mut self, p: usize) {
-        for s in (1..=self.size.trailing_zeros()).rev() {
-            let i = p >> s;
-            let a = self.add[i];
-            if a != 0 {
-                self.apply(2 * i, a);
-                self.apply(2 * i + 1, a);
-                self.add[i] = 0;
-            }
-        }
-    }
-
-    /// Adds `v` to every slot in `[lo, hi)`.
-    pub(crate) fn add(&mut self, lo: usize, hi: usize, v: i64) {
-        if lo >= hi {
-            return;
-        }
-        let (mut l, mut r) = (lo + self.size, hi + self.size);
-        let (l0, r0) = (l, r - 1);
-        while l < r {
-            if l & 1 == 1 {
-                self.apply(l, v);
-                l += 1;
-            }
-            if r & 1 == 1 {
-                r -= 1;
-                self.apply(r, v);
-            }
-            l >>= 1;
-            r >>= 1;
-        }
-        self.rebuild(l0);
-        self.rebuild(r0);
-    }
-
-    /// The maximum over `[lo, hi)`; 0 for an empty range.
-    pub(crate) fn max(&mut self, lo: usize, hi: usize) -> i64 {
-        if lo >= hi {
-            return 0;
-        }
-        let (mut l, mut r) = (lo + self.size, hi + self.size);
-        self.push(l);
-        self.push(r - 1);
-        let mut best = i64::MIN;
-        while l < r {
-            if l & 1 == 1 {
-                best = best.max(self.max[l]);
-                l += 1;
-            }
-            if r & 1 == 1 {
-                r -= 1;
-                best = best.max(self.max[r]);
-            }
-            l >>= 1;
-            r >>= 1;
-        }
-        best
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{BoundReport, MaxAddTree};
-    use crate::gen::random::Rng;
+    use super::BoundReport;
 
     /// The text form names at most eight of a spill set and says how many
     /// more there are; a set of eight is shown whole.
@@ -562,28 +371,5 @@ mod tests {
             line(&report(8)),
             "minimum spills: 8 (for example t0, t1, t2, t3, t4, t5, t6, t7)"
         );
-    }
-
-    /// Range adds and range maxima agree with a plain vector on random
-    /// operations over trees of every size up to 40 slots.
-    #[test]
-    fn max_add_tree_matches_a_vector() {
-        let mut rng = Rng::new(5);
-        for n in 1..=40usize {
-            let mut plain: Vec<i64> = (0..n).map(|_| rng.below(9) as i64 - 4).collect();
-            let mut tree = MaxAddTree::from_values(&plain);
-            for _ in 0..200 {
-                let lo = rng.below(n as u64 + 1) as usize;
-                let hi = lo + rng.below((n - lo) as u64 + 1) as usize;
-                if rng.below(2) == 0 {
-                    let v = rng.below(11) as i64 - 5;
-                    tree.add(lo, hi, v);
-                    plain[lo..hi].iter_mut().for_each(|x| *x += v);
-                } else {
-                    let want = plain[lo..hi].iter().copied().max().unwrap_or(0);
-                    assert_eq!(tree.max(lo, hi), want, "n={n} [{lo}, {hi})");
-                }
-            }
-        }
     }
 }

@@ -13,10 +13,10 @@
 //! no two interfering nodes sharing a bank.
 //!
 //! The library takes and returns strings; the CLI reads and writes the files
-//! and gets the nodes from [`crate::bound::problem`].
+//! and gets the nodes from [`crate::alloc::problem`].
 
+use crate::alloc::Buffer;
 use crate::arch::bank_alignment;
-use crate::bound::Buffer;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt::Write as _;

@@ -6,9 +6,8 @@
 //! [`ir::Module`] of flat vectors indexed by typed ids; [`text`] reads and
 //! prints its text form. [`pipeline::compile`] runs the pass list
 //! [`pipeline::Pass::ALL`] — validate → alloc → rebank → unroll → legalize —
-//! and then
-//! the verifier ([`verify`]), which proves that the result computes what the
-//! input computes. [`report`] turns what the passes did into the JSON report
+//! and then the verifier ([`verify`]), which proves that the result computes
+//! what the input computes. [`report`] turns what the passes did into the JSON report
 //! and the summary the command line prints.
 //!
 //! ```
@@ -66,7 +65,6 @@ pub mod lp;
 pub mod matmul;
 pub mod peers;
 pub mod pipeline;
-pub mod placement;
 pub mod rebank;
 pub mod report;
 pub mod reuse;

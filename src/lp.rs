@@ -33,8 +33,8 @@
 //! starts or ends, so each row is one set of idle ranges, needing its
 //! largest excess.
 
+use crate::alloc::AllocProblem;
 use crate::arch::{aligned_blocks, block_sizes};
-use crate::bound::AllocProblem;
 use std::fmt::Write as _;
 use std::ops::Range;
 use thiserror::Error;
@@ -430,8 +430,7 @@ fn rows_of_size(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alloc::mincost::SplitSpans;
-    use crate::bound::{Buffer, Interval};
+    use crate::alloc::{Buffer, Interval, SplitSpans};
 
     /// A node's held stretches, its idle ranges with their reloads, and its
     /// save.

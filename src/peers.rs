@@ -8,8 +8,8 @@
 //! banks, so both allocators face the same interval graph: one program point
 //! per step, a tensor live from its def to its last use (SPEC §3.1, §3.3).
 
+use crate::alloc::Interval;
 use crate::alloc::{self, AllocError, AllocOptions};
-use crate::bound::Interval;
 use crate::ir::{
     Access, Block, DType, Flags, Inst, InstKind, Matmul, MatmulKind, Mem, Module, Stmt, Tensor,
     TensorId,

@@ -87,19 +87,20 @@ pub enum Rotation {
     /// The allocator's default: on for `mincost`, off otherwise.
     #[default]
     Auto,
-    /// Rotate after any allocator (`--rotate`).
+    /// Rotate after any allocator but `Kept` (`--rotate`).
     On,
     /// Keep the allocator's placement (`--no-rotate`).
     Off,
 }
 
 impl Rotation {
-    /// Whether the placement of `allocator` is rotated.
+    /// Whether the placement of `allocator` is rotated; a kept placement
+    /// (SPEC §9.5) never is.
     pub fn rotates(self, allocator: Allocator) -> bool {
-        match self {
-            Rotation::Auto => allocator == Allocator::Mincost,
-            Rotation::On => true,
-            Rotation::Off => false,
+        match (self, allocator) {
+            (_, Allocator::Kept) | (Rotation::Off, _) => false,
+            (Rotation::Auto, a) => a == Allocator::Mincost,
+            (Rotation::On, _) => true,
         }
     }
 }
@@ -285,9 +286,30 @@ fn timed<T>(
 
 /// Compiles `input`: runs [`Pass::ALL`], then the verifier.
 pub fn compile(input: &Module, opts: &CompileOptions) -> Result<Compiled, CompileError> {
+    compile_partial(input, opts).map_err(|stopped| stopped.error)
+}
+
+/// Where [`compile_partial`] stopped: why, and the allocation when the
+/// allocator ran before the pass that failed.
+#[derive(Clone, Debug)]
+pub struct Stopped {
+    /// Why the pipeline stopped.
+    pub error: CompileError,
+    /// The allocator's outcome, when it ran.
+    pub alloc: Option<Box<AllocOutcome>>,
+}
+
+/// [`compile`], which keeps the allocation when a later pass fails (the
+/// bank pictures draw it without the accumulation clusters).
+pub fn compile_partial(input: &Module, opts: &CompileOptions) -> Result<Compiled, Stopped> {
     let mut timings = Vec::with_capacity(PASSES.len());
     let mut run = Run::new(input, opts.rotate.rotates(opts.alloc.allocator));
-    run.passes_through(Pass::Legalize, &opts.alloc, opts.verify_each, &mut timings)?;
+    if let Err(error) =
+        run.passes_through(Pass::Legalize, &opts.alloc, opts.verify_each, &mut timings)
+    {
+        let alloc = run.alloc.map(Box::new);
+        return Err(Stopped { error, alloc });
+    }
     let verify = (opts.verify || opts.verify_each).then(|| {
         timed(&mut timings, VERIFY, || {
             verify::verify(input, run.current())
@@ -297,7 +319,9 @@ pub fn compile(input: &Module, opts: &CompileOptions) -> Result<Compiled, Compil
         Some(report) if opts.verify_each && report.first_error().is_some() => {
             let report = Box::new(report);
             let pass = Pass::Legalize;
-            return Err(CompileError::VerifyAfter { pass, report });
+            let error = CompileError::VerifyAfter { pass, report };
+            let alloc = run.alloc.map(Box::new);
+            return Err(Stopped { error, alloc });
         }
         verify => verify,
     };
@@ -381,5 +405,25 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// A pass after allocation that fails leaves the allocation with the
+    /// error: the unrolled program would be too large.
+    #[test]
+    fn a_failure_after_allocation_keeps_the_allocation() {
+        let src = TWO_TENSORS.replace(
+            "  act y <- a, b\n",
+            "  loop i 0..100000 {\n    loop j 0..1000 {\n      act y <- a, b\n    }\n  }\n",
+        );
+        let m = crate::text::parse(&src).unwrap().module;
+        let stopped = compile_partial(&m, &CompileOptions::default()).unwrap_err();
+        assert!(
+            matches!(stopped.error, CompileError::Unroll(_)),
+            "{}",
+            stopped.error
+        );
+        let kept = stopped.alloc.expect("alloc ran");
+        let alone = alloc::allocate(&m, &AllocOptions::default()).unwrap();
+        assert_eq!((kept.module, kept.report), (alone.module, alone.report));
     }
 }

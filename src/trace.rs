@@ -1,17 +1,22 @@
 //! Tracing NKI kernels into psum programs (SPEC §9): [`trace`] runs a
 //! kernel (a Python function) under the tracer in `python/psum_nki/`, which
 //! is embedded in the library and written to a temporary directory for each
-//! run, and reads back the psum program it prints. Python is the only other
-//! thing needed: no real NKI and no file of the installation.
+//! run, under a time and a memory limit, and reads back the psum program it
+//! writes to a reply file there (the kernel's own output goes to stderr).
+//! Python is the only other thing needed: no real NKI and no file of the
+//! installation.
 
 use crate::arch::{self, CODENAMES};
-use crate::ir::Module;
+use crate::ir::{Loc, Module};
+use crate::lint::UnrolledAffine;
 use crate::text;
+use crate::validate::validate;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-/// The tracer's sources, as embedded: (path under the package, text).
-const TRACER: [(&str, &str); 7] = [
+/// The tracer's sources, as embedded: (file name in the package, text).
+const TRACER: [(&str, &str); 17] = [
     (
         "__init__.py",
         include_str!("../python/psum_nki/__init__.py"),
@@ -20,14 +25,27 @@ const TRACER: [(&str, &str); 7] = [
         "__main__.py",
         include_str!("../python/psum_nki/__main__.py"),
     ),
+    ("access.py", include_str!("../python/psum_nki/access.py")),
+    ("api.py", include_str!("../python/psum_nki/api.py")),
     ("core.py", include_str!("../python/psum_nki/core.py")),
-    ("tiles.py", include_str!("../python/psum_nki/tiles.py")),
+    ("driver.py", include_str!("../python/psum_nki/driver.py")),
+    ("dtypes.py", include_str!("../python/psum_nki/dtypes.py")),
+    ("errors.py", include_str!("../python/psum_nki/errors.py")),
+    ("index.py", include_str!("../python/psum_nki/index.py")),
+    ("isa.py", include_str!("../python/psum_nki/isa.py")),
     (
         "language.py",
         include_str!("../python/psum_nki/language.py"),
     ),
-    ("isa.py", include_str!("../python/psum_nki/isa.py")),
+    ("loader.py", include_str!("../python/psum_nki/loader.py")),
+    ("lower.py", include_str!("../python/psum_nki/lower.py")),
+    ("ops.py", include_str!("../python/psum_nki/ops.py")),
     ("shim.py", include_str!("../python/psum_nki/shim.py")),
+    ("tiles.py", include_str!("../python/psum_nki/tiles.py")),
+    (
+        "toplevel.py",
+        include_str!("../python/psum_nki/toplevel.py"),
+    ),
 ];
 
 /// One kernel argument given as a tensor (`--arg NAME=DTYPE[D0,D1,…]`).
@@ -76,6 +94,29 @@ fn is_identifier(s: &str) -> bool {
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// The tracer's limits (SPEC §9.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall-clock time the kernel may run.
+    pub timeout: Duration,
+    /// Address space of the tracer's process, in MiB.
+    pub memory_mib: u64,
+}
+
+/// The default time limit, in seconds.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+/// The default memory limit, in MiB.
+pub const DEFAULT_MEMORY_MIB: u64 = 4096;
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+            memory_mib: DEFAULT_MEMORY_MIB,
+        }
+    }
+}
+
 /// What to trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceRequest {
@@ -91,6 +132,12 @@ pub struct TraceRequest {
     pub kwargs: Vec<(String, String)>,
     /// The architecture; `None` takes the kernel's `platform_target`, else trn1.
     pub arch: Option<String>,
+    /// The SPMD launch grid (`kernel[D0, D1, …]`); empty for none.
+    pub grid: Vec<u64>,
+    /// The instance of the grid traced (all zeros when empty).
+    pub program_id: Vec<u64>,
+    /// Time and memory limits.
+    pub limits: Limits,
 }
 
 /// A warning the tracer found while running the kernel.
@@ -105,10 +152,13 @@ pub struct TraceWarning {
 /// A traced kernel.
 #[derive(Clone, Debug)]
 pub struct Traced {
-    /// The psum program (parsed, not yet validated).
+    /// The psum program (parsed and validated).
     pub module: Module,
     /// Warnings from the run.
     pub warnings: Vec<TraceWarning>,
+    /// The `affine_range` loops the tracer unrolled, which the program no
+    /// longer shows (what [`crate::lint::lint_with`] checks them with).
+    pub unrolled_affine: Vec<UnrolledAffine>,
 }
 
 /// Why a kernel could not be traced.
@@ -122,8 +172,8 @@ pub enum TraceError {
         /// The OS error.
         error: String,
     },
-    /// The tracer refused the kernel, or the kernel raised: the message and
-    /// the kernel line (`FILE:LINE`) when known.
+    /// The tracer refused the kernel, or the kernel raised, ran out of time
+    /// or memory: the message and the kernel line (`FILE:LINE[:COL]`) when known.
     #[error("{}{message}", loc.as_ref().map(|l| format!("{l}: ")).unwrap_or_default())]
     Kernel {
         /// `FILE:LINE` of the kernel line.
@@ -131,9 +181,24 @@ pub enum TraceError {
         /// What happened.
         message: String,
     },
-    /// The tracer's output is not what psum expects (a tracer bug).
-    #[error("the NKI tracer failed: {0}")]
-    Internal(String),
+    /// A failure of the tracer itself: one line, and the Python traceback
+    /// when there is one.
+    #[error("internal error in the NKI tracer: {message}")]
+    Internal {
+        /// What failed.
+        message: String,
+        /// The traceback.
+        detail: Option<String>,
+    },
+}
+
+impl TraceError {
+    fn internal(message: impl std::fmt::Display) -> TraceError {
+        TraceError::Internal {
+            message: message.to_string(),
+            detail: None,
+        }
+    }
 }
 
 /// The geometry of every architecture name the tracer may meet (the ten
@@ -162,6 +227,22 @@ fn arch_table() -> serde_json::Value {
     serde_json::Value::Object(table)
 }
 
+/// The codename of an architecture name `psum trace --arch` takes: a
+/// codename, or a product name (`trn2` is `cayman`, `trn3` is `core_v4`).
+pub fn codename(name: &str) -> Result<&'static str, arch::ArchError> {
+    let product = match name {
+        "trn2" => "cayman",
+        "trn3" => "core_v4",
+        _ => name,
+    };
+    arch::lookup(product)?;
+    Ok(CODENAMES
+        .iter()
+        .copied()
+        .find(|&c| c == product)
+        .unwrap_or("trn1"))
+}
+
 /// A directory holding the tracer package, removed when dropped.
 struct TracerDir(PathBuf);
 
@@ -188,9 +269,93 @@ impl Drop for TracerDir {
     }
 }
 
-/// Runs the kernel under the tracer and returns its psum program.
+/// How long past its own time limit the tracer may take before it is killed.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// Runs the tracer package on one request and returns its reply.
+fn run_tracer(
+    python: &str,
+    request: &serde_json::Value,
+    timeout: Duration,
+) -> Result<serde_json::Value, TraceError> {
+    let dir = TracerDir::create().map_err(TraceError::internal)?;
+    let (req_path, reply_path) = (dir.0.join("request.json"), dir.0.join("reply.json"));
+    std::fs::write(&req_path, request.to_string()).map_err(TraceError::internal)?;
+    let mut child = Command::new(python)
+        .arg("-m")
+        .arg("psum_nki")
+        .arg(&req_path)
+        .arg(&reply_path)
+        .env("PYTHONPATH", &dir.0)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(Stdio::null())
+        .stdout(kernel_stdout())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| TraceError::Spawn {
+            python: python.to_string(),
+            error: e.to_string(),
+        })?;
+    let deadline = Instant::now() + timeout + GRACE;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(TraceError::internal)? {
+            break status;
+        }
+        if Instant::now() > deadline {
+            // Best effort: the process may have ended meanwhile.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(TraceError::Kernel {
+                loc: None,
+                message: format!(
+                    "the kernel did not finish within {} s and was stopped (psum trace --timeout)",
+                    timeout.as_secs_f64()
+                ),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let text = std::fs::read_to_string(&reply_path).map_err(|_| {
+        TraceError::internal(format!("{python} exited with {status} without a reply"))
+    })?;
+    serde_json::from_str(&text).map_err(|e| TraceError::internal(format!("unreadable reply: {e}")))
+}
+
+/// Where the kernel's own stdout goes: psum's stderr, so that psum's stdout
+/// holds the program alone.
+fn kernel_stdout() -> Stdio {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        if let Ok(fd) = std::io::stderr().as_fd().try_clone_to_owned() {
+            return Stdio::from(fd);
+        }
+    }
+    Stdio::inherit()
+}
+
+fn reply_error(err: &serde_json::Value) -> TraceError {
+    let message = err["message"].as_str().unwrap_or("").to_string();
+    if err["kind"] == "internal" {
+        let at = err["loc"]
+            .as_str()
+            .map(|l| format!(" (running {l})"))
+            .unwrap_or_default();
+        return TraceError::Internal {
+            message: format!("{message}{at}"),
+            detail: err["detail"].as_str().map(str::to_string),
+        };
+    }
+    TraceError::Kernel {
+        loc: err["loc"].as_str().map(str::to_string),
+        message,
+    }
+}
+
+/// Runs the kernel under the tracer and returns its psum program, which is
+/// validated: a program that would not validate is refused at the kernel
+/// line of the instruction or tile it names.
 pub fn trace(req: &TraceRequest) -> Result<Traced, TraceError> {
-    let internal = |e: &dyn std::fmt::Display| TraceError::Internal(e.to_string());
     let kernel = std::fs::canonicalize(&req.kernel).map_err(|e| TraceError::Kernel {
         loc: None,
         message: format!("{}: {e}", req.kernel.display()),
@@ -204,41 +369,29 @@ pub fn trace(req: &TraceRequest) -> Result<Traced, TraceError> {
         })).collect::<Vec<_>>(),
         "kwargs": req.kwargs.iter().map(|(n, v)| serde_json::json!({"name": n, "value": v})).collect::<Vec<_>>(),
         "arch": req.arch,
+        "grid": req.grid,
+        "program_id": req.program_id,
+        "timeout": req.limits.timeout.as_secs_f64(),
+        "memory_mib": req.limits.memory_mib,
         "archs": arch_table(),
     });
-    let dir = TracerDir::create().map_err(|e| internal(&e))?;
-    let out = Command::new(&req.python)
-        .arg("-m")
-        .arg("psum_nki")
-        .arg(request.to_string())
-        .env("PYTHONPATH", &dir.0)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .map_err(|e| TraceError::Spawn {
-            python: req.python.clone(),
-            error: e.to_string(),
-        })?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let reply: serde_json::Value = serde_json::from_str(stdout.trim()).map_err(|_| {
-        TraceError::Internal(format!(
-            "{} exited with {}: {}",
-            req.python,
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    })?;
+    let reply = run_tracer(&req.python, &request, req.limits.timeout)?;
     if let Some(err) = reply.get("error") {
-        return Err(TraceError::Kernel {
-            loc: err["loc"].as_str().map(str::to_string),
-            message: err["message"].as_str().unwrap_or("").to_string(),
-        });
+        return Err(reply_error(err));
     }
     let program = reply["program"]
         .as_str()
-        .ok_or_else(|| internal(&"no program in the reply"))?;
+        .ok_or_else(|| TraceError::internal("no program in the reply"))?;
     let module = text::parse(program)
-        .map_err(|e| internal(&format!("{e} in\n{program}")))?
+        .map_err(|e| TraceError::Internal {
+            message: format!("the traced program does not parse: {e}"),
+            detail: Some(program.to_string()),
+        })?
         .module;
+    validate(&module).map_err(|e| TraceError::Kernel {
+        loc: loc_of(&module, &e.loc),
+        message: format!("the traced program is not valid: {}", e.kind),
+    })?;
     let warnings = reply["warnings"]
         .as_array()
         .into_iter()
@@ -248,7 +401,67 @@ pub fn trace(req: &TraceRequest) -> Result<Traced, TraceError> {
             message: w[1].as_str().unwrap_or("").to_string(),
         })
         .collect();
-    Ok(Traced { module, warnings })
+    let unrolled_affine = unrolled_affine(&module, &reply["affine"]).ok_or_else(|| {
+        TraceError::internal(format!(
+            "malformed affine loops in the reply: {}",
+            reply["affine"]
+        ))
+    })?;
+    Ok(Traced {
+        module,
+        warnings,
+        unrolled_affine,
+    })
+}
+
+/// The reply's unrolled loops (`[{"loc", "iterations": [[POSITION, …], …]}]`,
+/// positions in printed order), or `None` when malformed.
+fn unrolled_affine(m: &Module, loops: &serde_json::Value) -> Option<Vec<UnrolledAffine>> {
+    let order = m.insts_in_order();
+    (loops.as_array()?.iter())
+        .map(|l| {
+            let iterations = (l["iterations"].as_array()?.iter())
+                .map(|it| {
+                    (it.as_array()?.iter())
+                        .map(|p| order.get(usize::try_from(p.as_u64()?).ok()?).copied())
+                        .collect::<Option<Vec<_>>>()
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some(UnrolledAffine {
+                loc: l["loc"].as_str().map(str::to_string),
+                iterations,
+            })
+        })
+        .collect()
+}
+
+/// The kernel line of the IR entity a validation error points at.
+fn loc_of(m: &Module, loc: &Loc) -> Option<String> {
+    let inst = match loc {
+        Loc::Tensor(t) => return m.tensor(*t).loc.clone(),
+        Loc::Inst(i) | Loc::Operand(i, _) | Loc::Bound(i, _, _) | Loc::Attr(i, _) => *i,
+        _ => return None,
+    };
+    m.inst(inst).loc().map(str::to_string)
+}
+
+/// The tracer's API listing (`psum trace --api`): one line a public name,
+/// `MODULE.NAME<TAB>implemented` or `MODULE.NAME<TAB>refused<TAB>REASON`.
+pub fn api_listing(python: &str) -> Result<Vec<String>, TraceError> {
+    let reply = run_tracer(
+        python,
+        &serde_json::json!({"api": true}),
+        Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+    )?;
+    if let Some(err) = reply.get("error") {
+        return Err(reply_error(err));
+    }
+    Ok(reply["api"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|l| l.as_str().map(str::to_string))
+        .collect())
 }
 
 /// How a kernel path is written in `loc=` attributes: as given, with `/`.

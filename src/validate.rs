@@ -14,11 +14,11 @@
 use crate::arch::{self, Arch, PSUM_BANK_SIZE};
 use crate::ir::MAX_LOOP_DEPTH;
 use crate::ir::{
-    Access, Affine, Attr, Bound, DType, InstId, InstKind, Loc, LoopId, Matmul, Mem, Module, Stmt,
-    VarId,
+    Access, Affine, Attr, Bound, DType, InstId, InstKind, Loc, LoopId, Matmul, MatmulKind, Mem,
+    Module, Stmt, VarId,
 };
 use crate::text::lexer::{is_label, is_name};
-use crate::text::{access_to_string, Tile};
+use crate::text::{access_to_string, InstNames, Tile};
 use std::collections::HashMap;
 
 /// Largest magnitude of an affine coefficient or constant, so that every
@@ -575,8 +575,8 @@ fn declarations(m: &Module, arch: &Arch) -> Result<(), ValidateError> {
 struct Cx<'m> {
     m: &'m Module,
     arch: Arch,
-    /// Program-order position of each instruction.
-    pos: Vec<usize>,
+    /// How instructions are named.
+    names: InstNames<'m>,
     /// `[lo, hi)` of each variable's loop.
     range: Vec<(i64, i64)>,
 }
@@ -586,10 +586,6 @@ type Iteration = Vec<(VarId, i64)>;
 
 impl<'m> Cx<'m> {
     fn new(m: &'m Module, arch: Arch, loop_of_var: &[Option<LoopId>]) -> Self {
-        let mut pos = vec![0; m.insts.len()];
-        for (n, i) in m.insts_in_order().into_iter().enumerate() {
-            pos[i.index()] = n;
-        }
         let range = loop_of_var
             .iter()
             .map(|l| l.map_or((0, 1), |l| (m.loop_(l).lo, m.loop_(l).hi)))
@@ -597,21 +593,13 @@ impl<'m> Cx<'m> {
         Cx {
             m,
             arch,
-            pos,
+            names: InstNames::new(m),
             range,
         }
     }
 
     fn inst_name(&self, id: InstId) -> String {
-        let inst = self.m.inst(id);
-        let what = match inst.loc() {
-            Some(loc) => format!("{} at {loc}", inst.kind.mnemonic()),
-            None => inst.kind.mnemonic().to_string(),
-        };
-        match inst.label() {
-            Some(l) => format!("%{l} ({what})"),
-            None => format!("%{} ({what})", self.pos[id.index()]),
-        }
+        self.names.describe(id, true)
     }
 
     fn iteration_text(&self, it: &Iteration) -> String {
@@ -913,7 +901,13 @@ impl<'m> Cx<'m> {
                 },
             );
         }
-        if dt.dtype != DType::F32 && (dt.dtype != DType::Bf16 || self.arch.arch_level() < 40) {
+        // A PE transpose (NKI's nc_transpose) writes its input's dtype.
+        let transposed = mm.kind == MatmulKind::Transpose
+            && dt.dtype == self.m.tensor(mm.stationary.tensor).dtype;
+        if dt.dtype != DType::F32
+            && !transposed
+            && (dt.dtype != DType::Bf16 || self.arch.arch_level() < 40)
+        {
             return err(
                 Loc::Operand(id, 0),
                 ValidateErrorKind::MatmulDstDtype {

@@ -1,144 +1,143 @@
-"""The driver ``psum trace`` runs: ``python3 -m psum_nki REQUEST_JSON``.
+"""The driver ``psum trace`` runs: ``python3 -m psum_nki REQUEST REPLY``.
 
-REQUEST_JSON names the kernel file, the function, its ``--arg`` tensors and
-``--kwarg`` literals, the architecture (or none, to take the kernel's
-``platform_target``) and the geometry of every architecture. One JSON object
-goes to stdout: ``{"program", "arch", "warnings"}`` or ``{"error"}``.
+REQUEST (a JSON file) names the kernel file, the function, its ``--arg``
+tensors and ``--kwarg`` literals, the architecture (or none, to take the
+kernel's ``platform_target``), the launch grid, the limits and the geometry
+of every architecture. The reply goes to the file REPLY, never to the
+kernel's stdout (which is sent to stderr): ``{"program", "arch", "warnings",
+"affine"}`` (``affine``: the ``affine_range`` loops left unrolled,
+``Recorder.unrolled_affine``), ``{"error": {message, loc, kind}}`` or
+``{"api": [lines]}``.
 """
 
 import ast
-import importlib.util
-import inspect
 import json
 import os
+import signal
 import sys
 import traceback
 
-from . import core, language, shim
-from .core import STATE, TraceError
-from .tiles import Tile
+
+def reply(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f)
 
 
-def fail(message, loc=None, kind="exception"):
-    print(json.dumps({"error": {"message": message, "loc": loc, "kind": kind}}))
-    sys.exit(0)
+def error(message, loc=None, kind="exception", detail=None):
+    return {"error": {"message": message, "loc": loc, "kind": kind, "detail": detail}}
 
 
-def exception_loc(exc):
-    """``FILE:LINE`` of the innermost kernel frame of a traceback."""
-    loc = None
-    for frame, line in traceback.walk_tb(exc.__traceback__):
-        if os.path.abspath(frame.f_code.co_filename) == STATE.kernel_file:
-            loc = "%s:%d" % (STATE.display_file, line)
-    return loc
-
-
-def guarded(run):
-    """``run()``, reporting a refusal or an exception at its kernel line."""
+def limit_memory(mib):
     try:
-        return run()
+        import resource
+    except ImportError:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    want = mib << 20
+    if hard != resource.RLIM_INFINITY:
+        want = min(want, hard)
+    if soft == resource.RLIM_INFINITY or want < soft:
+        resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+
+
+def literal(kw):
+    try:
+        return ast.literal_eval(kw["value"])
+    except (ValueError, SyntaxError):
+        raise TraceErrorSetup("--kwarg %s=%s is not a Python literal" % (kw["name"], kw["value"])) from None
+
+
+class TraceErrorSetup(Exception):
+    pass
+
+
+def run(request):
+    from . import api, driver, loader, shim
+    from .errors import TraceError
+
+    if request.get("api"):
+        shim.install()
+        return {"api": api.listing()}
+
+    class Timeout(loader.Limit):
+        pass
+
+    def on_alarm(signum, frame):
+        raise Timeout()
+
+    if request.get("timeout"):
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, float(request["timeout"]))
+    if request.get("memory_mib"):
+        limit_memory(int(request["memory_mib"]))
+    from .errors import traceback_loc
+
+    installed = shim.install()
+    try:
+        literals = {kw["name"]: literal(kw) for kw in request["kwargs"]}
+        module = loader.load(request["kernel"], request["display"])
+        fn = request["function"]
+        if not hasattr(module, fn):
+            for line, names, exc in module.failed:
+                if fn in names:
+                    raise exc
+            return error("no function '%s' in %s" % (fn, request["display"]), kind="setup")
+        kernel = getattr(module, fn)
+        target = request["arch"] or getattr(kernel, "platform_target", None) or "trn1"
+        if not isinstance(target, str):
+            return error("platform_target %r names no architecture" % (target,), kind="setup")
+        geo = request["archs"].get(target)
+        if geo is None:
+            return error("platform_target '%s' names no architecture psum knows" % target, kind="setup")
+        tensors = {a["name"]: (a["dtype"], a["shape"]) for a in request["args"]}
+        traced = driver.trace(kernel, tensors, literals, geo, request.get("grid") or (), request.get("program_id") or ())
+        return {"program": traced.program, "arch": traced.arch, "warnings": traced.warnings, "affine": traced.affine}
+    except TraceErrorSetup as e:
+        return error(str(e), kind="setup")
     except TraceError as e:
-        fail(e.message, e.loc, e.kind)
-    except SystemExit:
-        raise
-    except BaseException as e:
-        fail("%s: %s" % (type(e).__name__, e), exception_loc(e))
-
-
-def load_kernel(path, function):
-    spec = importlib.util.spec_from_file_location("psum_traced_kernel", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, os.path.dirname(path))
-    spec.loader.exec_module(module)
-    if not hasattr(module, function):
-        fail("no function '%s' in %s" % (function, STATE.display_file), kind="setup")
-    return getattr(module, function)
-
-
-def set_tile_sizes(geo):
-    ts = language.tile_size
-    ts.gemm_moving_fmax = 512
-    ts.sbuf_fmax_bytes = geo["sbuf_bytes"] - geo["reserved"]
-    ts.sbuf_fmax = ts.sbuf_fmax_bytes // 4
-    ts.total_available_sbuf_size = ts.sbuf_fmax_bytes
-    ts.sbuf_size_bytes = geo["sbuf_bytes"] * 128
-    ts.psum_num_banks = geo["banks"]
-
-
-def call_args(func, request):
-    """Positional and keyword arguments for the kernel, by parameter name."""
-    params = inspect.signature(func).parameters
-    tensors = {a["name"]: a for a in request["args"]}
-    literals = {}
-    for kw in request["kwargs"]:
-        try:
-            literals[kw["name"]] = ast.literal_eval(kw["value"])
-        except (ValueError, SyntaxError):
-            fail("--kwarg %s=%s is not a Python literal" % (kw["name"], kw["value"]), kind="setup")
-    for name in list(tensors) + list(literals):
-        if name not in params:
-            fail(
-                "%s has no parameter '%s' (its parameters: %s)"
-                % (request["function"], name, ", ".join(params) or "none"),
-                kind="setup",
-            )
-    kwargs = {}
-    inputs = []
-    for name, p in params.items():
-        if name in tensors:
-            a = tensors[name]
-            t = Tile(tuple(a["shape"]), a["dtype"], language.hbm, name=name, loc=None)
-            kwargs[name] = t
-            inputs.append(t)
-        elif name in literals:
-            kwargs[name] = literals[name]
-        elif p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            fail(
-                "parameter '%s' of %s needs --arg %s=DTYPE[D0,...] or --kwarg %s=VALUE"
-                % (name, request["function"], name, name),
-                kind="setup",
-            )
-    return kwargs, inputs
-
-
-def returned_tiles(value):
-    if isinstance(value, Tile):
-        return [value]
-    if isinstance(value, (tuple, list)):
-        return [t for v in value for t in returned_tiles(v)]
-    return []
+        return error(e.message, e.loc, e.kind)
+    except Timeout as e:
+        return error(
+            "the kernel did not finish within %g s (psum trace --timeout)" % request["timeout"],
+            traceback_loc(e),
+            "limit",
+        )
+    except MemoryError as e:
+        return error(
+            "MemoryError: the kernel exceeded the tracer's memory limit of %d MiB" % request["memory_mib"],
+            traceback_loc(e),
+            "limit",
+        )
+    except RecursionError as e:
+        return error("RecursionError: %s" % e, traceback_loc(e))
+    except (Exception, SystemExit) as e:
+        frames = traceback.extract_tb(e.__traceback__)
+        here = os.path.dirname(os.path.abspath(__file__))
+        inner = frames[-1].filename if frames else ""
+        message = "%s: %s" % (type(e).__name__, e)
+        if os.path.dirname(os.path.abspath(inner)) == here and not isinstance(e, SystemExit):
+            return error(message, traceback_loc(e), "internal", "".join(traceback.format_exception(type(e), e, e.__traceback__)))
+        return error(message, traceback_loc(e))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        shim.uninstall(installed)
 
 
 def main():
-    request = json.loads(sys.argv[1])
-    shim.install()
-    STATE.kernel_file = os.path.abspath(request["kernel"])
-    STATE.display_file = request["display"]
-    kernel = guarded(lambda: load_kernel(STATE.kernel_file, request["function"]))
-    func = getattr(kernel, "func", kernel)
-    if not callable(func):
-        fail("'%s' is not a function" % request["function"], kind="setup")
-    target = request["arch"] or getattr(kernel, "platform_target", None) or "trn1"
-    geo = request["archs"].get(target)
-    if geo is None:
-        fail("platform_target '%s' names no architecture psum knows" % target, kind="setup")
-    set_tile_sizes(geo)
-    rec = core.Recorder()
-    STATE.recorder = rec
-    kwargs, inputs = guarded(lambda: call_args(func, request))
-    result = guarded(lambda: func(**kwargs))
-    if rec.frames:
-        fail(
-            "a loop left early (break or return inside affine_range/sequential_range)",
-            rec.frames[-1].loc,
-            "unsupported",
-        )
-    outputs = [b for t in returned_tiles(result) for b in t.blocks.values()]
-    inputs = [b for t in inputs for b in t.blocks.values()]
-    block = func.__name__ if func.__name__.isidentifier() else "kernel"
-    text = core.program_text(geo["codename"], block, inputs + outputs, rec)
-    warnings = [[loc, message()] for loc, message in rec.warnings]
-    print(json.dumps({"program": text, "arch": geo["codename"], "warnings": warnings}))
+    request_path, reply_path = sys.argv[1], sys.argv[2]
+    with open(request_path) as f:
+        request = json.load(f)
+    # The kernel's prints go to stderr (fd 1 becomes a copy of fd 2, so a
+    # kernel that closes its stdout closes neither); the reply has a file of its own.
+    os.dup2(2, 1)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 3000))
+    try:
+        out = run(request)
+    except BaseException as e:
+        out = error("%s: %s" % (type(e).__name__, e), None, "internal", "".join(traceback.format_exception(type(e), e, e.__traceback__)))
+    reply(reply_path, out)
+    sys.stderr.flush()
+    os._exit(0)
 
 
 main()

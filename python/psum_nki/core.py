@@ -7,114 +7,6 @@ when the iterations differ only in bounds that are affine in the iteration
 number (and in tiles each iteration allocates for itself).
 """
 
-import linecache
-import os
-import re
-import sys
-
-PSUM_BANK_BYTES = 2048
-
-# NKI dtype names and the psum keyword and byte size of each.
-DTYPES = {
-    "float32": ("f32", 4),
-    "bfloat16": ("bf16", 2),
-    "float16": ("f16", 2),
-    "tfloat32": ("tf32", 4),
-    "float8_e4m3": ("fp8", 1),
-    "float8_e4m3fn": ("fp8", 1),
-    "float8_e5m2": ("fp8_e5m2", 1),
-    "float8_e8m0fnu": ("u8", 1),
-    "float8_e4m3fn_x4": ("fp8x4", 4),
-    "float8_e5m2_x4": ("fp8x4", 4),
-    "float4_e2m1fn_x4": ("fp4x4", 2),
-    "int8": ("i8", 1),
-    "uint8": ("u8", 1),
-    "bool_": ("u8", 1),
-    "int16": ("i16", 2),
-    "uint16": ("u16", 2),
-    "int32": ("i32", 4),
-    "uint32": ("u32", 4),
-}
-
-
-class TraceError(Exception):
-    """A failure the driver reports as ``FILE:LINE: error: MESSAGE``.
-
-    ``kind`` is ``unsupported`` (a construct the tracer refuses) or
-    ``invalid`` (a kernel that breaks an NKI rule the tracer checks).
-    """
-
-    def __init__(self, message, kind="unsupported", loc=None):
-        super().__init__(message)
-        self.message = message
-        self.kind = kind
-        self.loc = loc if loc is not None else kernel_loc()
-
-
-class Unsupported(TraceError):
-    """An API, argument or construct the tracer does not support."""
-
-    def __init__(self, what):
-        super().__init__(what, "unsupported")
-
-
-def dtype_info(dtype):
-    """The (psum keyword, byte size) of an NKI dtype (a name string or a stand-in)."""
-    name = getattr(dtype, "nki_name", None) or getattr(dtype, "__name__", None) or str(dtype)
-    name = name.replace("nl.", "").replace("np.", "")
-    if name in DTYPES:
-        return DTYPES[name]
-    raise Unsupported("dtype %r" % (dtype,))
-
-
-# ---------------------------------------------------------------------------
-# Source locations
-
-
-class _State:
-    """What the current trace knows: the kernel file and the recorder."""
-
-    kernel_file = None
-    display_file = None
-    recorder = None
-
-
-STATE = _State()
-
-
-def kernel_frame():
-    """The innermost frame of the running kernel's own file, or None."""
-    f = sys._getframe(1)
-    target = STATE.kernel_file
-    while f is not None:
-        if target is not None and os.path.abspath(f.f_code.co_filename) == target:
-            return f
-        f = f.f_back
-    return None
-
-
-def kernel_loc():
-    """``FILE:LINE`` of the kernel line being executed (FILE as the user named it)."""
-    f = kernel_frame()
-    if f is None:
-        return None
-    return "%s:%d" % (STATE.display_file, f.f_lineno)
-
-
-_ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?=[^=]")
-_FOR = re.compile(r"^\s*for\s+([A-Za-z_][A-Za-z0-9_]*)\s+in\b")
-
-
-def source_name(pattern, default):
-    """A name taken from the kernel line being executed (an assignment target or a loop variable)."""
-    f = kernel_frame()
-    if f is not None:
-        m = pattern.match(linecache.getline(f.f_code.co_filename, f.f_lineno))
-        if m:
-            return m.group(1)
-    return default
-
-
 # ---------------------------------------------------------------------------
 # Affine bounds: (constant, ((var, coefficient), ...)) with vars sorted by id.
 
@@ -222,7 +114,8 @@ class Access:
 
 
 class Inst:
-    """One recorded instruction."""
+    """One recorded instruction. ``iterations`` holds a ``(loop, n)`` pair for
+    each unrolled ``affine_range`` loop whose iteration ``n`` issued it."""
 
     def __init__(self, op, dst, srcs, loc, value=None, pos=None, accumulate=None):
         self.op = op
@@ -232,6 +125,7 @@ class Inst:
         self.value = value
         self.pos = pos
         self.accumulate = accumulate
+        self.iterations = ()
 
     def accesses(self):
         return [self.dst] + list(self.srcs)
@@ -279,6 +173,8 @@ class Recorder:
         self.tensors = []
         # (loc, message thunk): messages name tensors, which are named when printed.
         self.warnings = []
+        # (loc, iteration count) of each affine_range loop left unrolled.
+        self.unrolled = []
 
     def body(self):
         return self.frames[-1].bodies[-1] if self.frames else self.top
@@ -323,48 +219,30 @@ class Recorder:
             self.allocs().extend(kept)
             return
         if f.kind == "affine":
-            self.check_unrolled_affine(f)
+            # psum's lint checks the iterations (SPEC §9.4): tag what each issued.
+            k = len(self.unrolled)
+            self.unrolled.append((f.loc, len(f.bodies)))
+            for n, body in enumerate(f.bodies):
+                for inst in walk(body):
+                    inst.iterations += ((k, n),)
         for body, allocs in zip(f.bodies, f.allocs):
             self.body().extend(body)
             self.allocs().extend(allocs)
 
-    def check_unrolled_affine(self, frame):
-        """Warns of an unrolled affine_range loop whose iterations write one
-        PSUM location of a tile they share, other than by matmul accumulation.
-
-        A folded loop keeps ``affine`` and its tiles ``scope=``, and psum's own
-        lint sees it; an unrolled one is checked here, on the writes whose
-        bounds are constants.
-        """
-        earlier = []
-        for body, allocs in zip(frame.bodies, frame.allocs):
-            local = set(id(t) for t in allocs)
-            mine = []
-            for inst in walk(body):
-                t = inst.dst.tensor.canon()
-                if inst.op.startswith("matmul") or t.mem != "psum" or id(t) in local:
-                    continue
-                if any(terms for _, terms in inst.dst.bounds):
-                    continue
-                p0, p1, b0, b1 = (c for c, _ in inst.dst.bounds)
-                if any(
-                    u is t and p0 < q1 and q0 < p1 and b0 < c1 and c0 < b1
-                    for u, (q0, q1, c0, c1) in earlier
-                ):
-                    self.warn_affine(inst)
-                mine.append((t, (p0, p1, b0, b1)))
-            earlier.extend(mine)
-
-    def warn_affine(self, inst):
-        if any(loc == inst.loc for loc, _ in self.warnings):
-            return
-        self.warnings.append(
-            (
-                inst.loc,
-                lambda a=inst.dst: "affine_range iterations write the same PSUM location %s "
-                "(not by matmul accumulation); use sequential_range" % a.text(),
-            )
-        )
+    def unrolled_affine(self):
+        """Each unrolled affine_range loop as ``{"loc", "iterations"}``, an
+        iteration being the positions of its instructions in the printed
+        program; loops with fewer than two printed iterations are left out
+        (a folded outer loop prints one iteration's copy)."""
+        loops = [[[] for _ in range(count)] for _, count in self.unrolled]
+        for position, inst in enumerate(walk(self.top)):
+            for k, n in inst.iterations:
+                loops[k][n].append(position)
+        return [
+            {"loc": loc, "iterations": its}
+            for (loc, _), its in zip(self.unrolled, loops)
+            if sum(1 for it in its if it) >= 2
+        ]
 
 
 def walk(body):
@@ -418,6 +296,9 @@ def fold(frame):
     if len(c0) != len(c1):
         return None
     step = [b - a for a, b in zip(c0, c1)]
+    # Accesses keep their extents across iterations (p0 and p1, b0 and b1 move together).
+    if any(step[i] != step[i + 1] for i in range(0, len(step), 2)):
+        return None
     for n, (allocs, consts, shape) in enumerate(flats):
         if shape != s0 or len(allocs) != len(allocs0):
             return None
@@ -451,9 +332,9 @@ def rebuild(body, var, lo, steps):
                 b = aff_add_var((const - d * lo, ts), var, d)
                 bounds.append(b)
             accs.append(Access(a.tensor, tuple(bounds)))
-        out.append(
-            Inst(item.op, accs[0], accs[1:], item.loc, item.value, item.pos, item.accumulate)
-        )
+        inst = Inst(item.op, accs[0], accs[1:], item.loc, item.value, item.pos, item.accumulate)
+        inst.iterations = item.iterations
+        out.append(inst)
     return out
 
 

@@ -1,41 +1,59 @@
-"""``nki.language`` as the tracer implements it, and the instruction builders
-that ``nki.isa`` shares."""
+"""``nki.language`` as registrations (SPEC §9.2): each public name with NKI's
+signature (the newer form and the older one, with ``mask=``) and its
+lowering."""
 
 import builtins
 
-from . import core
-from .core import STATE, TraceError, Unsupported
-from .tiles import Buffer, Grid, IndexRange, ParDim, Tile, View, as_int
+from . import core, dtypes, lower
+from .api import api, refuse, value
+from .errors import FOR, Invalid, Unsupported, kernel_loc, source_name
+from .index import IndexExpr, as_int, mgrid as _mgrid
+from .tiles import BUFFERS, PSUM, SBUF, ParDim, Tile, buffer_of, product
 
-# Dtypes are their NKI names.
-float32 = "float32"
-bfloat16 = "bfloat16"
-float16 = "float16"
-tfloat32 = "tfloat32"
-float8_e4m3 = "float8_e4m3"
-float8_e4m3fn = "float8_e4m3fn"
-float8_e5m2 = "float8_e5m2"
-float8_e8m0fnu = "float8_e8m0fnu"
-float8_e4m3fn_x4 = "float8_e4m3fn_x4"
-float8_e5m2_x4 = "float8_e5m2_x4"
-float4_e2m1fn_x4 = "float4_e2m1fn_x4"
-int8 = "int8"
-uint8 = "uint8"
-int16 = "int16"
-uint16 = "uint16"
-int32 = "int32"
-uint32 = "uint32"
-bool_ = "bool_"
+L = "nki.language."
 
-sbuf = Buffer("nl.sbuf", "sbuf")
-psum = Buffer("nl.psum", "psum")
-hbm = Buffer("nl.hbm", "dram")
-shared_hbm = Buffer("nl.shared_hbm", "dram")
-private_hbm = Buffer("nl.private_hbm", "dram")
+for _name in dtypes.TABLE:
+    value(L + _name, dtypes.BY_NAME[_name])
+value(L + "DType", dtypes.DType)
+for _name, _buf in BUFFERS.items():
+    value(L + _name, _buf)
+
+
+class MemoryRegion:
+    """The memories a tensor lives in."""
+
+    sbuf = SBUF
+    psum = PSUM
+    private_hbm = BUFFERS["private_hbm"]
+    shared_hbm = BUFFERS["shared_hbm"]
+    hbm = BUFFERS["hbm"]
+
+
+value(L + "MemoryRegion", MemoryRegion)
+
+
+class NKIObject:
+    """Base class of NKI configuration objects (keyword fields)."""
+
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+
+
+value(L + "NKIObject", NKIObject)
+value(L + "NkiTensor", Tile)
+
+
+class fp32:
+    """FP32 constants."""
+
+    min = -3.4028234663852886e38
+
+
+value(L + "fp32", fp32)
 
 
 class tile_size:
-    """Hardware tile sizes; the driver sets the arch-dependent ones."""
+    """Hardware tile sizes; the driver sets the architecture's."""
 
     pmax = 128
     gemm_stationary_fmax = 128
@@ -54,37 +72,50 @@ class tile_size:
     total_available_sbuf_size = 0
 
 
-def par_dim(n):
-    return ParDim(n)
+value(L + "tile_size", tile_size)
+
+
+@api(L + "par_dim", "(n)")
+def par_dim(a):
+    return ParDim(a.n)
+
+
+def _is(mem):
+    def check(a):
+        return lower.tensor_arg(a.x, "the tensor").tile.mem in mem
+
+    return check
+
+
+for _name, _mem in (("is_hbm", ("dram",)), ("is_on_chip", ("sbuf", "psum")), ("is_psum", ("psum",)), ("is_sbuf", ("sbuf",))):
+    api(L + _name, "(x)")(_is(_mem))
 
 
 # ---------------------------------------------------------------------------
-# Loops
+# Loops and the SPMD grid
 
 
-class _Range:
+class Range:
     """An ``affine_range`` or ``sequential_range``: each iteration is recorded
     on its own, and the loop is folded when the iterations agree."""
 
-    def __init__(self, kind, args):
-        if len(args) == 1:
-            lo, hi, step = 0, args[0], 1
-        elif len(args) == 2:
-            lo, hi, step = args[0], args[1], 1
-        else:
-            lo, hi, step = args
+    def __init__(self, kind, start, stop, step):
+        if stop is None:
+            start, stop = 0, start
         what = "%s bound" % kind
-        for v in (lo, hi, step):
-            if isinstance(v, (Tile, View)):
+        for v in (start, stop, step):
+            if getattr(v, "is_nki_tensor", False):
                 raise Unsupported("a dynamic loop (%s_range over a tile's value)" % kind)
-        self.lo, self.hi, self.step = as_int(lo, what), as_int(hi, what), as_int(step, what)
+        self.lo, self.hi, self.step = as_int(start, what), as_int(stop, what), as_int(step, what)
+        if self.step == 0:
+            raise Invalid("%s_range step 0" % kind)
         self.kind = kind
-        self.name = core.source_name(core._FOR, "i")
-        self.loc = core.kernel_loc()
+        self.name = source_name(FOR, "i")
+        self.loc = kernel_loc()
 
     def __iter__(self):
         values = list(builtins.range(self.lo, self.hi, self.step))
-        rec = STATE.recorder
+        rec = lower.recorder()
         frame = core.Frame(self.name, self.lo, self.step, len(values), self.kind, self.loc)
         rec.loop_begin(frame)
         for v in values:
@@ -92,407 +123,421 @@ class _Range:
             yield v
         rec.loop_end()
 
-
-def affine_range(*args, **kwargs):
-    return _Range("affine", args)
-
-
-def sequential_range(*args, **kwargs):
-    return _Range("sequential", args)
+    def __len__(self):
+        return len(builtins.range(self.lo, self.hi, self.step))
 
 
-def static_range(*args, **kwargs):
-    return builtins.range(*(as_int(a, "static_range bound") for a in args))
+RANGE = "(start, stop=None, step=1)"
 
 
-def dynamic_range(*args, **kwargs):
-    raise Unsupported("a dynamic loop (nl.dynamic_range)")
+@api(L + "affine_range", RANGE)
+def affine_range(a):
+    return Range("affine", a.start, a.stop, a.step)
 
 
-def program_id(axis=0):
-    return 0
+@api(L + "sequential_range", RANGE)
+def sequential_range(a):
+    return Range("sequential", a.start, a.stop, a.step)
 
 
-def num_programs(axis=0):
-    return 1
+@api(L + "static_range", RANGE)
+def static_range(a):
+    if a.stop is None:
+        return builtins.range(as_int(a.start, "static_range bound"))
+    return builtins.range(as_int(a.start, "static_range bound"), as_int(a.stop, "static_range bound"), as_int(a.step, "static_range step"))
 
 
-def program_ndim():
-    return 0
+refuse(L + "dynamic_range", "a loop whose bounds are runtime values (psum programs have static loops)")
+refuse(L + "fori_loop", "a loop whose trip count is a runtime value")
+refuse(L + "while_loop", "a loop whose condition is a runtime value")
 
 
-def device_print(*args, **kwargs):
+class Grid:
+    """The launch grid of the traced program (``--grid``) and its instance (``--program-id``)."""
+
+    dims = ()
+    ids = ()
+    used = False
+    loc = None
+
+
+GRID = Grid()
+
+
+def _used():
+    if not GRID.used:
+        GRID.used = True
+        GRID.loc = kernel_loc()
+
+
+def _axis(axis):
+    axis = as_int(axis, "grid axis")
+    _used()
+    if not GRID.dims:
+        return None
+    if not 0 <= axis < len(GRID.dims):
+        raise Invalid("axis %d of a %d-dimensional launch grid" % (axis, len(GRID.dims)))
+    return axis
+
+
+@api(L + "program_id", "(axis=0)")
+def program_id(a):
+    axis = _axis(a.axis)
+    return 0 if axis is None else GRID.ids[axis]
+
+
+@api(L + "num_programs", "(axes=None)")
+def num_programs(a):
+    if a.axes is None:
+        _used()
+        return product(GRID.dims) if GRID.dims else 1
+    axes = a.axes if isinstance(a.axes, (tuple, list)) else (a.axes,)
+    total = 1
+    for ax in axes:
+        axis = _axis(ax)
+        total *= 1 if axis is None else GRID.dims[axis]
+    return total
+
+
+@api(L + "program_ndim", "()")
+def program_ndim(a):
+    _used()
+    return len(GRID.dims)
+
+
+class SpmdDim:
+    """``nl.spmd_dim`` / ``nl.nc``: a launch-grid dimension (its size is the product)."""
+
+    def __init__(self, sizes):
+        self.size = product(int(getattr(s, "size", s)) for s in sizes)
+
+    def __index__(self):
+        return self.size
+
+
+@api(L + "spmd_dim", "(*sizes)")
+def spmd_dim(a):
+    return SpmdDim(a.sizes)
+
+
+@api(L + "nc", "(n)")
+def nc(a):
+    return SpmdDim((a.n,))
+
+
+@api(L + "device_print", "(prefix, x=None, *, mask=None)")
+def device_print(a):
     return None
+
+
+@api(L + "no_reorder", "()")
+def no_reorder(a):
+    """A block whose instructions keep their order (psum keeps program order)."""
+    import contextlib
+
+    return contextlib.nullcontext()
 
 
 # ---------------------------------------------------------------------------
 # Index ranges
 
 
-def arange(*args):
-    if len(args) == 1:
-        lo, hi = 0, args[0]
-    else:
-        lo, hi = args[0], args[1]
-    lo, hi = as_int(lo, "arange bound"), as_int(hi, "arange bound")
-    return IndexRange(lo, hi - lo)
+@api(L + "arange", "(*args)")
+def arange(a):
+    args = a.args
+    if not 1 <= len(args) <= 3:
+        raise Invalid("nl.arange takes (stop), (start, stop) or (start, stop, step)")
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) > 2 else 1)
+    start, stop, step = as_int(start, "arange bound"), as_int(stop, "arange bound"), as_int(step, "arange step")
+    n = len(builtins.range(start, stop, step))
+    if n <= 0:
+        raise Invalid("nl.arange(%d, %d, %d) is empty" % (start, stop, step))
+    return IndexExpr.range(start, n, step)
 
 
 class _MGrid:
+    """``nl.mgrid[…]``."""
+
     def __getitem__(self, idx):
-        if not isinstance(idx, tuple):
-            idx = (idx,)
-        out = []
-        for s in idx:
-            if not isinstance(s, slice) or s.step not in (None, 1):
-                raise Unsupported("nl.mgrid takes unit-step slices")
-            lo = 0 if s.start is None else as_int(s.start, "mgrid bound")
-            out.append(IndexRange(lo, as_int(s.stop, "mgrid bound") - lo))
-        return Grid(out)
+        return _mgrid(idx)
 
 
-mgrid = _MGrid()
+value(L + "mgrid", _MGrid())
 
 
-def ds(start, size):
-    return IndexRange(as_int(start, "nl.ds start"), as_int(size, "nl.ds size"))
+@api(L + "ds", "(start, size)")
+def ds(a):
+    start, size = as_int(a.start, "nl.ds start"), as_int(a.size, "nl.ds size")
+    return slice(start, start + size)
 
 
 # ---------------------------------------------------------------------------
 # Allocation
 
-
-def _buffer(buffer):
-    if buffer is None:
-        return sbuf
-    if not isinstance(buffer, Buffer):
-        raise Unsupported("buffer %r" % (buffer,))
-    return buffer
+CREATE = "(shape, dtype, buffer=None, name='', *, lazy_initialization=False)"
 
 
-def ndarray(shape, dtype, buffer=None, name="", **kwargs):
-    return Tile(shape, dtype, _buffer(buffer), name or None)
+@api(L + "ndarray", CREATE)
+def ndarray(a):
+    return Tile(a.shape, a.dtype, buffer_of(a.buffer), a.name or None)
 
 
-empty = ndarray
-
-
-def full(shape, fill_value, dtype, buffer=None, name="", **kwargs):
-    t = Tile(shape, dtype, _buffer(buffer), name or None)
+def _fill(shape, fill, dtype, buffer, name):
+    v = lower.number(fill, "the fill value")
+    t = Tile(shape, dtype, buffer_of(buffer), name or None)
     for idx in t.blocks:
-        v = t.view()
-        if idx:
-            v = v[idx]
-        emit("memset", v, [], value=float(fill_value))
+        view = t.view()
+        lower.emit("memset", view[idx] if idx else view, [], value=v)
     return t
 
 
-def zeros(shape, dtype, buffer=None, name="", **kwargs):
-    return full(shape, 0, dtype, buffer, name)
+@api(L + "zeros", CREATE)
+def zeros(a):
+    return _fill(a.shape, 0, a.dtype, a.buffer, a.name)
 
 
-def ones(shape, dtype, buffer=None, name="", **kwargs):
-    return full(shape, 1, dtype, buffer, name)
+@api(L + "ones", CREATE)
+def ones(a):
+    return _fill(a.shape, 1, a.dtype, a.buffer, a.name)
 
 
-def _like(x):
-    v = view_of(x)
-    return v.shape, v.dtype, v.buffer
+@api(L + "full", "(shape, fill_value, dtype, buffer=None, name='', *, lazy_initialization=False)")
+def full(a):
+    return _fill(a.shape, a.fill_value, a.dtype, a.buffer, a.name)
 
 
-def empty_like(x, dtype=None, buffer=None, name="", **kwargs):
-    shape, dt, buf = _like(x)
-    return ndarray(shape, dtype or dt, buffer or buf, name)
+@api(L + "rand", "(shape, dtype=float32, *, buffer=None, name='')", ns={"float32": dtypes.BY_NAME["float32"]})
+def rand(a):
+    return _fill(a.shape, 0, a.dtype, a.buffer, a.name)
 
 
-ndarray_like = empty_like
+LIKE = "(a, dtype=None, *, buffer=None, name='')"
 
 
-def zeros_like(x, dtype=None, buffer=None, name="", **kwargs):
-    shape, dt, buf = _like(x)
-    return zeros(shape, dtype or dt, buffer or buf, name)
+def _like(a):
+    v = lower.tensor_arg(a.a, "the template tensor")
+    return v.shape, a.dtype or v.dtype, buffer_of(a.buffer, v.buffer), a.name
 
 
-def ones_like(x, dtype=None, buffer=None, name="", **kwargs):
-    shape, dt, buf = _like(x)
-    return ones(shape, dtype or dt, buffer or buf, name)
+@api(L + "empty_like", LIKE)
+def empty_like(a):
+    shape, dt, buf, name = _like(a)
+    return Tile(shape, dt, buf, name or None)
 
 
-def full_like(x, fill_value, dtype=None, buffer=None, name="", **kwargs):
-    shape, dt, buf = _like(x)
-    return full(shape, fill_value, dtype or dt, buffer or buf, name)
+@api(L + "zeros_like", LIKE)
+def zeros_like(a):
+    shape, dt, buf, name = _like(a)
+    return _fill(shape, 0, dt, buf, name)
 
 
-# ---------------------------------------------------------------------------
-# Instruction builders
-
-
-def view_of(x):
-    if isinstance(x, Tile):
-        return x.view()
-    if isinstance(x, View):
-        return x
-    return None
-
-
-def is_tile(x):
-    return isinstance(x, (Tile, View))
-
-
-def emit(op, dst, srcs, value=None, pos=None, accumulate=None):
-    """Records ``op dst <- srcs`` at the kernel line being executed."""
-    for s in srcs:
-        s.tile.fresh = None
-    inst = core.Inst(
-        op,
-        dst.access(),
-        [s.access() for s in srcs],
-        core.kernel_loc(),
-        value,
-        pos,
-        accumulate,
-    )
-    STATE.recorder.emit(inst)
-    return inst
-
-
-def produce(op, srcs, shape, dtype, mem, **kw):
-    """A fresh tile written by ``op`` from ``srcs``: a value-returning NKI call."""
-    buf = {"psum": psum, "sbuf": sbuf}[mem] if isinstance(mem, str) else mem
-    t = Tile(shape, dtype, buf)
-    inst = emit(op, t.view(), srcs, **kw)
-    t.fresh = inst
-    return t
-
-
-def engine_op(dst, srcs):
-    """``act`` when every source has the destination's shape, else ``engine``."""
-    shape = (dst.part_extent(), dst.elements())
-    same = builtins.all((s.part_extent(), s.elements()) == shape for s in srcs)
-    return "act" if same and srcs else "engine"
-
-
-def broadcast(shapes):
-    n = builtins.max(len(s) for s in shapes)
-    out = []
-    for i in builtins.range(n):
-        dims = [s[i - n + len(s)] for s in shapes if i - n + len(s) >= 0]
-        big = [d for d in dims if d != 1]
-        if len(set(big)) > 1:
-            raise TraceError("shapes %s do not broadcast" % (shapes,), "invalid")
-        out.append(big[0] if big else 1)
-    return tuple(out)
-
-
-def compute(args, dtype=None, buffer=None, dst=None, shape=None, force_engine=False):
-    """An engine instruction over the tile operands among ``args`` (scalars
-    are immediates), into ``dst`` or a fresh tile."""
-    srcs = [view_of(a) for a in args if is_tile(a)]
-    if not srcs:
-        raise Unsupported("an operation without tile operands")
-    if dst is not None:
-        target = view_of(dst)
-        op = "engine" if force_engine else engine_op(target, srcs)
-        emit(op, target, srcs)
-        return target
+@api(L + "shared_constant", "(constant, dtype=None)")
+def shared_constant(a):
+    """A constant in DRAM filled by the host (its values are not PSUM traffic)."""
+    c = a.constant
+    shape = getattr(c, "shape", None)
     if shape is None:
-        shape = broadcast([s.shape for s in srcs])
-    dt = dtype or srcs[0].dtype
-    buf = _buffer(buffer)
-    t = Tile(shape, dt, buf)
-    target = t.view()
-    op = "engine" if force_engine else engine_op(target, srcs)
-    t.fresh = emit(op, target, srcs)
-    return t
+        shape = _nested_shape(c)
+    dt = a.dtype or getattr(c, "dtype", None) or "float32"
+    return Tile(tuple(shape), dt, BUFFERS["shared_hbm"], name=source_name_or("constant"))
 
 
-def reduce_shape(shape, axis, keepdims):
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    axes = [a % len(shape) for a in (as_int(a, "axis") for a in axes)]
-    out = []
-    for i, d in enumerate(shape):
-        if i in axes:
-            if keepdims or i == 0:
-                out.append(1)
-        else:
-            out.append(d)
-    if len(out) == 1:
-        out.append(1)
-    return tuple(out)
+def _nested_shape(c):
+    shape = []
+    while isinstance(c, (list, tuple)):
+        shape.append(len(c))
+        c = c[0] if c else None
+    if not shape:
+        raise Invalid("nl.shared_constant takes an array")
+    return shape
 
 
-def reduction(x, axis, dtype=None, buffer=None, keepdims=False, dst=None):
-    v = view_of(x)
-    if v is None:
-        raise Unsupported("a reduction of a non-tile")
-    return compute(
-        [v],
-        dtype,
-        buffer,
-        dst,
-        shape=reduce_shape(v.shape, axis, keepdims),
-        force_engine=True,
-    )
+def source_name_or(default):
+    from .errors import ASSIGN
+
+    return source_name(ASSIGN, default)
 
 
-def whole(v):
-    """Whether view ``v`` covers its whole (single-block) tile."""
-    return builtins.all(d[1] == 0 and (d[0] == "block" or d[2] == n) for d, n in zip(v.dims, full_dims(v.tile)))
+@api(L + "shared_identity_matrix", "(n, dtype='uint8')")
+def shared_identity_matrix(a):
+    n = as_int(a.n, "identity size")
+    return Tile((n, n), a.dtype, BUFFERS["shared_hbm"], name=source_name_or("identity"))
 
 
-def full_dims(t):
-    return list(t.block_shape) + [t.par] + list(t.free_shape)
+@api(L + "static_cast", "(input_data, dtype)")
+def static_cast(a):
+    return a.input_data
 
 
-def retarget(value, target):
-    """Moves the write of a fresh tile produced by the previous instruction to
-    ``target``; returns whether it did."""
-    v = view_of(value)
-    if v is None or v.tile.fresh is None or not whole(v):
-        return False
-    inst = v.tile.fresh
-    if STATE.recorder.last_inst() is not inst:
-        return False
-    if v.elements() != target.elements() or v.part_extent() != target.part_extent():
-        return False
-    inst.dst = target.access()
-    v.tile.fresh = None
-    return True
+@api(L + "finfo", "(dtype)")
+def finfo(a):
+    """numpy's finfo of a float dtype (needs numpy, as numpy's own does)."""
+    import numpy
 
-
-def assign(target, value):
-    """``target[...] = value``."""
-    if not is_tile(value):
-        if isinstance(value, (int, float)):
-            emit("memset", target, [], value=float(value))
-            return
-        raise Unsupported("assigning %r to a tile" % (value,))
-    if retarget(value, target):
-        return
-    src = view_of(value)
-    if (src.part_extent(), src.elements()) == (target.part_extent(), target.elements()):
-        emit("copy", target, [src])
-    else:
-        emit("engine", target, [src])
-
-
-def accumulate(target, value):
-    """``target += value``: a matmul accumulates in place, anything else adds."""
-    v = view_of(value)
-    if v is not None and v.tile.fresh is not None and v.tile.fresh.op.startswith("matmul"):
-        if retarget(value, target):
-            return
-    srcs = [target] + ([v] if v is not None else [])
-    emit(engine_op(target, srcs), target, srcs)
-
-
-def pe_transpose(data, dst=None):
-    """A PE transpose: ``matmul.t`` of ``data`` against an identity tile."""
-    v = view_of(data)
-    p = v.part_extent()
-    f = v.elements() // p
-    ident = identity(v.tile.dtype, p)
-    if dst is not None:
-        emit("matmul.t", view_of(dst), [v, ident])
-        return view_of(dst)
-    return produce("matmul.t", [v, ident], (f, p), float32, "psum")
-
-
-def identity(dtype, n):
-    """The identity tile PE transposes multiply by (one per dtype)."""
-    rec = STATE.recorder
-    key = ("identity", dtype)
-    cache = getattr(rec, "identities", None)
-    if cache is None:
-        cache = rec.identities = {}
-    if key not in cache:
-        t = Tile((128, 128), dtype, sbuf, name="identity")
-        for block in t.blocks.values():
-            block.loc = None
-            rec.allocs().remove(block)
-            rec.top_allocs.append(block)
-        cache[key] = t
-    return cache[key][0:n, 0:n]
+    return numpy.finfo(dtypes.lookup(a.dtype).dtype)
 
 
 # ---------------------------------------------------------------------------
 # Memory movement and the Tensor Engine
 
 
-def load(src, dtype=None, mask=None, **kwargs):
-    v = view_of(src)
-    return produce("dma", [v], v.shape, dtype or v.dtype, "sbuf")
+@api(L + "load", "(src, dtype=None, *, mask=None)")
+def load(a):
+    v = lower.tensor_arg(a.src, "src")
+    return lower.produce("dma", [v], v.shape, a.dtype or v.dtype, SBUF, mask=a.mask)
 
 
-def store(dst, value, mask=None, **kwargs):
-    d = view_of(dst)
-    if not is_tile(value):
-        raise Unsupported("storing a non-tile value")
-    emit("dma", d, [view_of(value)])
+@api(L + "store", "(dst, value, *, mask=None)")
+def store(a):
+    d = lower.tensor_arg(a.dst, "dst")
+    if not lower.is_tensor(a.value):
+        lower.emit("memset", d, [], value=lower.number(a.value, "the stored value"), mask=a.mask)
+        return None
+    lower.emit("dma", d, [a.value], mask=a.mask)
+    return None
 
 
-def copy(x, dtype=None, mask=None, **kwargs):
-    v = view_of(x)
-    return produce("copy", [v], v.shape, dtype or v.dtype, "sbuf")
+@api(L + "load_transpose2d", "(src, dtype=None, *, mask=None)")
+def load_transpose2d(a):
+    v = lower.tensor_arg(a.src, "src")
+    if v.ndim != 2:
+        raise Invalid("nl.load_transpose2d takes a 2-D tensor, not %s" % (v.shape,))
+    return lower.produce("dma", [v], (v.shape[1], v.shape[0]), a.dtype or v.dtype, SBUF, mask=a.mask)
 
 
-def matmul(x, y, transpose_x=False, mask=None, **kwargs):
+@api(L + "copy", "(src, dtype=None, *, mask=None)")
+def copy(a):
+    v = lower.tensor_arg(a.src, "src")
+    return lower.produce("copy", [v], v.shape, a.dtype or v.dtype, SBUF, mask=a.mask)
+
+
+@api(L + "matmul", "(x, y, *, transpose_x=False, mask=None)")
+def matmul(a):
     """``x @ y`` on the Tensor Engine; without ``transpose_x``, ``x`` is first
     transposed on the PE and copied back to SBUF."""
-    xv, yv = view_of(x), view_of(y)
-    if not transpose_x:
-        xt_psum = pe_transpose(xv)
-        xt = produce("copy", [xt_psum.view()], xt_psum.shape, xv.dtype, "sbuf")
+    xv, yv = lower.tensor_arg(a.x, "x"), lower.tensor_arg(a.y, "y")
+    if not a.transpose_x:
+        xt_psum = lower.pe_transpose(xv)
+        xt = lower.produce("copy", [xt_psum.view()], xt_psum.shape, xv.dtype, SBUF)
         xv = xt.view()
-    m = xv.elements() // xv.part_extent()
-    n = yv.elements() // yv.part_extent()
-    return produce("matmul", [xv, yv], (m, n), float32, "psum")
+    return lower.matmul("matmul", None, xv, yv, mask=a.mask)
 
 
-def transpose(x, dtype=None, mask=None, **kwargs):
-    return pe_transpose(x)
+@api(L + "transpose", "(x, dtype=None, *, mask=None)")
+def transpose(a):
+    return lower.pe_transpose(a.x, mask=a.mask)
 
 
-def _elementwise(name):
-    def op(*args, dtype=None, buffer=None, mask=None, **kwargs):
-        return compute(args, dtype, buffer)
+# ---------------------------------------------------------------------------
+# Element-wise, reductions, and the rest of the math
 
-    op.__name__ = name
+UNARY = "(x, dtype=None, *, mask=None)"
+BINARY = "(x, y, dtype=None, *, mask=None)"
+BOOL_BINARY = "(x, y, dtype=bool, *, mask=None)"
+
+
+def _elementwise(names):
+    def op(a):
+        args = [getattr(a, n) for n in names]
+        dt = a.dtype if a.dtype is not bool else "bool_"
+        return lower.elementwise(args, dt, a.mask)
+
     return op
 
 
-for _name in (
-    "add subtract multiply divide maximum minimum power fmod exp log tanh sigmoid relu gelu "
-    "gelu_dx gelu_apprx_tanh silu silu_dx softplus mish sqrt rsqrt square abs negative "
-    "reciprocal sin cos tan arctan erf erf_dx sign ceil floor trunc equal not_equal greater "
-    "greater_equal less less_equal logical_and logical_or logical_xor logical_not "
-    "bitwise_and bitwise_or bitwise_xor invert left_shift right_shift where"
-).split():
-    globals()[_name] = _elementwise(_name)
+UNARY_OPS = (
+    "exp log tanh sigmoid relu gelu gelu_dx gelu_apprx_tanh gelu_apprx_sigmoid gelu_apprx_sigmoid_dx silu silu_dx "
+    "softplus mish sqrt rsqrt square abs negative reciprocal sin cos tan arctan erf erf_dx sign ceil floor trunc "
+    "invert bypass"
+)
+BINARY_OPS = "add subtract multiply divide maximum minimum power fmod mod bitwise_and bitwise_or bitwise_xor left_shift right_shift abs_max abs_min"
+BOOL_OPS = "equal not_equal greater greater_equal less less_equal logical_and logical_or logical_xor"
+for _name in UNARY_OPS.split():
+    api(L + _name, UNARY)(_elementwise(("x",)))
+for _name in BINARY_OPS.split():
+    api(L + _name, BINARY)(_elementwise(("x", "y")))
+for _name in BOOL_OPS.split():
+    api(L + _name, BOOL_BINARY)(_elementwise(("x", "y")))
+api(L + "logical_not", "(x, dtype=bool, *, mask=None)")(_elementwise(("x",)))
+api(L + "prelu", "(x, alpha, dtype=None, *, mask=None)")(_elementwise(("x", "alpha")))
+api(L + "where", "(condition, x, y, dtype=None, *, mask=None)")(_elementwise(("condition", "x", "y")))
 
 
-def _reduction(name):
-    def op(x, axis, dtype=None, buffer=None, mask=None, keepdims=False, **kwargs):
-        return reduction(x, axis, dtype, buffer, keepdims)
-
-    op.__name__ = name
-    return op
+@api(L + "dropout", "(x, rate, dtype=None, *, mask=None)")
+def dropout(a):
+    return lower.elementwise([a.x, a.rate], a.dtype, a.mask)
 
 
-for _name in "max min sum mean prod all any".split():
-    globals()[_name] = _reduction(_name)
+REDUCE = "(x, axis, dtype=None, *, mask=None, keepdims=False)"
 
 
-def softmax(x, axis, dtype=None, compute_dtype=None, mask=None, **kwargs):
-    return compute([x], dtype, None, shape=view_of(x).shape, force_engine=True)
+def _reduce(a):
+    dt = a.dtype if a.dtype is not bool else "bool_"
+    return lower.reduction(a.x, a.axis, dt, a.keepdims, a.mask)
 
 
-def broadcast_to(x, shape, **kwargs):
-    return compute([x], None, None, shape=tuple(shape), force_engine=True)
+for _name in "max min sum mean prod all var average".split():
+    api(L + _name, "(x, axis, dtype=bool, *, mask=None, keepdims=False)" if _name == "all" else REDUCE)(_reduce)
 
 
-def loop_reduce(x, op, loop_indices, dtype=None, mask=None, **kwargs):
-    """Reduces ``x`` into itself across the iterations of ``loop_indices``."""
-    v = view_of(x)
-    emit("engine", v, [v])
-    return x
+@api(L + "softmax", "(x, axis, dtype=None, *, compute_dtype=None, mask=None)")
+def softmax(a):
+    v = lower.tensor_arg(a.x, "x")
+    return lower.produce("engine", [v], v.shape, a.dtype or v.dtype, SBUF, mask=a.mask)
+
+
+@api(L + "rms_norm", "(x, w, axis, n, epsilon=1e-06, *, dtype=None, compute_dtype=None, mask=None)")
+def rms_norm(a):
+    v = lower.tensor_arg(a.x, "x")
+    w = lower.tensor_arg(a.w, "w")
+    return lower.produce("engine", [v, w], v.shape, a.dtype or v.dtype, SBUF, mask=a.mask)
+
+
+@api(L + "broadcast_to", "(src, shape)")
+def broadcast_to(a):
+    v = lower.tensor_arg(a.src, "src")
+    shape = tuple(as_int(d, "broadcast dimension") for d in a.shape)
+    if v.shape == shape:
+        return a.src
+    return lower.produce("engine", [v], shape, v.dtype, SBUF)
+
+
+@api(L + "expand_dims", "(data, axis)")
+def expand_dims(a):
+    v = lower.tensor_arg(a.data, "data")
+    axes = a.axis if isinstance(a.axis, (tuple, list)) else (a.axis,)
+    shape, strides, keys = list(v.shape), list(v.strides), list(v.keys)
+    for ax in sorted(as_int(x, "axis") % (len(shape) + len(axes)) for x in axes):
+        shape.insert(ax, 1)
+        strides.insert(ax, 0)
+        keys.insert(ax, frozenset())
+    from .tiles import View
+
+    return View(v.tile, shape, strides, v.offset, keys, v.spans, v.reads)
+
+
+@api(L + "gather_flattened", "(data, indices, *, mask=None, dtype=None)")
+def gather_flattened(a):
+    d, i = lower.tensor_arg(a.data, "data"), lower.tensor_arg(a.indices, "indices")
+    return lower.produce("engine", [d, i], i.shape, a.dtype or d.dtype, SBUF, mask=a.mask)
+
+
+@api(L + "loop_reduce", "(x, op, loop_indices, *, dtype=None, mask=None)")
+def loop_reduce(a):
+    """``t[…] = nl.loop_reduce(x, op, …)`` reduces ``x`` into ``t`` across the
+    loop's iterations: the assignment reads ``t`` as well."""
+    v = lower.tensor_arg(a.x, "x")
+    t = lower.produce("act", [v], v.shape, a.dtype or v.dtype, SBUF, mask=a.mask)
+    t.accumulates = True
+    return t
+
+
+@api(L + "random_seed", "(seed, *, mask=None)")
+def random_seed(a):
+    if lower.is_tensor(a.seed):
+        lower.tensor_arg(a.seed, "seed")
+    return None
+
+
+refuse(L + "atomic_rmw", "read-modify-write of HBM at dynamic indices")
+refuse(L + "all_reduce", "a reduction across SPMD programs (the program is one NeuronCore's instance)")

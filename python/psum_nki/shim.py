@@ -1,131 +1,153 @@
-"""Installs the tracer as ``nki`` and ``neuronxcc.nki`` (``import nki.language
-as nl`` and the older spellings then load it). A name the tracer does not
-implement is refused when the kernel uses it, naming the API."""
+"""The modules a kernel imports (SPEC §9.1): ``nki``, ``nki.language``,
+``nki.isa``, ``nki.compiler`` (with ``psum`` and ``sbuf``), ``nki.typing``,
+``nki.collectives`` and the older ``neuronxcc.nki…`` spellings, built from the
+registry; each exports the public names only, and a name the registry does not
+know is refused where the kernel uses it. Modules that are not installed
+(``torch``, ``pytest``…) import as placeholders that fail only where the
+kernel uses them. :func:`install` and :func:`uninstall` undo each other."""
 
+import importlib.abc
+import importlib.machinery
 import sys
 import types
 
-from . import isa, language
-from .core import Unsupported
-from .tiles import Buffer
+from . import api, isa, language, ops, toplevel  # noqa: F401 (the registrations)
+from .errors import STATE, Unsupported, kernel_loc
+
+MODULES = ("nki", "nki.language", "nki.isa", "nki.compiler", "nki.compiler.psum", "nki.compiler.sbuf", "nki.typing", "nki.collectives")
+DOCS = {
+    "nki": "NKI, traced by psum.",
+    "nki.language": "nki.language, traced by psum.",
+    "nki.isa": "nki.isa, traced by psum.",
+    "nki.compiler": "Compiler controls and direct allocation, traced by psum.",
+    "nki.compiler.psum": "Direct PSUM allocation.",
+    "nki.compiler.sbuf": "Direct SBUF allocation.",
+    "nki.typing": "Type annotations.",
+    "nki.collectives": "Collective communication (refused by psum).",
+}
 
 
-class Kernel:
-    """A decorated kernel: the function and the decorator's ``platform_target``."""
-
-    def __init__(self, func, platform_target=None):
-        self.func = func
-        self.platform_target = platform_target
-        self.__name__ = getattr(func, "__name__", "kernel")
-        self.__wrapped__ = func
-
-    def __call__(self, *args, **kwargs):
-        return self.func(*args, **kwargs)
-
-    def __getitem__(self, grid):
-        return self
-
-
-def _decorator(func=None, **kwargs):
-    target = kwargs.get("platform_target")
-    if func is None:
-        return lambda f: Kernel(f, target)
-    return Kernel(func, target)
-
-
-def _module(name, doc, attrs):
-    m = types.ModuleType(name, doc)
+def build_module(name, attrs):
+    m = types.ModuleType(name, DOCS.get(name))
 
     def missing(attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
-        raise Unsupported("%s.%s is not supported by psum trace" % (name, attr))
+        raise Unsupported("%s.%s is not part of the NKI API psum trace knows" % (name, attr))
 
     m.__getattr__ = missing
     m.__dict__.update(attrs)
+    m.__all__ = sorted(attrs)
     return m
 
 
-def _public(mod):
-    return {k: v for k, v in vars(mod).items() if not k.startswith("_")}
-
-
-def _mod_alloc(mem):
-    def mod_alloc(*, base_bank=0, base_addr=0, base_partition=0, num_bank_tiles=(), num_par_tiles=(), num_free_tiles=()):
-        if base_addr or base_partition or num_par_tiles or num_free_tiles:
-            raise Unsupported("direct allocation at a partition or byte offset (only banks are traced)")
-
-        def bank(idx, pdim, fdim):
-            shape = tuple(num_bank_tiles) or (1,) * len(idx)
-            lin = 0
-            for i, s in zip(idx, shape):
-                lin = lin * s + i % s
-            return base_bank + lin
-
-        return Buffer("%s.mod_alloc" % mem, mem, bank if mem == "psum" else None)
-
-    return mod_alloc
-
-
-def _alloc(mem):
-    def alloc(func):
-        def bank(idx, pdim, fdim):
-            placed = func(idx, pdim, fdim)
-            if not isinstance(placed, (tuple, list)) or len(placed) != 3:
-                raise Unsupported("an allocation callback that does not return (bank, partition, byte)")
-            b, p, a = (int(x) for x in placed)
-            if p or a:
-                raise Unsupported("direct allocation at a partition or byte offset (only banks are traced)")
-            return b
-
-        return Buffer("%s.alloc" % mem, mem, bank if mem == "psum" else None)
-
-    return alloc
-
-
-def _identity_decorator(func=None, **kwargs):
-    if func is None:
-        return lambda f: f
-    return func
-
-
-def install():
-    """Puts the stand-in modules in ``sys.modules`` (replacing any real NKI)."""
-    nl = _module("nki.language", language.__doc__, _public(language))
-    ni = _module("nki.isa", isa.__doc__, _public(isa))
-    psum = _module("nki.compiler.psum", "Direct PSUM allocation.", {"alloc": _alloc("psum"), "mod_alloc": _mod_alloc("psum")})
-    sbuf = _module("nki.compiler.sbuf", "Direct SBUF allocation.", {"alloc": _alloc("sbuf"), "mod_alloc": _mod_alloc("sbuf")})
-    compiler = _module(
-        "nki.compiler",
-        "Compiler controls.",
-        {
-            "psum": psum,
-            "sbuf": sbuf,
-            "skip_middle_end_transformations": _identity_decorator,
-            "enable_stack_allocator": _identity_decorator,
-            "force_auto_alloc": _identity_decorator,
-        },
-    )
-    top = {
-        "language": nl,
-        "isa": ni,
-        "compiler": compiler,
-        "jit": _decorator,
-        "baremetal": _decorator,
-        "benchmark": _decorator,
-        "profile": _decorator,
-        "trace": _decorator,
-    }
-    nki = _module("nki", "NKI, traced by psum.", top)
-    nki.__path__ = []
-    compiler.__path__ = []
-    neuronxcc = _module("neuronxcc", "neuronxcc, traced by psum.", {"nki": nki})
+def build():
+    """{module name: module} for every spelling a kernel may import."""
+    mods = {name: build_module(name, api.names(name)) for name in MODULES}
+    for name in MODULES:
+        parent, _, child = name.rpartition(".")
+        if parent:
+            mods[parent].__dict__[child] = mods[name]
+            mods[parent].__path__ = []
+    out = {}
+    for name, m in mods.items():
+        out[name] = m
+        out["neuronxcc." + name] = m
+    neuronxcc = build_module("neuronxcc", {"nki": mods["nki"]})
     neuronxcc.__path__ = []
-    for prefix, root in (("nki", nki), ("neuronxcc.nki", nki)):
-        sys.modules[prefix] = root
-        sys.modules[prefix + ".language"] = nl
-        sys.modules[prefix + ".isa"] = ni
-        sys.modules[prefix + ".compiler"] = compiler
-        sys.modules[prefix + ".compiler.psum"] = psum
-        sys.modules[prefix + ".compiler.sbuf"] = sbuf
-    sys.modules["neuronxcc"] = neuronxcc
+    out["neuronxcc"] = neuronxcc
+    return out
+
+
+class Placeholder(types.ModuleType):
+    """A module that is not installed: any use of it is refused at the kernel line."""
+
+    def __init__(self, name, loc):
+        super().__init__(name)
+        self.__path__ = []
+        self.__psum_loc = loc
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return Missing("%s.%s" % (self.__name__, attr), self.__name__, self.__psum_loc)
+
+
+class Missing:
+    """An attribute of a placeholder module: refused when used."""
+
+    def __init__(self, what, module, loc):
+        self._what = what
+        self._module = module
+        self._loc = loc
+
+    def _refuse(self, *args, **kwargs):
+        where = " (imported at %s)" % self._loc if self._loc else ""
+        raise Unsupported("%s: module '%s' is not installed%s" % (self._what, self._module.split(".")[0], where))
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return Missing("%s.%s" % (self._what, attr), self._module, self._loc)
+
+    __call__ = _refuse
+    __getitem__ = _refuse
+    __iter__ = _refuse
+    __bool__ = _refuse
+    __index__ = _refuse
+    __float__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = _refuse
+
+
+class PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Last on ``sys.meta_path``: a module nothing else finds becomes a placeholder."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        f = sys._getframe(1)
+        while f is not None and "importlib" in f.f_code.co_filename:
+            f = f.f_back
+        if f is None or STATE.display(f.f_code.co_filename) is None:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec):
+        return Placeholder(spec.name, kernel_loc())
+
+    def exec_module(self, module):
+        pass
+
+
+class Installed:
+    """What :func:`install` changed, for :func:`uninstall`."""
+
+    def __init__(self, saved, finder):
+        self.saved = saved
+        self.finder = finder
+
+
+def install(placeholders=True):
+    """Puts the stand-in modules in ``sys.modules`` (replacing any real NKI) and,
+    with ``placeholders``, makes missing modules import as placeholders."""
+    ops.install()
+    mods = build()
+    saved = {name: sys.modules.get(name) for name in mods}
+    sys.modules.update(mods)
+    finder = None
+    if placeholders:
+        finder = PlaceholderFinder()
+        sys.meta_path.append(finder)
+    return Installed(saved, finder)
+
+
+def uninstall(installed):
+    """Restores ``sys.modules`` and ``sys.meta_path`` as :func:`install` found them."""
+    for name, old in installed.saved.items():
+        if old is None:
+            sys.modules.pop(name, None)
+        else:
+            sys.modules[name] = old
+    if installed.finder is not None and installed.finder in sys.meta_path:
+        sys.meta_path.remove(installed.finder)
+    for name in [n for n, m in sys.modules.items() if isinstance(m, Placeholder)]:
+        del sys.modules[name]

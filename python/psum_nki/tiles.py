@@ -1,10 +1,17 @@
-"""NKI tensors as the tracer sees them: allocations (``Tile``), indexed views
-(``View``) and index ranges (``nl.arange``, ``nl.mgrid``, ``nl.ds``)."""
+"""NKI tensors as the tracer sees them (SPEC §9.2): allocations
+(:class:`Tile`), their views (:class:`View`), memories (:class:`Buffer`).
 
-import operator
+A tile's elements are stored row-major over all its dimensions (block
+dimensions, the partition dimension, the free dimensions). A view is an affine
+map from its own index space to that storage: ``offset + Σ stride·t`` over its
+axes, so slices, integer indices, index expressions, ``reshape`` and ``.ap``
+all compose into one form. The Python operators on tiles and views are
+installed by ``ops``.
+"""
 
-from . import core
-from .core import STATE, TraceError, Unsupported
+from . import dtypes
+from .errors import STATE, Invalid, Unsupported, kernel_loc, source_name, ASSIGN
+from .index import DynamicIndex, IndexExpr, as_int
 
 
 class Buffer:
@@ -18,6 +25,33 @@ class Buffer:
     def __repr__(self):
         return self.name
 
+    def __eq__(self, other):
+        if isinstance(other, str):
+            return other in (self.name, self.name.replace("nl.", ""), self.mem)
+        return self is other
+
+    __hash__ = object.__hash__
+
+
+SBUF = Buffer("nl.sbuf", "sbuf")
+PSUM = Buffer("nl.psum", "psum")
+HBM = Buffer("nl.hbm", "dram")
+SHARED_HBM = Buffer("nl.shared_hbm", "dram")
+PRIVATE_HBM = Buffer("nl.private_hbm", "dram")
+BUFFERS = {"sbuf": SBUF, "psum": PSUM, "hbm": HBM, "shared_hbm": SHARED_HBM, "private_hbm": PRIVATE_HBM}
+
+
+def buffer_of(buffer, default=None):
+    """The :class:`Buffer` named by ``buffer`` (a Buffer or its name), ``default`` for None."""
+    if buffer is None:
+        return default or SBUF
+    if isinstance(buffer, Buffer):
+        return buffer
+    name = getattr(buffer, "name", buffer)
+    if isinstance(name, str) and name.replace("nl.", "") in BUFFERS:
+        return BUFFERS[name.replace("nl.", "")]
+    raise Unsupported("buffer %r" % (buffer,))
+
 
 class ParDim:
     """``nl.par_dim(n)``: marks the partition dimension of a shape."""
@@ -25,50 +59,73 @@ class ParDim:
     def __init__(self, n):
         self.n = as_int(n, "par_dim size")
 
+    def __index__(self):
+        return self.n
 
-def as_int(x, what):
-    """``x`` as a Python int, refusing values that depend on tile data."""
-    if isinstance(x, (View, Tile)):
-        raise Unsupported("data-dependent %s (a tile's value used as an integer)" % what)
-    try:
-        return operator.index(x)
-    except TypeError:
-        raise Unsupported("%s %r is not an integer" % (what, x)) from None
+    def __int__(self):
+        return self.n
+
+
+def row_major(shape):
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return tuple(reversed(strides))
+
+
+def product(xs):
+    n = 1
+    for x in xs:
+        n *= x
+    return n
 
 
 class Tile:
     """One NKI tensor allocation: block dimensions, a partition dimension and
     free dimensions; each block is its own psum tensor."""
 
-    def __init__(self, shape, dtype, buffer, name=None, loc=None):
+    is_nki_tensor = True
+    # Set on the result of nl.loop_reduce: assigning it accumulates into the target.
+    accumulates = False
+
+    def __init__(self, shape, dtype, buffer, name=None, loc=None, keys=None, blocks=None):
+        if isinstance(shape, (int, ParDim)):
+            shape = (shape,)
         shape = tuple(shape)
         par_at = [i for i, d in enumerate(shape) if isinstance(d, ParDim)]
         if len(par_at) > 1:
-            raise TraceError("a shape has one nl.par_dim", "invalid")
-        mem = buffer.mem
-        if mem == "dram" or not par_at:
-            at = 0
-        else:
-            at = par_at[0]
+            raise Invalid("a shape has one nl.par_dim")
         dims = [d.n if isinstance(d, ParDim) else as_int(d, "dimension") for d in shape]
         if not dims:
             raise Unsupported("a tensor without dimensions")
-        if mem == "dram":
-            at = 0
+        for d in dims:
+            if d <= 0:
+                raise Invalid("dimension %d of shape %s is not positive" % (d, tuple(dims)))
+        mem = buffer.mem
+        at = 0 if mem == "dram" or not par_at else par_at[0]
+        self.dims = tuple(dims)
         self.block_shape = tuple(dims[:at])
         self.par = dims[at]
         self.free_shape = tuple(dims[at + 1 :])
-        self.dtype = dtype
-        self.dkey, self.dsize = core.dtype_info(dtype)
+        self.free = product(self.free_shape)
+        self.dtype = dtypes.lookup(dtype)
+        self.dkey, self.dsize = self.dtype.key, self.dtype.size
         self.mem = mem
         self.buffer = buffer
+        self.keys = keys or [frozenset()] * len(dims)
+        self.fresh = None
+        self.loc = loc if loc is not None else kernel_loc()
+        if blocks is not None:
+            self.blocks = blocks
+            return
         rec = STATE.recorder
-        self.loc = loc if loc is not None else core.kernel_loc()
-        base = name or core.source_name(core._ASSIGN, "tile")
-        free = 1
-        for d in self.free_shape:
-            free *= d
-        nbytes = free * self.dsize
+        if rec is None:
+            raise Unsupported("an NKI tensor created outside a traced kernel")
+        base = name or source_name(ASSIGN, "tile")
+        nbytes = self.free * self.dsize
+        if nbytes > (1 << 31) or self.par > (1 << 31):
+            raise Invalid("a tensor of %d partitions of %d bytes is too large" % (self.par, nbytes))
         self.blocks = {}
         for idx in block_indices(self.block_shape):
             bank = None
@@ -76,20 +133,38 @@ class Tile:
                 bank = buffer.banks(idx, self.par, nbytes)
             block_base = base if not idx else base + "_b" + "_".join(str(i) for i in idx)
             tile_loc = None if mem == "dram" else self.loc
-            self.blocks[idx] = rec.new_tensor(
-                block_base, mem, self.par, nbytes, self.dkey, tile_loc, bank
-            )
-        self.fresh = None
+            self.blocks[idx] = rec.new_tensor(block_base, mem, self.par, nbytes, self.dkey, tile_loc, bank)
 
     @property
     def shape(self):
-        return self.block_shape + (self.par,) + self.free_shape
+        return self.dims
 
-    def view(self):
-        dims = [["block", 0, n, True] for n in self.block_shape]
-        dims.append(["par", 0, self.par, True])
-        dims.extend(["free", 0, n, True] for n in self.free_shape)
-        return View(self, dims)
+    @property
+    def ndim(self):
+        return len(self.dims)
+
+    def view(self, dtype=None):
+        """The whole tile as a view; ``view(dtype)`` reinterprets it as ``dtype``."""
+        if dtype is not None:
+            return self.alias(dtype).view()
+        return View(self, self.dims, row_major(self.dims), 0, list(self.keys))
+
+    def alias(self, dtype):
+        """The same storage read as ``dtype`` (``Tile.view(dtype)``): the last dimension scales."""
+        new = dtypes.lookup(dtype)
+        nbytes = self.dims[-1] * self.dsize
+        if nbytes % new.size:
+            raise Invalid("a last dimension of %d bytes does not hold whole %s elements" % (nbytes, new.name))
+        dims = self.dims[:-1] + (nbytes // new.size,)
+        shape = list(dims)
+        if self.block_shape and self.mem != "dram":
+            shape[len(self.block_shape)] = ParDim(shape[len(self.block_shape)])
+        return Tile(tuple(shape), new, self.buffer, loc=self.loc, blocks=self.blocks)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.view(), name)
 
     def __getitem__(self, idx):
         return self.view()[idx]
@@ -97,281 +172,297 @@ class Tile:
     def __setitem__(self, idx, value):
         self.view().__setitem__(idx, value)
 
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self.view(), name)
+    def __len__(self):
+        return self.dims[0]
 
-    # Python operators on a whole tile act as on its view.
-    def __iadd__(self, other):
-        self.view().__iadd__(other)
-        return self
-
-    def __isub__(self, other):
-        self.view().assign(nl_op("subtract", self, other))
-        return self
-
-    def __imul__(self, other):
-        self.view().assign(nl_op("multiply", self, other))
-        return self
-
-    def __add__(self, o):
-        return nl_op("add", self, o)
-
-    def __radd__(self, o):
-        return nl_op("add", o, self)
-
-    def __sub__(self, o):
-        return nl_op("subtract", self, o)
-
-    def __rsub__(self, o):
-        return nl_op("subtract", o, self)
-
-    def __mul__(self, o):
-        return nl_op("multiply", self, o)
-
-    def __rmul__(self, o):
-        return nl_op("multiply", o, self)
-
-    def __truediv__(self, o):
-        return nl_op("divide", self, o)
-
-    def __neg__(self):
-        return nl_op("negative", self)
-
-    def __bool__(self):
-        raise Unsupported("data-dependent control flow (a tile's value used as a condition)")
-
-    def __index__(self):
-        raise Unsupported("data-dependent index (a tile's value used as an integer)")
-
-    __int__ = __index__
-    __float__ = __index__
-
-    def __iter__(self):
-        raise Unsupported("iterating over a tile's values")
+    def __repr__(self):
+        return "<NKI tensor %s %s in %s>" % (self.dims, self.dtype, self.buffer)
 
 
 def block_indices(shape):
     if not shape:
         return [()]
-    out = []
-    n = shape[0]
-    for i in range(n):
-        for rest in block_indices(shape[1:]):
-            out.append((i,) + rest)
-    return out
-
-
-class IndexRange:
-    """A contiguous range of indices (``nl.arange``, ``nl.mgrid``, ``nl.ds``), possibly offset."""
-
-    def __init__(self, start, size):
-        self.start = start
-        self.size = size
-
-    def __getitem__(self, idx):
-        # nl.arange(n)[:, None] and [None, :] only place the range on an axis.
-        return self
-
-    def _shift(self, k, sign=1):
-        if isinstance(k, IndexRange):
-            raise Unsupported("an index built from two index ranges")
-        return IndexRange(self.start + sign * as_int(k, "index offset"), self.size)
-
-    def __add__(self, k):
-        return self._shift(k)
-
-    __radd__ = __add__
-
-    def __sub__(self, k):
-        return self._shift(k, -1)
-
-    def __mul__(self, k):
-        raise Unsupported("a strided index (an index range times %r)" % (k,))
-
-    __rmul__ = __mul__
-
-
-class Grid(tuple):
-    """``nl.mgrid[...]``: a tuple of ranges, also readable as ``.p`` and ``.x``."""
-
-    @property
-    def p(self):
-        return self[0]
-
-    @property
-    def x(self):
-        return self[1]
+    return [(i,) + rest for i in range(shape[0]) for rest in block_indices(shape[1:])]
 
 
 class View:
-    """A rectangular part of a ``Tile``: dims are ``[kind, start, size, kept]``."""
+    """Part of a tile: axes of ``shape``, element ``offset + Σ strides[k]·t[k]``.
 
-    def __init__(self, tile, dims):
+    ``keys[k]`` are the index variables (of ``nl.arange``/``nl.mgrid``) that
+    axis ``k`` came from, which masks refer to; ``spans`` are dimensions an
+    indirect (data-dependent) index covers whole, ``reads`` the index tiles
+    it reads, and ``checks`` the index bounds left to check where an
+    instruction (and its mask) accesses the view.
+    """
+
+    is_nki_tensor = True
+
+    def __init__(self, tile, shape, strides, offset, keys, spans=(), reads=(), checks=()):
         self.tile = tile
-        self.dims = dims
+        self.shape = tuple(shape)
+        self.strides = tuple(strides)
+        self.offset = offset
+        self.keys = keys
+        self.spans = tuple(spans)
+        self.reads = tuple(reads)
+        # Index bounds checked where the instruction runs (a mask may keep
+        # out-of-range values from being accessed): (const, ((axis, coef), …), size).
+        self.checks = tuple(checks)
 
     @property
     def dtype(self):
         return self.tile.dtype
 
     @property
-    def shape(self):
-        return tuple(d[2] for d in self.dims if d[3])
-
-    @property
     def buffer(self):
         return self.tile.buffer
 
-    def __getitem__(self, idx):
-        if not isinstance(idx, tuple):
-            idx = (idx,)
-        open_dims = [d for d in self.dims if d[3]]
-        if Ellipsis in idx:
-            at = idx.index(Ellipsis)
-            fill = len(open_dims) - (len(idx) - 1)
-            idx = idx[:at] + (slice(None),) * fill + idx[at + 1 :]
-        if len(idx) > len(open_dims):
-            raise TraceError(
-                "too many indices (%d) for a tile of shape %s" % (len(idx), self.shape),
-                "invalid",
-            )
-        dims = [list(d) for d in self.dims]
-        open_dims = [d for d in dims if d[3]]
-        for d, ix in zip(open_dims, idx):
-            start, size, keep = index_item(ix, d[2])
-            d[1] += start
-            d[2] = size
-            d[3] = keep
-        return View(self.tile, dims)
+    @property
+    def ndim(self):
+        return len(self.shape)
 
-    def __setitem__(self, idx, value):
-        target = self[idx]
-        if value is target or (isinstance(value, View) and value.same_as(target)):
-            return
-        target.assign(value)
-
-    def same_as(self, other):
-        return other.tile is self.tile and other.dims == self.dims
-
-    def block(self):
-        """The psum tensor of the selected block."""
-        blocks = [d for d in self.dims if d[0] == "block"]
-        if any(d[2] != 1 for d in blocks):
-            raise Unsupported(
-                "an instruction on several blocks of a tile at once (index the block dimensions)"
-            )
-        return self.tile.blocks[tuple(d[1] for d in blocks)]
+    def view_of(self):
+        return self
 
     def elements(self):
-        n = 1
-        for d in self.dims:
-            if d[0] != "block":
-                n *= d[2]
-        return n
+        return product(self.shape)
 
     def part_extent(self):
-        return [d for d in self.dims if d[0] == "par"][0][2]
+        return self.shape[0] if self.shape else 1
 
-    def access(self):
-        """The psum access ``[p0:p1, b0:b1]`` of this view (contiguous free bytes)."""
-        t = self.block()
-        par = [d for d in self.dims if d[0] == "par"][0]
-        free = [d for d in self.dims if d[0] == "free"]
-        full = self.tile.free_shape
-        # Row-major contiguity: dims before the first partial one have size 1,
-        # dims after it are whole.
-        partial = [i for i, d in enumerate(free) if d[2] != full[i]]
-        if partial:
-            first = partial[0]
-            for i, d in enumerate(free):
-                if i < first and d[2] != 1:
-                    raise Unsupported("a non-contiguous free-dimension access")
-                if i > first and d[2] != full[i]:
-                    raise Unsupported("a non-contiguous free-dimension access")
-        offset = 0
-        for i, d in enumerate(free):
-            offset = offset * full[i] + d[1]
-        count = 1
-        for d in free:
-            count *= d[2]
-        size = self.tile.dsize
-        b0 = offset * size
-        return core.Access(
-            t,
-            (
-                core.aff_const(par[1]),
-                core.aff_const(par[1] + par[2]),
-                core.aff_const(b0),
-                core.aff_const(b0 + count * size),
-            ),
+    def is_whole(self):
+        t = self.tile
+        return self.offset == 0 and self.shape == t.dims and self.strides == row_major(t.dims) and not self.spans
+
+    def is_contiguous(self):
+        """Whether the view's elements are consecutive in storage, in row-major order."""
+        want = row_major(self.shape)
+        return all(n == 1 or s == w for n, s, w in zip(self.shape, self.strides, want))
+
+    def same_as(self, other):
+        return (
+            isinstance(other, View)
+            and other.tile.blocks is self.tile.blocks
+            and (other.shape, other.strides, other.offset, other.spans)
+            == (self.shape, self.strides, self.offset, self.spans)
         )
 
-    def assign(self, value):
-        from . import language
+    def __len__(self):
+        return self.shape[0]
 
-        language.assign(self, value)
+    def __repr__(self):
+        return "<NKI view %s of %r>" % (self.shape, self.tile)
 
-    def __iadd__(self, other):
-        from . import language
+    def __getitem__(self, idx):
+        return index_view(self, idx)
 
-        language.accumulate(self, other)
-        return self
+    def reshape(self, *shape, **kwargs):
+        """``reshape(shape)``: a view of the same elements in another shape (row-major)."""
+        if "shape" in kwargs:
+            shape = (kwargs.pop("shape"),)
+        if kwargs:
+            raise Invalid("reshape() got an unexpected keyword argument '%s' (it takes: shape)" % next(iter(kwargs)))
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = [as_int(d, "reshape dimension") for d in shape]
+        total = self.elements()
+        if shape.count(-1) == 1:
+            known = product(d for d in shape if d != -1)
+            shape[shape.index(-1)] = total // known if known else 0
+        if any(d <= 0 for d in shape) or product(shape) != total:
+            raise Invalid("cannot reshape a view of shape %s into %s" % (self.shape, tuple(shape)))
+        if self.spans or not self.is_contiguous():
+            raise Unsupported("reshape of a view that is not contiguous in its tile")
+        return View(self.tile, shape, row_major(shape), self.offset, [frozenset()] * len(shape))
 
-    def __isub__(self, other):
-        self.assign(nl_op("subtract", self, other))
-        return self
+    def ap(self, pattern, offset=0, **kwargs):
+        """``.ap(pattern, offset)``: the hardware access pattern ``[[stride, num], …]``
+        (partition first) over the tensor's elements, from ``offset``."""
+        if kwargs:
+            name = next(iter(kwargs))
+            raise Unsupported("the .ap() keyword '%s' (only pattern and offset are modelled)" % name)
+        if not isinstance(pattern, (list, tuple)) or not pattern:
+            raise Invalid(".ap() takes a list of [stride, num] pairs")
+        shape, strides = [], []
+        for entry in pattern:
+            if not isinstance(entry, (list, tuple)) or len(entry) != 2:
+                raise Invalid(".ap() pattern entry %r is not [stride, num]" % (entry,))
+            stride, num = as_int(entry[0], "access pattern stride"), as_int(entry[1], "access pattern size")
+            if num <= 0:
+                raise Invalid(".ap() pattern size %d is not positive" % num)
+            shape.append(num)
+            strides.append(stride)
+        start = self.offset + as_int(offset, "access pattern offset")
+        v = View(self.tile, shape, strides, start, [frozenset()] * len(shape))
+        lo, hi = v.element_range()
+        if lo < 0 or hi >= product(self.tile.dims):
+            raise Invalid(".ap() pattern reaches elements [%d, %d] outside the tensor's %d" % (lo, hi, product(self.tile.dims)))
+        return v
 
-    def __imul__(self, other):
-        self.assign(nl_op("multiply", self, other))
-        return self
+    def view(self, dtype=None):
+        """``view(dtype)``: the whole tensor reinterpreted as ``dtype``."""
+        if dtype is None:
+            return self
+        if not self.is_whole():
+            raise Unsupported("view(dtype) of part of a tensor")
+        return self.tile.alias(dtype).view()
 
-    __add__ = Tile.__add__
-    __radd__ = Tile.__radd__
-    __sub__ = Tile.__sub__
-    __rsub__ = Tile.__rsub__
-    __mul__ = Tile.__mul__
-    __rmul__ = Tile.__rmul__
-    __truediv__ = Tile.__truediv__
-    __neg__ = Tile.__neg__
-    __bool__ = Tile.__bool__
-    __index__ = Tile.__index__
-    __int__ = Tile.__int__
-    __float__ = Tile.__float__
-    __iter__ = Tile.__iter__
+    def element_range(self):
+        lo = hi = self.offset
+        for n, s in zip(self.shape, self.strides):
+            lo += min(0, s * (n - 1))
+            hi += max(0, s * (n - 1))
+        return lo, hi
 
 
-def nl_op(name, *args):
-    from . import language
+def index_view(v, idx):
+    """``v[idx]`` with numpy's rules: slices and ``None`` are basic, integers and
+    index expressions (and data-dependent index tiles) broadcast together."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    consuming = [x for x in idx if x is not None and x is not Ellipsis]
+    ellipsis = [i for i, x in enumerate(idx) if x is Ellipsis]
+    if ellipsis:
+        at = ellipsis[0]
+        fill = v.ndim - len(consuming)
+        idx = idx[:at] + (slice(None),) * fill + idx[at + 1 :]
+    elif len(consuming) < v.ndim:
+        idx = idx + (slice(None),) * (v.ndim - len(consuming))
+    if len([x for x in idx if x is not None]) > v.ndim:
+        raise Invalid("too many indices (%d) for a tensor of shape %s" % (len(consuming), v.shape))
 
-    return getattr(language, name)(*args)
+    def advanced(x):
+        return not isinstance(x, slice) and x is not None
+
+    adv_at = [i for i, x in enumerate(idx) if advanced(x)]
+    exprs = [x for x in idx if isinstance(x, (IndexExpr, DynamicIndex)) or getattr(x, "is_nki_tensor", False)]
+    bshape = broadcast_index_shapes(exprs)
+    nb = len(bshape)
+    adjacent = bool(adv_at) and adv_at == list(range(adv_at[0], adv_at[-1] + 1))
+    shape, strides, keys = [], [], []
+    bstrides = [0] * nb
+    bkeys = [set() for _ in range(nb)]
+    offset = v.offset
+    spans = list(v.spans)
+    reads = list(v.reads)
+    axis = 0
+    pending = []  # (size, stride, keys) of basic axes; "ADV" where the broadcast axes go
+    image = []  # per old axis: (const, [(ref, coef)]), ref ("P", pending index) or ("B", b)
+    checks = []  # (const, [(ref, coef)], size)
+    for i, x in enumerate(idx):
+        if adjacent and i == adv_at[0]:
+            pending.append("ADV")
+        if x is None:
+            pending.append((1, 0, frozenset()))
+            continue
+        n, s, k = v.shape[axis], v.strides[axis], v.keys[axis]
+        axis += 1
+        if isinstance(x, slice):
+            start, stop, step = x.start, x.stop, x.step
+            step = 1 if step is None else as_int(step, "slice step")
+            if step == 0:
+                raise Invalid("a slice step of 0")
+            lo = None if start is None else as_int(start, "slice bound")
+            hi = None if stop is None else as_int(stop, "slice bound")
+            if lo is not None and lo < 0:
+                lo += n
+            if hi is not None and hi < 0:
+                hi += n
+            if (lo is not None and not 0 <= lo <= n) or (hi is not None and not 0 <= hi <= n):
+                raise Invalid("slice [%s:%s] is out of range for a dimension of size %d" % (start, stop, n))
+            r = range(*slice(lo, hi, step).indices(n))
+            if len(r) == 0:
+                raise Invalid("slice [%s:%s] of a dimension of size %d is empty" % (start, stop, n))
+            offset += s * r.start
+            whole = r.start == 0 and r.step == 1 and len(r) == n
+            image.append((r.start, [(("P", len(pending)), r.step)]))
+            pending.append((len(r), s * r.step, k if whole else frozenset()))
+        elif isinstance(x, IndexExpr):
+            lo, hi = expr_range(x)
+            offset += s * x.const
+            refs = []
+            for key, coef in x.terms.items():
+                b = nb + key[1]
+                bstrides[b] += s * coef
+                bkeys[b].add(key)
+                refs.append((("B", b), coef))
+            image.append((x.const, refs))
+            if lo < 0 or hi >= n:
+                checks.append((x.const, refs, n))
+        elif getattr(x, "is_nki_tensor", False) or isinstance(x, DynamicIndex):
+            if v.tile.mem == "psum":
+                raise Unsupported("an indirect (data-dependent) index into a PSUM tensor")
+            spans.append((s, n))
+            for r in x.reads if isinstance(x, DynamicIndex) else (x,):
+                reads.append(r.view() if isinstance(r, Tile) else r)
+            image.append((0, []))
+        else:
+            j = as_int(x, "index")
+            if j < 0:
+                j += n
+            if not 0 <= j < n:
+                raise Invalid("index %d is out of range for a dimension of size %d" % (j, n))
+            offset += s * j
+            image.append((j, []))
+    if exprs and not adjacent:
+        pending.insert(0, "ADV")
+    out = []
+    where = {}
+    for p, item in enumerate(pending):
+        if item == "ADV":
+            for b in range(nb):
+                where[("B", b)] = len(out)
+                out.append(("B", b))
+        else:
+            where[("P", p)] = len(out)
+            out.append(item)
+    for const, terms, size in v.checks:
+        c, refs = const, []
+        for old, coef in terms:
+            ic, irefs = image[old]
+            c += coef * ic
+            refs.extend((r, coef * ic2) for r, ic2 in irefs)
+        checks.append((c, refs, size))
+    final = tuple(
+        (c, tuple((where[r], coef) for r, coef in refs if r in where), size) for c, refs, size in checks
+    )
+    for item in out:
+        if isinstance(item[0], str):
+            b = item[1]
+            shape.append(bshape[b])
+            strides.append(bstrides[b] if bshape[b] > 1 else 0)
+            keys.append(frozenset(bkeys[b]))
+        else:
+            shape.append(item[0])
+            strides.append(item[1])
+            keys.append(item[2])
+    if len(shape) == 1 and v.ndim > 1 and v.tile.mem != "dram" and isinstance(idx[0], (slice, IndexExpr)):
+        # An on-chip tile keeps a free dimension: t[:, j] is [P, 1].
+        shape.append(1)
+        strides.append(0)
+        keys.append(frozenset())
+    return View(v.tile, shape, strides, offset, keys, spans, reads, final)
 
 
-def index_item(ix, extent):
-    """(start, size, kept) of one index item over a dimension of ``extent``."""
-    if isinstance(ix, (View, Tile)):
-        raise Unsupported("data-dependent index (a tile used as an index)")
-    if isinstance(ix, IndexRange):
-        start, size, keep = ix.start, ix.size, True
-    elif isinstance(ix, slice):
-        if ix.step not in (None, 1):
-            raise Unsupported("a strided slice (step %r)" % (ix.step,))
-        lo = 0 if ix.start is None else as_int(ix.start, "slice bound")
-        hi = extent if ix.stop is None else as_int(ix.stop, "slice bound")
-        if lo < 0:
-            lo += extent
-        if hi < 0:
-            hi += extent
-        start, size, keep = lo, hi - lo, True
-    else:
-        i = as_int(ix, "index")
-        if i < 0:
-            i += extent
-        start, size, keep = i, 1, False
-    if start < 0 or size <= 0 or start + size > extent:
-        raise TraceError(
-            "index [%d:%d] is out of range for a dimension of size %d" % (start, start + size, extent),
-            "invalid",
-        )
-    return start, size, keep
+def expr_range(e):
+    lo = hi = e.const
+    for key, coef in e.terms.items():
+        n = e.size_of(key)
+        lo += min(0, coef * (n - 1))
+        hi += max(0, coef * (n - 1))
+    return lo, hi
+
+
+def broadcast_index_shapes(exprs):
+    """The broadcast shape of index expressions and index tiles (right-aligned)."""
+    shapes = [x.shape for x in exprs]
+    if not shapes:
+        return ()
+    n = max(len(s) for s in shapes)
+    out = []
+    for i in range(n):
+        dims = {s[i - n + len(s)] for s in shapes if i - n + len(s) >= 0} - {1}
+        if len(dims) > 1:
+            raise Invalid("index shapes %s do not broadcast" % (shapes,))
+        out.append(dims.pop() if dims else 1)
+    return tuple(out)

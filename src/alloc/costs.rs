@@ -8,8 +8,9 @@
 //! after its last write, or when spilling would relieve no point (SPEC's rule, plus: a save
 //! that would leave the interval as long as it was relieves nothing either).
 
+use super::events::Event;
 use super::linear::Linear;
-use super::liveness::{self, Event, Liveness};
+use super::liveness::{self, Liveness};
 use super::spill::SpillPlans;
 use super::NodeId;
 use std::fmt;
@@ -166,4 +167,118 @@ fn cost_of(lin: &Linear, live: &Liveness, v: NodeId, pinned: &[bool], latency: u
             .saturating_mul(latency)
             .saturating_mul(weight),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alloc::analysis::testing::random_analyzed;
+    use crate::alloc::spill::{insert_spill_code, Namer};
+
+    /// Planned in two halves, the spill code is the one planned in one piece:
+    /// the same program, tensors, names and spill description, with a
+    /// declared name in the counter's way.
+    #[test]
+    fn halves_build_the_code_one_piece_builds() {
+        for seed in 0..4 {
+            let a = random_analyzed(200, seed);
+            let (mut m, lin, live) = (a.module, a.lin, a.live);
+            let spill: Vec<NodeId> = (0..live.nodes.len())
+                .map(NodeId::new)
+                .filter(|&v| v.index() % 2 == 0 && spill_plan(&lin, &live, v).is_some())
+                .collect();
+            assert!(spill.len() > 10, "seed {seed}: {} spilled", spill.len());
+            // The first node's first reload would take K = 1.
+            let first = m.tensor(live.nodes[spill[0].index()].tensor).name.clone();
+            let last = m.tensors.len() - 1;
+            m.tensors[last].name = format!("{first}_ReloadTensorCopy1");
+            let code = |parallel| {
+                let mut m = m.clone();
+                let mut namer = Namer::new(&m);
+                let plans = match parallel {
+                    false => vec![spill_plans(&lin, &live, &spill)],
+                    true => (spill.chunks(spill.len().div_ceil(2)))
+                        .map(|half| spill_plans(&lin, &live, half))
+                        .collect(),
+                };
+                let shift = insert_spill_code(&mut m, &lin, &plans, &mut namer, parallel);
+                (m, format!("{shift:?}"))
+            };
+            let (one, halves) = (code(false), code(true));
+            // The last name minted is the copies' count: one was skipped.
+            let copies = one.0.tensors.len() - m.tensors.len();
+            let minted = |t: &&crate::ir::Tensor| t.name.ends_with(&format!("TensorCopy{copies}"));
+            assert!(one.0.tensors[m.tensors.len()..].iter().any(|t| minted(&t)));
+            assert!(one
+                .0
+                .tensors
+                .iter()
+                .any(|t| t.name == format!("{first}_ReloadTensorCopy2")));
+            assert_eq!(one.0.tensors, halves.0.tensors, "seed {seed}");
+            assert_eq!(one.0.insts, halves.0.insts, "seed {seed}");
+            assert_eq!(one.0.blocks, halves.0.blocks, "seed {seed}");
+            assert_eq!(one.0.loops, halves.0.loops, "seed {seed}");
+            assert_eq!(one.1, halves.1, "seed {seed}");
+        }
+    }
+
+    /// Spilling every spillable node at once strictly shortens each one's
+    /// interval: its new interval covers a strict subset of the original
+    /// points of its old one (inserted copies are not original points), on
+    /// random programs of every shape, each architecture.
+    #[test]
+    fn spilling_shortens_intervals() {
+        use crate::alloc::linear::PointKind;
+        use crate::alloc::{analyze, AllocOptions};
+        use crate::gen::random::{program, Arches, RandomConfig};
+        let mut rng = crate::alloc::support::rng::Rng::new(29);
+        for seed in 0..200 {
+            let loops = rng.chance(1, 2);
+            let cfg = RandomConfig {
+                arch: Arches::Fixed(rng.pick(&["trn1", "inf1", "core_v4", "gen3"]).to_string()),
+                tensors: rng.range(1, 39),
+                pressure: Some(rng.range(1u32, 11).into()),
+                max_banks: rng.range(1, 3),
+                read_banks: 2,
+                loops,
+                second_lives: true,
+                carried: loops,
+                local_loops: loops,
+                ..RandomConfig::default()
+            };
+            let m = program(seed, &cfg).unwrap();
+            let a = analyze(m, &AllocOptions::default()).unwrap();
+            let (m, lin, live) = (&a.module, &a.lin, &a.live);
+            let costs = find_costs(lin, live, &vec![false; m.tensors.len()], 64);
+            let chosen: Vec<NodeId> = (0..costs.len())
+                .filter(|&i| costs[i] != Cost::Inf)
+                .map(NodeId::new)
+                .collect();
+            let mut after = m.clone();
+            let plans = [spill_plans(lin, live, &chosen)];
+            insert_spill_code(&mut after, lin, &plans, &mut Namer::new(m), seed % 2 == 0);
+            let lin2 = Linear::new(&after);
+            let live2 = liveness::live_ranges(&after, &lin2, &a.arch, a.arch.num_banks()).unwrap();
+            let old_point = |p: u32| match lin2.points[p as usize].kind() {
+                PointKind::Inst(i) => lin.point_of(i),
+                PointKind::Header(l) => Some(lin.header[l.index()]),
+                PointKind::End(l) => Some(lin.end[l.index()]),
+            };
+            let node_of = live2.node_index(after.tensors.len());
+            for v in chosen {
+                let old = live.nodes[v.index()];
+                let new = live2.nodes[node_of[old.tensor.index()].unwrap().index()];
+                let covered: Vec<u32> = (new.start..=new.end).filter_map(old_point).collect();
+                assert!(
+                    covered.iter().all(|&p| old.start <= p && p <= old.end),
+                    "seed {seed}"
+                );
+                let name = &m.tensor(old.tensor).name;
+                assert!(
+                    (covered.len() as u64) < old.interval_len(),
+                    "seed {seed}: {name} not shortened"
+                );
+            }
+        }
+    }
 }

@@ -227,11 +227,6 @@ impl Linear {
         !self.header.is_empty()
     }
 
-    /// Whether the program has no points.
-    pub fn is_empty(&self) -> bool {
-        self.points.is_empty()
-    }
-
     /// The loop nest of point `p`, outermost first.
     pub fn nest(&self, p: u32) -> Vec<LoopId> {
         let mut out = Vec::new();

@@ -1,36 +1,43 @@
 //! The allocator's log (SPEC §3.9): the `-v` lines, and the `-vv` stream
-//! with the trace lines interleaved, collected as the allocator runs.
+//! with the trace lines interleaved, collected as the allocator runs, as
+//! much as the [`LogLevel`] asks for.
 
-/// Collects the log, and the trace when `tracing`.
+use super::LogLevel;
+
+/// Collects the log, and the trace at [`LogLevel::Trace`].
 pub(crate) struct Log {
-    /// The `-v` lines.
+    /// The `-v` lines (none at [`LogLevel::Quiet`]).
     pub log: Vec<String>,
-    /// The `-vv` stream (empty unless `tracing`).
+    /// The `-vv` stream (empty unless tracing).
     pub trace: Vec<String>,
-    tracing: bool,
+    level: LogLevel,
 }
 
 impl Log {
-    /// An empty log that collects the trace too when `tracing`.
-    pub fn new(tracing: bool) -> Log {
+    /// An empty log that collects what `level` asks for.
+    pub fn new(level: LogLevel) -> Log {
         Log {
             log: Vec::new(),
             trace: Vec::new(),
-            tracing,
+            level,
         }
     }
 
     /// Adds a `-v` line (to the trace too).
     pub fn v(&mut self, line: String) {
-        if self.tracing {
-            self.trace.push(line.clone());
+        match self.level {
+            LogLevel::Quiet => {}
+            LogLevel::Log => self.log.push(line),
+            LogLevel::Trace => {
+                self.trace.push(line.clone());
+                self.log.push(line);
+            }
         }
-        self.log.push(line);
     }
 
     /// Adds a trace line, built only when tracing.
     pub fn vv(&mut self, line: impl FnOnce() -> String) {
-        if self.tracing {
+        if self.level == LogLevel::Trace {
             self.trace.push(line());
         }
     }

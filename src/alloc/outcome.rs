@@ -1,33 +1,25 @@
-//! The end of an allocation (SPEC §3.9, §6): the banks written into the
-//! program and the report's rows of every PSUM tensor.
+//! The end of an allocation (SPEC §3.9, §6): the closing lines of the log
+//! and the report's rows of every PSUM tensor.
 
 use super::liveness;
 use super::liveness::Liveness;
 use super::log::{hundredths, pct_text, Log};
 use super::support::threads::in_halves;
-use super::{AllocOutcome, AllocReport, TensorReport};
+use super::TensorReport;
 use crate::arch::Arch;
 use crate::ir::{Mem, Module, TensorId};
 use std::ops::Range;
 
-/// Writes `banks` (by node of `live`) into `work`, fills `report.tensors`
-/// and completes the outcome with `log` and `warnings`; on `parallel`,
-/// half the rows on a helper thread.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn complete(
-    mut work: Module,
+/// The report's row of every PSUM tensor of `work` (banks written), in
+/// declaration order, with `live`'s intervals; on `parallel`, half the
+/// rows on a helper thread.
+pub(crate) fn rows(
+    work: &Module,
     arch: &Arch,
     live: &Liveness,
-    banks: &[Option<u32>],
     spilled: &[TensorId],
-    mut report: AllocReport,
-    log: Log,
-    warnings: Vec<String>,
     parallel: bool,
-) -> AllocOutcome {
-    for (n, b) in live.nodes.iter().zip(banks) {
-        work.tensors[n.tensor.index()].bank = *b;
-    }
+) -> Vec<TensorReport> {
     let node_of = live.node_index(work.tensors.len());
     let mut was_spilled = vec![false; work.tensors.len()];
     for t in spilled {
@@ -50,17 +42,9 @@ pub(crate) fn complete(
         })
         .collect::<Vec<_>>()
     };
-    // A large program's rows (a name each) are built in two halves at once.
     let (mut tensors, rest) = in_halves(parallel, work.tensors.len(), rows);
     tensors.extend(rest);
-    report.tensors = tensors;
-    AllocOutcome {
-        module: work,
-        report,
-        log: log.log,
-        trace: log.trace,
-        warnings,
-    }
+    tensors
 }
 
 /// Logs the closing lines of SPEC §3.9 (the spill count, then the
@@ -81,30 +65,4 @@ pub(crate) fn log_closing(
         pct_text(utilization)
     ));
     utilization
-}
-
-/// The report of an allocation that spilled `spilled` for `cycles` in
-/// `iterations`, with `demand` hundredths of the banks before spilling;
-/// its rows ([`complete`]), heuristic and utilization are 0 until set.
-pub(crate) fn report(
-    work: &Module,
-    num_banks: u32,
-    spilled: &[TensorId],
-    cycles: u64,
-    iterations: u32,
-    demand: u64,
-) -> AllocReport {
-    AllocReport {
-        arch: work.arch.clone(),
-        num_banks,
-        tensors: Vec::new(),
-        spilled: (spilled.iter())
-            .map(|&t| work.tensor(t).name.clone())
-            .collect(),
-        spill_cost_cycles: cycles,
-        iterations,
-        best_heuristic: 0,
-        demand_pct: demand as f64 / 100.0,
-        utilization_pct: 0.0,
-    }
 }

@@ -242,7 +242,6 @@ impl Code {
         let reads: usize = plans.iter().map(|p| p.reads()).sum();
         let mut code = Code {
             shift: SpillShift {
-                points: lin.len(),
                 tensors: tensor,
                 before: Vec::with_capacity(copies),
                 spilled: Vec::with_capacity(nodes),
@@ -308,15 +307,13 @@ impl Code {
 
 /// Where one run of spill code went and what it accesses: what the fast
 /// analysis needs to follow the code without reading the program again
-/// ([`super::liveness::live_ranges_after`]).
+/// ([`super::Analysis::after_spill`]).
 #[derive(Clone, Debug, Default)]
 pub struct SpillShift {
-    /// Points of the program before the spill code.
-    pub points: usize,
     /// Tensors declared before the spill code.
     pub tensors: usize,
     /// For each inserted instruction, the old point it went right before
-    /// (`points` when at the very end), ascending.
+    /// (one past the last when at the very end), ascending.
     pub before: Vec<u32>,
     /// The tensors spilled.
     pub spilled: Vec<TensorId>,
@@ -438,14 +435,12 @@ fn sort_inserts(inserts: &mut Vec<Insertion>, blocks: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::alloc::costs::{spill_plan, spill_plans};
-    use crate::alloc::NodeId;
 
     /// Insertions sort by body, position, rank and creation, a large batch
     /// (packed keys, radix) as a small one (comparisons).
     #[test]
     fn insertions_sort_by_body_position_rank_and_creation() {
-        let mut rng = crate::gen::random::Rng::new(3);
+        let mut rng = crate::alloc::support::rng::Rng::new(3);
         let key = |x: &Insertion| (x.body, x.pos, x.rank, x.inst);
         for n in [100, crate::alloc::support::sort::RADIX_MIN + 100] {
             let mut xs: Vec<Insertion> = (0..n)
@@ -482,50 +477,5 @@ mod tests {
         };
         assert_eq!(namer.fresh("a", RELOAD), "a_ReloadTensorCopy1");
         assert_eq!(namer.fresh("a", SAVE), "a_SpillTensorCopy2");
-    }
-
-    /// Planned in two halves, the spill code is the one planned in one piece:
-    /// the same program, tensors, names and spill description, with a
-    /// declared name in the counter's way.
-    #[test]
-    fn halves_build_the_code_one_piece_builds() {
-        for seed in 0..4 {
-            let a = crate::alloc::liveness::random_analyzed(200, seed);
-            let (mut m, lin, live) = (a.module, a.lin, a.live);
-            let spill: Vec<NodeId> = (0..live.nodes.len())
-                .map(NodeId::new)
-                .filter(|&v| v.index() % 2 == 0 && spill_plan(&lin, &live, v).is_some())
-                .collect();
-            assert!(spill.len() > 10, "seed {seed}: {} spilled", spill.len());
-            // The first node's first reload would take K = 1.
-            let first = m.tensor(live.nodes[spill[0].index()].tensor).name.clone();
-            let last = m.tensors.len() - 1;
-            m.tensors[last].name = format!("{first}_ReloadTensorCopy1");
-            let code = |parallel| {
-                let mut m = m.clone();
-                let mut namer = Namer::new(&m);
-                let plans = match parallel {
-                    false => vec![spill_plans(&lin, &live, &spill)],
-                    true => (spill.chunks(spill.len().div_ceil(2)))
-                        .map(|half| spill_plans(&lin, &live, half))
-                        .collect(),
-                };
-                let shift = insert_spill_code(&mut m, &lin, &plans, &mut namer, parallel);
-                (m, format!("{shift:?}"), namer.counter)
-            };
-            let (one, halves) = (code(false), code(true));
-            let copies = one.0.tensors.len() - m.tensors.len();
-            assert_eq!(one.2 as usize, copies + 1, "one name skipped");
-            assert!(one
-                .0
-                .tensors
-                .iter()
-                .any(|t| t.name == format!("{first}_ReloadTensorCopy2")));
-            assert_eq!(one.0.tensors, halves.0.tensors, "seed {seed}");
-            assert_eq!(one.0.insts, halves.0.insts, "seed {seed}");
-            assert_eq!(one.0.blocks, halves.0.blocks, "seed {seed}");
-            assert_eq!(one.0.loops, halves.0.loops, "seed {seed}");
-            assert_eq!((one.1, one.2), (halves.1, halves.2), "seed {seed}");
-        }
     }
 }

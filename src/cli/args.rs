@@ -1,6 +1,6 @@
 //! Flags and value types several commands share.
 
-use crate::alloc::{AllocOptions, AllocOutcome, Allocator, Mode};
+use crate::alloc::{AllocOptions, AllocOutcome, Allocator, LogLevel};
 use crate::arch;
 use crate::pipeline::Rotation;
 use clap::{Args, ValueEnum};
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 /// Allocator settings shared by `alloc` and `compile`.
 #[derive(Args)]
 pub(crate) struct AllocFlags {
-    /// Use the reference allocator (the seed's data structures; same output).
+    /// Briggs with the seed's data structures (same output): `--allocator briggs-reference`.
     #[arg(long)]
     pub(crate) reference: bool,
     /// Cycles per bank moved by one spill or reload TensorCopy.
@@ -21,9 +21,9 @@ pub(crate) struct AllocFlags {
     /// Print the allocator's log on stderr (-v), with its trace lines (-vv).
     #[arg(short, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
-    /// Which allocator runs (SPEC §3, §3.11).
-    #[arg(long, value_enum, default_value = "briggs")]
-    pub(crate) allocator: AllocatorKind,
+    /// Which allocator runs (SPEC §3, §3.11) [default: briggs].
+    #[arg(long, value_enum)]
+    pub(crate) allocator: Option<AllocatorKind>,
 }
 
 /// `--allocator`.
@@ -31,6 +31,8 @@ pub(crate) struct AllocFlags {
 pub(crate) enum AllocatorKind {
     /// The reference compiler's Chaitin–Briggs allocator (SPEC §3).
     Briggs,
+    /// The same with the seed's data structures: same output, quadratic.
+    BriggsReference,
     /// psum's own: the least spill cost it finds, fast on any size.
     Mincost,
     /// The least spill cost there is, by search (at most 24 PSUM nodes).
@@ -38,23 +40,37 @@ pub(crate) enum AllocatorKind {
 }
 
 impl AllocFlags {
-    pub(crate) fn options(&self) -> AllocOptions {
-        AllocOptions {
-            mode: if self.reference {
-                Mode::Reference
-            } else {
-                Mode::Fast
+    /// The allocator settings; a usage error (exit 2) for `--reference`
+    /// beside an allocator other than briggs.
+    pub(crate) fn options(&self) -> Result<AllocOptions, clap::Error> {
+        let allocator = match (self.allocator, self.reference) {
+            (None | Some(AllocatorKind::Briggs), false) => Allocator::Briggs,
+            (None | Some(AllocatorKind::Briggs | AllocatorKind::BriggsReference), true)
+            | (Some(AllocatorKind::BriggsReference), false) => Allocator::BriggsReference,
+            (Some(AllocatorKind::Mincost), false) => Allocator::Mincost,
+            (Some(AllocatorKind::Exact), false) => Allocator::Exact,
+            (Some(other), true) => {
+                use clap::CommandFactory;
+                let name = other.to_possible_value().map(|v| v.get_name().to_string());
+                let msg = format!(
+                    "the argument '--reference' cannot be used with '--allocator {}'",
+                    name.unwrap_or_default()
+                );
+                let mut cmd = super::Cli::command();
+                return Err(cmd.error(clap::error::ErrorKind::ArgumentConflict, msg));
+            }
+        };
+        Ok(AllocOptions {
+            allocator,
+            log: match self.verbose {
+                0 => LogLevel::Quiet,
+                1 => LogLevel::Log,
+                _ => LogLevel::Trace,
             },
             spill_latency: self.spill_latency,
             psum_banks: self.psum_banks,
-            trace: self.verbose >= 2,
-            allocator: match self.allocator {
-                AllocatorKind::Briggs => Allocator::Briggs,
-                AllocatorKind::Mincost => Allocator::Mincost,
-                AllocatorKind::Exact => Allocator::Exact,
-            },
             ..AllocOptions::default()
-        }
+        })
     }
 
     /// Prints the log (or trace) of an allocation on stderr, as -v / -vv ask.

@@ -3,7 +3,6 @@
 
 use super::args::{Emit, OutputArgs};
 use super::Cli;
-use crate::alloc::AllocError;
 use crate::ir::{Loc, Module};
 use crate::pipeline::CompileError;
 use crate::source::{self, Loaded};
@@ -97,27 +96,11 @@ pub(crate) fn to_json_line(v: &impl serde::Serialize) -> Result<String, Failure>
     Ok(serde_json::to_string_pretty(v)? + "\n")
 }
 
-/// Where an allocation error points in the input: the tensor it names.
-pub(crate) fn alloc_loc(m: &Module, e: &AllocError) -> Loc {
-    let name = match e {
-        AllocError::TooBig { name, .. }
-        | AllocError::NoFirstDef(name)
-        | AllocError::NoLastUse(name)
-        | AllocError::TooManyReloads { name, .. } => name.as_str(),
-        _ => return Loc::Module,
-    };
-    // A memloc-split piece `NAME.K` points at the declaration of NAME.
-    let base = |n: &str| m.tensor_by_name(n);
-    base(name)
-        .or_else(|| name.rsplit_once('.').and_then(|(b, _)| base(b)))
-        .map_or(Loc::Module, Loc::Tensor)
-}
-
 /// Renders a pipeline error against the input it came from.
 pub(crate) fn compile_failure(loaded: &Loaded, e: &CompileError) -> Failure {
     let loc = match e {
         CompileError::Invalid(v) => v.loc,
-        CompileError::Alloc(a) => alloc_loc(&loaded.module, a),
+        CompileError::Alloc(a) => a.loc(),
         _ => Loc::Module,
     };
     located(loaded, loc, e.to_string())

@@ -9,7 +9,6 @@
 //! under each group head) and [`live_in_zones`] (backward liveness: does a
 //! `start` at a head wipe a value that is read later).
 
-use super::groups::AccGroup;
 use super::{flat_index, Trace};
 use crate::arch::PSUM_BANK_SIZE;
 use std::ops::Range;
@@ -154,6 +153,17 @@ impl Grid {
     }
 }
 
+/// What the sweeps need of an accumulation group (implemented by
+/// [`AccGroup`](super::AccGroup)).
+pub(crate) trait GroupCells {
+    /// The ordinal of the group's first matmul.
+    fn head(&self) -> usize;
+    /// The cells the group's matmuls write.
+    fn rect(&self) -> Rect;
+    /// The cells a `start` at the group's head zeroes.
+    fn zone(&self) -> Rect;
+}
+
 /// Facts from the forward sweep, indexed by group.
 pub(crate) struct Forward {
     /// The last ordinal that reads a cell whose latest write (at that read)
@@ -173,7 +183,7 @@ pub(crate) fn forward(
     trace: &Trace,
     grid: &Grid,
     group_of: &[u32],
-    groups: &[AccGroup],
+    groups: &[impl GroupCells],
     by_head: &[usize],
 ) -> Forward {
     let mut latest = vec![NONE; grid.len()];
@@ -213,14 +223,14 @@ pub(crate) fn forward(
 
 /// Backward liveness sweep asking, for each group of `queries` (ascending
 /// by head): just after the head, does any cell of the group's zone
-/// ([`AccGroup::zone`]) outside its own cells hold a value that is read
+/// ([`GroupCells::zone`]) outside its own cells hold a value that is read
 /// later? `accumulates[ord]` says the ordinal's write reads its destination
 /// first (a matmul continuing a run, or opening a run onto an init).
 pub(crate) fn live_in_zones(
     trace: &Trace,
     grid: &Grid,
     accumulates: &[bool],
-    groups: &[AccGroup],
+    groups: &[impl GroupCells],
     queries: &[usize],
 ) -> Vec<bool> {
     let mut live = vec![false; grid.len()];

@@ -10,7 +10,7 @@
 //! [`PartitionMode`]), and their values overlap in time (interleaved index
 //! ranges, or the earlier group's result still read after the later head).
 
-use super::cells::{self, Forward, Grid, Rect, NONE};
+use super::cells::{self, Forward, Grid, GroupCells, Rect, NONE};
 use super::{flat_index, Lists, MatmulError, PsumAccess, Trace};
 use crate::arch::{zero_region_bank_range, Arch, PSUM_BANK_SIZE};
 use crate::ir::{Module, Region, TensorId};
@@ -34,6 +34,9 @@ pub struct AccGroup {
     pub region: Region,
     /// The ordinal of the run's init (SPEC §2.4), if any.
     pub init: Option<usize>,
+    /// Whether no earlier access of the tensor touches the run's region
+    /// (its head writes PSUM nothing wrote).
+    pub untouched: bool,
     /// Partition range.
     pub partitions: (i64, i64),
     /// Quadrant range (`partition >> 5`).
@@ -93,9 +96,15 @@ impl AccGroup {
     pub fn is_index_overlap(&self, o: &AccGroup) -> bool {
         intervals_overlap(self.index, o.index)
     }
+}
+
+impl GroupCells for AccGroup {
+    fn head(&self) -> usize {
+        AccGroup::head(self)
+    }
 
     /// The group's physical cells.
-    pub(crate) fn rect(&self) -> Rect {
+    fn rect(&self) -> Rect {
         Rect {
             p0: self.partitions.0,
             p1: self.partitions.1 + 1,
@@ -106,7 +115,7 @@ impl AccGroup {
 
     /// The cells a `start` on the head zeroes: its partitions × every byte
     /// of its banks (SPEC §4.4).
-    pub(crate) fn zone(&self) -> Rect {
+    fn zone(&self) -> Rect {
         let bank = i64::from(PSUM_BANK_SIZE);
         Rect {
             p0: self.partitions.0,
@@ -163,11 +172,18 @@ impl TensorState {
         self.events.push(e);
     }
 
-    /// The init of a run over `rect` opening now: the most recent event
-    /// touching `rect`, when it is a non-matmul write of a superset.
-    fn init_for(&self, rect: &Rect) -> Option<usize> {
-        let e = self.events.iter().rev().find(|e| e.rect.overlaps(rect))?;
-        (e.kind == EventKind::OtherWrite && e.rect.contains(rect)).then_some(e.ord)
+    /// What a run over `rect` opening now starts on: its init (the most
+    /// recent event touching `rect`, when it is a non-matmul write of a
+    /// superset), and whether no event touches `rect` at all (an event
+    /// dropped by [`TensorState::push`] lies inside one that is kept).
+    fn onto(&self, rect: &Rect) -> (Option<usize>, bool) {
+        match self.events.iter().rev().find(|e| e.rect.overlaps(rect)) {
+            None => (None, true),
+            Some(e) => {
+                let init = e.kind == EventKind::OtherWrite && e.rect.contains(rect);
+                (init.then_some(e.ord), false)
+            }
+        }
     }
 
     fn close_overlapping(&mut self, groups: &[AccGroup], rect: &Rect, keep: Option<usize>) {
@@ -204,7 +220,7 @@ fn accumulation_groups(
     let mut group_of = vec![NONE; trace.len()];
     for (t, accesses) in by_tensor.iter().enumerate() {
         st.clear();
-        let mut init = None;
+        let mut onto = (None, false);
         let mut current = None;
         for &(ord, read) in accesses {
             let ord = ord as usize;
@@ -212,10 +228,10 @@ fn accumulation_groups(
             if current != Some(ord) {
                 // Before the ordinal's reads: what a run it opens starts on.
                 current = Some(ord);
-                init = trace
+                onto = trace
                     .write(ord)
                     .filter(|w| facts.matmul && w.tensor.index() == t)
-                    .and_then(|w| st.init_for(&w.rect));
+                    .map_or((None, false), |w| st.onto(&w.rect));
             }
             if read != NONE {
                 let rect = trace.reads.items()[read as usize].rect;
@@ -243,7 +259,7 @@ fn accumulation_groups(
                     }
                     None => {
                         st.open.push(groups.len());
-                        groups.push(new_group(m, trace, w, init, ord, column_tiled)?);
+                        groups.push(new_group(m, trace, w, onto, ord, column_tiled)?);
                         groups.len() - 1
                     }
                 };
@@ -263,12 +279,13 @@ fn accumulation_groups(
     Ok((groups, group_of))
 }
 
-/// The group of a run that opens at `head` writing `w` onto `init`.
+/// The group of a run that opens at `head` writing `w` onto `(init, untouched)`
+/// (as [`TensorState::onto`] finds them).
 fn new_group(
     m: &Module,
     trace: &Trace,
     w: PsumAccess,
-    init: Option<usize>,
+    (init, untouched): (Option<usize>, bool),
     head: usize,
     column_tiled: bool,
 ) -> Result<AccGroup, MatmulError> {
@@ -296,6 +313,7 @@ fn new_group(
             b1: rect.x1 - base,
         },
         init,
+        untouched,
         partitions,
         quadrants: (partitions.0 >> 5, partitions.1 >> 5),
         bytes,
@@ -375,6 +393,13 @@ fn find_clusters(groups: &[AccGroup], live_end: &[usize], by_head: &[usize]) -> 
             emit(cluster_of[g], g);
         }
     })
+}
+
+/// The accumulation runs (SPEC §2.4) of the program `trace` traces, by tensor
+/// declaration then program order (what the hazard lints of SPEC §9.4 read;
+/// `trace` may be [`Trace::unallocated`]).
+pub(crate) fn runs(m: &Module, trace: &Trace) -> Result<Vec<AccGroup>, MatmulError> {
+    Ok(accumulation_groups(m, trace)?.0)
 }
 
 /// The groups and clusters of an allocated loop-free program, with the cell
@@ -461,6 +486,7 @@ mod tests {
                 b1: (banks.1 - banks.0 + 1) * bank,
             },
             init: None,
+            untouched: true,
             partitions: parts,
             quadrants: (parts.0 >> 5, parts.1 >> 5),
             bytes: (banks.0 * bank, (banks.1 + 1) * bank - 1),

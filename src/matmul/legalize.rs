@@ -21,8 +21,7 @@
 //! warning. Finally every unlabelled instruction is labelled with its
 //! position, and the §4.2 edges become `after=%L`.
 
-use super::cells::live_in_zones;
-use super::cells::NONE;
+use super::cells::{live_in_zones, GroupCells, NONE};
 use super::groups::{analyze, AccGroup, Analysis};
 use super::order::order_column_tiled_mms;
 use super::MatmulError;

@@ -215,6 +215,17 @@ pub(crate) struct Trace {
 impl Trace {
     /// Builds the trace; fails on loops and on accessed PSUM tensors without a bank.
     pub fn new(m: &Module, arch: &Arch) -> Result<Trace, MatmulError> {
+        Trace::build(m, arch, false)
+    }
+
+    /// Builds the trace of a program that need not be allocated: a PSUM
+    /// tensor without a bank is placed at bank 0. Accesses of one tensor
+    /// compare as in [`Trace::new`], which is all a per-tensor sweep reads.
+    pub fn unallocated(m: &Module, arch: &Arch) -> Result<Trace, MatmulError> {
+        Trace::build(m, arch, true)
+    }
+
+    fn build(m: &Module, arch: &Arch, unallocated: bool) -> Result<Trace, MatmulError> {
         if m.has_loops() {
             return Err(MatmulError::HasLoops);
         }
@@ -222,6 +233,7 @@ impl Trace {
         let bases: Vec<Base> = (m.tensors.iter())
             .map(|t| match (t.mem, t.bank) {
                 (Mem::Psum, Some(b)) => Base::Psum(i64::from(b) * bank),
+                (Mem::Psum, None) if unallocated => Base::Psum(0),
                 (Mem::Psum, None) => Base::Unallocated,
                 _ => Base::NotPsum,
             })

@@ -3,10 +3,10 @@
 //! that no value waits for a drain another bank could have spared it
 //! (SPEC §10), without touching the spill code.
 //!
-//! Two moves, each a candidate program: [`place::rotate`] puts every
+//! Two moves, each a candidate program: `place::rotate` puts every
 //! tensor, in order of start, in the free block released longest ago; and
-//! modulo variable expansion ([`expand`]) gives the tensors private to a
-//! loop ([`private`]) k copies, iteration i using copy i mod k, before the
+//! modulo variable expansion (`expand`) gives the tensors private to a
+//! loop (`private`) k copies, iteration i using copy i mod k, before the
 //! same placement. Each candidate is compiled the rest of the way (unroll,
 //! legalize) and measured: fewest avoidable reuse edges first, then the
 //! largest least slack, the fewest estimated cycles (SPEC §11), the fewest
@@ -19,8 +19,8 @@
 //! above, and the best expansion is kept when it beats the best so far. The work is bounded by [`BUDGET`] instructions.
 
 mod expand;
-pub mod place;
-pub mod private;
+mod place;
+mod private;
 
 use crate::alloc::{self, AllocOptions, AllocOutcome, TensorReport};
 use crate::arch::{self, Arch};

@@ -8,12 +8,14 @@
 //! program's meaning is checked by [`crate::validate`].
 
 pub(crate) mod lexer;
+mod names;
 mod parser;
 mod printer;
 
 use crate::ir::{Attr, Bound, InstId, Loc, LoopId, Module, TensorId};
 use serde::{Deserialize, Serialize};
 
+pub use names::InstNames;
 pub use printer::{access_to_string, inst_to_string};
 
 /// A byte range `[start, end)` in the source text.

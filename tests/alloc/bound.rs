@@ -2,7 +2,8 @@
 
 use proptest::prelude::*;
 use psum::alloc::AllocOptions;
-use psum::bound::{bounds, min_spills_one_bank, peak_demand, problem, Interval, Peak};
+use psum::alloc::{problem, Interval};
+use psum::bound::{bounds, min_spills_one_bank, peak_demand, Peak};
 
 fn iv(start: u32, end: u32, banks: u32) -> Interval {
     Interval { start, end, banks }
@@ -55,7 +56,7 @@ fn intervals(max_banks: u32) -> impl Strategy<Value = Vec<Interval>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(crate::props_config::config(400, "tests/proptest-regressions/alloc/bound.txt"))]
 
     #[test]
     fn peak_matches_brute_force(ivs in intervals(4)) {

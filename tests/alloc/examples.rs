@@ -4,27 +4,17 @@
 use crate::alloc_common;
 
 use alloc_common::*;
-use psum::alloc::costs::{find_costs, Cost};
-use psum::alloc::linear::Linear;
-use psum::alloc::liveness::live_ranges;
-use psum::arch;
+use psum::alloc::{problem, AllocOptions, Cost};
 
 fn example(name: &str) -> String {
     std::fs::read_to_string(format!("{}/examples/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
 }
 
-/// Spill cost of every node of the unallocated `src`, by tensor name.
+/// Spill cost of every node of the unallocated `src` (SPEC §3.5), by
+/// tensor name.
 fn costs_of(src: &str) -> Vec<(String, Cost)> {
-    let m = module(src);
-    let a = arch::lookup(&m.arch).unwrap();
-    let lin = Linear::new(&m);
-    let live = live_ranges(&m, &lin, &a, a.num_banks()).unwrap();
-    let costs = find_costs(&lin, &live, &vec![false; m.tensors.len()], 64);
-    live.nodes
-        .iter()
-        .zip(costs)
-        .map(|(n, c)| (m.tensor(n.tensor).name.clone(), c))
-        .collect()
+    let p = problem(&module(src), &AllocOptions::default()).unwrap();
+    p.buffers.into_iter().map(|b| b.id).zip(p.costs).collect()
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! `psum::export`: MiniMalloc CSV out, solutions back in.
 
-use psum::bound::{Buffer, Interval};
+use psum::alloc::{Buffer, Interval};
 use psum::export::{import_minimalloc, to_minimalloc_csv, ImportError};
 
 fn buf(id: &str, start: u32, end: u32, banks: u32) -> Buffer {
@@ -135,7 +135,7 @@ fn example_module_exports_one_row_per_node() {
     let m = psum::text::parse(include_str!("../../examples/01_three_tensors.psum"))
         .unwrap()
         .module;
-    let p = psum::bound::problem(&m, &psum::alloc::AllocOptions::default()).unwrap();
+    let p = psum::alloc::problem(&m, &psum::alloc::AllocOptions::default()).unwrap();
     assert_eq!(p.num_banks, 8);
     assert_eq!(
         to_minimalloc_csv(&p.buffers),

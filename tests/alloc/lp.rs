@@ -5,8 +5,8 @@
 //! is a lower bound.
 
 use crate::alloc_common::*;
+use psum::alloc::problem;
 use psum::alloc::{allocate, AllocError, AllocOptions, Allocator};
-use psum::bound::problem;
 use psum::lp::{LpError, SplitLp};
 
 /// The least cost of `lp` by trying every set of idle ranges to let go

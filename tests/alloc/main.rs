@@ -9,4 +9,6 @@ mod mincost;
 mod peers;
 mod programs;
 mod props;
+#[path = "../support/props.rs"]
+mod props_config;
 mod rotation;

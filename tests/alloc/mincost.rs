@@ -9,9 +9,10 @@ use crate::alloc_common;
 
 use alloc_common::*;
 use proptest::prelude::*;
-use psum::alloc::costs::Cost;
+use psum::alloc::Cost;
 use psum::alloc::{allocate, exact, AllocError, AllocOptions, AllocOutcome, Allocator};
-use psum::bound::{bounds, min_spill_cost_one_bank, peak_demand, problem, Interval};
+use psum::alloc::{problem, Interval};
+use psum::bound::{bounds, min_spill_cost_one_bank, peak_demand};
 use psum::gen::workloads::{generate, random, RandomParams, Workload, WorkloadKind};
 use psum::ir::Module;
 use psum::verify::verify;
@@ -37,7 +38,7 @@ fn config(max_tensors: usize) -> impl Strategy<Value = (u64, Config, Option<u32>
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(crate::props_config::config(128, "tests/proptest-regressions/alloc/mincost.txt"))]
 
     /// Mincost's result verifies whenever Briggs allocates the program,
     /// and mincost allocates it too; its report counts what it spilled.
@@ -56,7 +57,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(crate::props_config::config(48, "tests/proptest-regressions/alloc/mincost.txt"))]
 
     /// On the `gen random` programs of every shape, mincost's result
     /// verifies.
@@ -86,7 +87,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(crate::props_config::config(96, "tests/proptest-regressions/alloc/mincost.txt"))]
 
     /// Exact verifies and costs no more than mincost or Briggs on small
     /// programs, and no less than the split bound of one-bank ones.
@@ -295,7 +296,7 @@ fn brute_min_cost(ivs: &[Interval], costs: &[Cost], k: u32) -> Option<u64> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(crate::props_config::config(400, "tests/proptest-regressions/alloc/mincost.txt"))]
 
     /// The flow's cost bound is the least cost of a removal that fits,
     /// unremovable intervals included (`None` when they alone do not fit).

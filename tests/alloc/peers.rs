@@ -101,7 +101,7 @@ fn module_is_valid_and_round_trips_through_text() {
 fn psum_sees_the_same_intervals() {
     let p = Problem::generate(400, 16, 9);
     let m = p.to_module("trn1");
-    let seen = psum::bound::problem(&m, &psum::alloc::AllocOptions::default()).unwrap();
+    let seen = psum::alloc::problem(&m, &psum::alloc::AllocOptions::default()).unwrap();
     assert_eq!(seen.intervals(), p.intervals());
     let names: Vec<String> = (0..400).map(|t| format!("t{t}")).collect();
     let ids: Vec<&String> = seen.buffers.iter().map(|b| &b.id).collect();

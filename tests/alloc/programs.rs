@@ -5,7 +5,7 @@
 use crate::alloc_common;
 
 use alloc_common::*;
-use psum::alloc::{AllocError, AllocOptions, Mode};
+use psum::alloc::{AllocError, AllocOptions, Allocator, Cost, LogLevel};
 
 const DECLS: &str = "sbuf w [128, 256] bf16
 sbuf x [128, 8192] bf16
@@ -424,7 +424,10 @@ fn diagnostics() {
     let never_written = prog("psum t [128, 2048]\n", "  act y <- t\n");
     assert_eq!(
         alloc_err(&never_written, AllocOptions::default()),
-        AllocError::NoFirstDef("t".into())
+        AllocError::NoFirstDef {
+            tensor: psum::ir::TensorId::new(0),
+            name: "t".into()
+        }
     );
     assert_eq!(
         alloc_err(&never_written, AllocOptions::default()).to_string(),
@@ -479,18 +482,11 @@ fn save_inside_loop_that_must_carry_the_value_relieves_nothing() {
 ",
     );
     let m = module(&src);
-    let a = psum::arch::lookup("trn1").unwrap();
-    let lin = psum::alloc::linear::Linear::new(&m);
-    let live = psum::alloc::liveness::live_ranges(&m, &lin, &a, 8).unwrap();
-    let costs = psum::alloc::costs::find_costs(&lin, &live, &[false; 6], 64);
+    let costs = psum::alloc::problem(&m, &AllocOptions::default())
+        .unwrap()
+        .costs;
     // s: save after 0, reload before 8 (weights 1 + 1).
-    assert_eq!(
-        costs,
-        [
-            psum::alloc::costs::Cost::Finite(128),
-            psum::alloc::costs::Cost::Inf
-        ]
-    );
+    assert_eq!(costs, [Cost::Finite(128), Cost::Inf]);
     let out = alloc_both(&m, with_banks(1));
     assert_eq!(out.report.spilled, ["s"]);
 }
@@ -542,15 +538,87 @@ fn spilled_accumulator_is_not_spilled_again() {
     // is pinned now, so the allocator spills each accumulator once and then
     // reports the real problem, naming the first stuck accumulator by id
     // (in both modes).
-    for mode in [Mode::Fast, Mode::Reference] {
+    for allocator in [Allocator::Briggs, Allocator::BriggsReference] {
         let opts = AllocOptions {
-            mode,
+            allocator,
             ..AllocOptions::default()
         };
-        let err = alloc_err(&evacuated_accumulators(), opts);
+        let src = evacuated_accumulators();
+        let err = alloc_err(&src, opts);
         assert_eq!(
             err.to_string(),
             "too many reloads required: cannot place acc0; PSUM pressure peaks at 10 banks at point 0"
         );
+        let acc0 = psum::text::parse(&src)
+            .unwrap()
+            .module
+            .tensor_by_name("acc0");
+        assert_eq!(err.tensor(), acc0);
+    }
+}
+
+/// An error names the input's tensor: a memloc-split piece names the
+/// tensor it was cut from (declared after another, so the ids differ).
+#[test]
+fn errors_name_the_tensor_a_piece_was_cut_from() {
+    let src = prog(
+        "psum u [128, 2048]\npsum t [128, 2048]\n",
+        "  matmul u <- w, x[0:128, 0:1024]\n  act y <- u\n  matmul t <- w, x[0:128, 0:1024]\n  \
+         act y <- t\n  matmul t <- w, x[0:128, 1024:2048]\n",
+    );
+    let err = alloc_err(&src, AllocOptions::default());
+    assert_eq!(err.to_string(), "no last use find: t.1");
+    let m = psum::text::parse(&src).unwrap().module;
+    assert_eq!(err.tensor(), m.tensor_by_name("t"));
+    assert_eq!(
+        err.loc(),
+        psum::ir::Loc::Tensor(m.tensor_by_name("t").unwrap())
+    );
+}
+
+/// `LogLevel::Quiet` collects no log and changes nothing else, whichever
+/// allocator runs; `Trace` adds the trace to the same log.
+#[test]
+fn the_log_level_changes_only_the_log() {
+    // With one bank, s (live across the loop) spills.
+    let m = module(&prog(
+        "psum s [128, 2048]\npsum acc [128, 2048]\n",
+        "  matmul s <- w, x[0:128, 0:1024]\n  memset acc = 0\n  loop k 0..4 {\n    act y <- acc\n    \
+         matmul acc <- w, x[0:128, k*1024+1024:k*1024+2048]\n    act z <- y\n    act y <- acc\n  }\n  \
+         act z <- s\n",
+    ));
+    for allocator in [
+        Allocator::Briggs,
+        Allocator::BriggsReference,
+        Allocator::Mincost,
+        Allocator::Exact,
+    ] {
+        let run = |log| {
+            let opts = AllocOptions {
+                allocator,
+                log,
+                psum_banks: Some(1),
+                ..AllocOptions::default()
+            };
+            psum::alloc::allocate(&m, &opts).unwrap()
+        };
+        let (quiet, log, trace) = (
+            run(LogLevel::Quiet),
+            run(LogLevel::Log),
+            run(LogLevel::Trace),
+        );
+        assert_eq!(quiet.report.spilled, ["s"], "{allocator:?}");
+        assert!(
+            quiet.log.is_empty() && quiet.trace.is_empty(),
+            "{allocator:?}"
+        );
+        assert!(!log.log.is_empty() && log.trace.is_empty(), "{allocator:?}");
+        assert_eq!(trace.log, log.log, "{allocator:?}");
+        assert!(trace.trace.len() >= log.log.len(), "{allocator:?}");
+        for other in [&log, &trace] {
+            assert_eq!(quiet.module, other.module, "{allocator:?}");
+            assert_eq!(quiet.report, other.report, "{allocator:?}");
+            assert_eq!(quiet.warnings, other.warnings, "{allocator:?}");
+        }
     }
 }

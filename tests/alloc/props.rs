@@ -6,11 +6,8 @@ use crate::alloc_common;
 
 use alloc_common::*;
 use proptest::prelude::*;
-use psum::alloc::costs::{find_costs, spill_plans, Cost};
-use psum::alloc::linear::{Linear, PointKind};
-use psum::alloc::liveness::live_ranges;
-use psum::alloc::{allocate, analyze, spill, AllocOptions, AllocOutcome, Analysis, Mode, NodeId};
-use psum::arch::{self, bank_alignment};
+use psum::alloc::{allocate, problem, AllocOptions, AllocOutcome, Allocator};
+use psum::arch::bank_alignment;
 use psum::ir::Module;
 
 fn config() -> impl Strategy<Value = (u64, Config, Option<u32>)> {
@@ -37,18 +34,16 @@ fn check(input: &Module, out: &AllocOutcome) {
         assert_eq!(b % bank_alignment(t.banks), 0, "{} misaligned", t.name);
         assert!(b + t.banks <= nb, "{} out of range", t.name);
     }
-    // The report's intervals are those of the result program.
-    let m = &out.module;
-    let a = arch::lookup(&m.arch).unwrap();
-    let lin = Linear::new(m);
-    let live = live_ranges(m, &lin, &a, nb).unwrap();
-    let node_of = live.node_index(m.tensors.len());
+    // The report's intervals are those of the result program (which the
+    // memloc split leaves as it is).
+    let opts = AllocOptions {
+        psum_banks: Some(nb),
+        ..AllocOptions::default()
+    };
+    let p = problem(&out.module, &opts).unwrap();
     for t in &r.tensors {
-        let id = m.tensor_by_name(&t.name).unwrap();
-        let iv = node_of[id.index()].map(|v| {
-            let n = &live.nodes[v.index()];
-            [n.start, n.end]
-        });
+        let b = p.buffers.iter().find(|b| b.id == t.name);
+        let iv = b.map(|b| [b.interval.start, b.interval.end]);
         assert_eq!(iv, t.interval, "{}", t.name);
     }
     // No two interfering tensors share a bank.
@@ -87,7 +82,7 @@ fn check(input: &Module, out: &AllocOutcome) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(crate::props_config::config(300, "tests/proptest-regressions/alloc/props.txt"))]
 
     #[test]
     fn fast_equals_reference_and_invariants_hold((seed, cfg, banks) in config()) {
@@ -96,42 +91,10 @@ proptest! {
             check(&m, &out);
         }
     }
-
-    /// Spilling every spillable node at once strictly shortens each one's
-    /// interval: its new interval covers a strict subset of the original
-    /// points of its old one (inserted copies are not original points).
-    #[test]
-    fn spilling_shortens_intervals((seed, cfg, _) in config()) {
-        let Analysis { module: m, arch: a, lin, live, .. } =
-            analyze(module(&program(seed, cfg)), &AllocOptions::default()).unwrap();
-        let costs = find_costs(&lin, &live, &vec![false; m.tensors.len()], 64);
-        let chosen: Vec<NodeId> = (0..costs.len())
-            .filter(|&i| costs[i] != Cost::Inf)
-            .map(NodeId::new)
-            .collect();
-        let mut after = m.clone();
-        let plans = [spill_plans(&lin, &live, &chosen)];
-        spill::insert_spill_code(&mut after, &lin, &plans, &mut spill::Namer::new(&m), seed % 2 == 0);
-        let lin2 = Linear::new(&after);
-        let live2 = live_ranges(&after, &lin2, &a, a.num_banks()).unwrap();
-        let old_point = |p: u32| match lin2.points[p as usize].kind() {
-            PointKind::Inst(i) => lin.point_of(i),
-            PointKind::Header(l) => Some(lin.header[l.index()]),
-            PointKind::End(l) => Some(lin.end[l.index()]),
-        };
-        let node_of = live2.node_index(after.tensors.len());
-        for v in chosen {
-            let old = live.nodes[v.index()];
-            let new = live2.nodes[node_of[old.tensor.index()].unwrap().index()];
-            let covered: Vec<u32> = (new.start..=new.end).filter_map(old_point).collect();
-            prop_assert!(covered.iter().all(|&p| old.start <= p && p <= old.end));
-            prop_assert!((covered.len() as u64) < old.interval_len(), "{} not shortened", m.tensor(old.tensor).name);
-        }
-    }
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(crate::props_config::config(24, "tests/proptest-regressions/alloc/props.txt"))]
 
     /// The independent checker (SPEC §5.1) accepts every allocated program:
     /// every read finds its tensor's latest write in every cell, spills and
@@ -229,7 +192,7 @@ fn thousand_tensor_programs_agree() {
             ..AllocOptions::default()
         };
         let reference = AllocOptions {
-            mode: Mode::Reference,
+            allocator: Allocator::BriggsReference,
             ..opts
         };
         match (allocate(&m, &opts), allocate(&m, &reference)) {
@@ -292,19 +255,19 @@ fn timing_fast_vs_reference() {
             loops: true,
         };
         let m = module(&program(7, cfg));
-        let time = |mode| {
+        let time = |allocator| {
             let t = std::time::Instant::now();
             let out = allocate(
                 &m,
                 &AllocOptions {
-                    mode,
+                    allocator,
                     ..AllocOptions::default()
                 },
             )
             .unwrap();
             (t.elapsed(), out)
         };
-        let (fast, f) = time(Mode::Fast);
+        let (fast, f) = time(Allocator::Briggs);
         if std::env::var_os("ALLOC_FAST_ONLY").is_some() {
             println!(
                 "{tensors} tensors: fast {fast:?}, {} iterations",
@@ -312,7 +275,7 @@ fn timing_fast_vs_reference() {
             );
             continue;
         }
-        let (reference, r) = time(Mode::Reference);
+        let (reference, r) = time(Allocator::BriggsReference);
         assert_same(&f, &r);
         println!(
             "{tensors} tensors ({} nodes at the end, {} iterations, {} spilled): fast {:?}, reference {:?}, ratio {:.1}",

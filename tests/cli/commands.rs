@@ -234,3 +234,53 @@ fn every_example_formats() {
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     }
 }
+
+/// `--keep-banks` goes through the pass list: `--report json` reports
+/// the kept banks with the pass timings, `--verify-each` proves every
+/// pass, and an unsound placement names the tiles.
+#[test]
+fn keep_banks_runs_the_pass_list() {
+    let src = "arch trn1\n\npsum a [128, 2048] bank=5\npsum b [128, 2048] bank=B\n\
+        sbuf w [128, 256] bf16\nsbuf x [128, 2048] bf16\nsbuf y [128, 2048]\n\
+        dram out [128, 2048]\n\nblock main {\n  matmul a <- w, x[0:128, 0:1024]\n  \
+        matmul b <- w, x[0:128, 1024:2048]\n  act y <- a, b\n  dma out <- y\n}\n";
+    let sound = src.replace("bank=B", "bank=2");
+    let args = [
+        "compile",
+        "-",
+        "--keep-banks",
+        "--verify-each",
+        "--report",
+        "json",
+    ];
+    let o = psum(&args, Some(&sound));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let banks: Vec<_> = (report["tensors"].as_array().unwrap().iter())
+        .map(|t| (t["name"].as_str().unwrap(), t["bank"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(banks, [("a", 5), ("b", 2)]);
+    assert_eq!(report["spilled"], serde_json::json!([]));
+    assert_eq!(report["verify"]["checker"], "ok");
+    let timings = report["timings_ms"].as_object().unwrap();
+    let passes: Vec<&str> = timings.keys().map(String::as_str).collect();
+    assert_eq!(
+        passes,
+        ["validate", "alloc", "rebank", "unroll", "legalize", "verify"]
+    );
+    let o = psum(&["compile", "-", "--keep-banks"], Some(&sound));
+    assert_eq!(
+        stderr(&o),
+        "psum compile --keep-banks: placement ok\n  verify    ok\n"
+    );
+    assert!(stdout(&o).contains("psum b [128, 2048] bank=2"));
+    let o = psum(
+        &["compile", "-", "--keep-banks"],
+        Some(&src.replace("bank=B", "bank=5")),
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o),
+        "error: PSUM tiles a and b are both live at points 1..=2 and share bank 5\n"
+    );
+}

@@ -87,8 +87,57 @@ fn an_unknown_allocator_is_a_usage_error() {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("briggs, mincost, exact"),
+        stderr(&o).contains("briggs, briggs-reference, mincost, exact"),
         "{}",
         stderr(&o)
+    );
+}
+
+/// `--reference` is briggs' reference implementation: beside another
+/// allocator it is a usage error, and with briggs (or alone) it runs
+/// `briggs-reference`.
+#[test]
+fn reference_goes_with_briggs_only() {
+    for other in ["mincost", "exact"] {
+        let args = [
+            "alloc",
+            "examples/02_one_spill.psum",
+            "--reference",
+            "--allocator",
+            other,
+        ];
+        let o = psum(&args, "");
+        assert_eq!(o.status.code(), Some(2), "{other}");
+        let want = format!("the argument '--reference' cannot be used with '--allocator {other}'");
+        assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+    }
+    let run = |args: &[&str]| {
+        let o = psum(args, "");
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        (o.stdout, o.stderr)
+    };
+    let reference = run(&[
+        "alloc",
+        "examples/02_one_spill.psum",
+        "-v",
+        "--allocator",
+        "briggs-reference",
+    ]);
+    assert_eq!(
+        run(&["alloc", "examples/02_one_spill.psum", "-v", "--reference"]),
+        reference
+    );
+    let briggs = [
+        "alloc",
+        "examples/02_one_spill.psum",
+        "-v",
+        "--reference",
+        "--allocator",
+        "briggs",
+    ];
+    assert_eq!(run(&briggs), reference);
+    assert_eq!(
+        run(&["alloc", "examples/02_one_spill.psum", "-v"]),
+        reference
     );
 }

@@ -7,7 +7,7 @@ use psum::pipeline::{self, CompileOptions};
 use std::process::{Command, Output};
 
 /// Runs `psum ARGS` from the repository root.
-fn psum(args: &[&str]) -> Output {
+pub(crate) fn psum(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_psum"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -15,7 +15,7 @@ fn psum(args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn text(b: &[u8]) -> String {
+pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8(b.to_vec()).unwrap()
 }
 
@@ -36,7 +36,7 @@ fn assert_contains(program: &str, needles: &[&str]) {
 }
 
 /// Compiles a traced program and checks that the verifier proves it.
-fn compile_verified(program: &str) -> pipeline::Compiled {
+pub(crate) fn compile_verified(program: &str) -> pipeline::Compiled {
     let m: Module = psum::text::parse(program).unwrap().module;
     psum::validate::validate(&m).unwrap();
     let c = pipeline::compile(&m, &CompileOptions::default()).unwrap();
@@ -224,7 +224,8 @@ fn an_unsupported_api_is_refused_at_its_line() {
     refused(
         "refuse_api.py",
         &["--arg", "x=float32[128,64]"],
-        "9: error: nki.language.load_transpose2d is not supported by psum trace",
+        "10: error: nki.collectives.all_reduce is not supported by psum trace: collective communication \
+         between NeuronCores (the program is one core's)",
     );
 }
 
@@ -242,7 +243,7 @@ fn a_data_dependent_index_is_refused_at_its_line() {
     refused(
         "refuse_data_index.py",
         &["--arg", "x=float32[256,64]", "--arg", "rows=int32[128,1]"],
-        "10: error: data-dependent index (a tile used as an index)",
+        "10: error: an indirect (data-dependent) index into a PSUM tensor",
     );
 }
 
@@ -319,11 +320,14 @@ fn a_missing_interpreter_is_reported() {
     assert!(text(&o.stderr).contains("cannot run /nonexistent/python"));
 }
 
-/// Traces `tests/nki_kernels/FILE` `kernel` to a temp file: (program, trace stderr, path).
-fn trace_lint_kernel(file: &str, args: &[&str]) -> (String, String, std::path::PathBuf) {
+/// Traces `tests/nki_kernels/FILE` `kernel` with `args` to a temp file of
+/// its own: (program, trace stderr, path).
+pub(crate) fn trace_lint_kernel(file: &str, args: &[&str]) -> (String, String, std::path::PathBuf) {
+    static TRACED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = TRACED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("psum-nki-lint-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(file.replace(".py", ".psum"));
+    let out = dir.join(format!("{n}-{}", file.replace(".py", ".psum")));
     let path = format!("tests/nki_kernels/{file}");
     let mut all = vec!["trace", path.as_str(), "kernel"];
     all.extend_from_slice(args);
@@ -333,136 +337,12 @@ fn trace_lint_kernel(file: &str, args: &[&str]) -> (String, String, std::path::P
     (std::fs::read_to_string(&out).unwrap(), text(&o.stderr), out)
 }
 
-/// `psum lint` of a traced kernel prints `lines` (stdout) and exits with `code`.
-fn assert_lints(program: &std::path::Path, lines: &[&str], code: i32) {
-    let o = psum(&["lint", program.to_str().unwrap()]);
-    let expected: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    assert_eq!(text(&o.stdout), expected);
-    assert_eq!(o.status.code(), Some(code), "{}", text(&o.stderr));
-}
-
-const WX: [&str; 4] = [
-    "--arg",
-    "w=bfloat16[128,128]",
-    "--arg",
-    "x=bfloat16[256,512]",
-];
-const W_X512: [&str; 4] = [
-    "--arg",
-    "w=bfloat16[128,128]",
-    "--arg",
-    "x=bfloat16[128,512]",
-];
-const W_X1024: [&str; 4] = [
+pub(crate) const W_X1024: [&str; 4] = [
     "--arg",
     "w=bfloat16[128,128]",
     "--arg",
     "x=bfloat16[128,1024]",
 ];
-
-#[test]
-fn lint_accumulating_onto_a_memset_on_trn1() {
-    let (p, stderr, path) = trace_lint_kernel("lint_memset_accumulate.py", &WX);
-    insta::assert_snapshot!("lint_memset_accumulate", p);
-    let line = "tests/nki_kernels/lint_memset_accumulate.py:15: warning: %3 (matmul) accumulates onto PSUM acc \
-                initialised by %0 (memset) (tests/nki_kernels/lint_memset_accumulate.py:11); a matmul accumulating \
-                onto PSUM written by memset or copy is undefined on trn1: let the first matmul of the group overwrite";
-    assert_eq!(stderr, format!("{line}\n"));
-    assert_lints(&path, &[line], 0);
-    let c = compile_verified(&p);
-    assert_eq!(c.matmul.memsets_inserted, 0);
-    let o = psum(&["compile", path.to_str().unwrap(), "-o", "/dev/null"]);
-    assert!(
-        text(&o.stderr).starts_with(&format!("{line}\n")),
-        "compile warns on traced programs"
-    );
-}
-
-#[test]
-fn lint_accumulate_true_onto_uninitialised_psum() {
-    let (p, _, path) = trace_lint_kernel("lint_uninit_accumulate.py", &WX);
-    insta::assert_snapshot!("lint_uninit_accumulate", p);
-    assert!(p.contains("accumulate=true"));
-    assert_lints(
-        &path,
-        &["tests/nki_kernels/lint_uninit_accumulate.py:14: warning: %2 (matmul) is the first write of its \
-           accumulation group and accumulates (accumulate=true) onto uninitialised PSUM acc; the first matmul must overwrite"],
-        0,
-    );
-    compile_verified(&p);
-}
-
-#[test]
-fn lint_bf16_matmul_destination_on_trn1() {
-    let (p, _, path) = trace_lint_kernel("lint_dst_dtype.py", &W_X512);
-    insta::assert_snapshot!("lint_dst_dtype", p);
-    let o = psum(&["lint", path.to_str().unwrap()]);
-    assert_eq!(
-        text(&o.stdout),
-        "tests/nki_kernels/lint_dst_dtype.py:11: warning: %2 (matmul) writes bf16 PSUM acc; the matmul destination is f32 on trn1\n"
-    );
-    assert_eq!(o.status.code(), Some(1), "validation rejects it");
-    assert!(text(&o.stderr).contains("error: %2 (matmul at tests/nki_kernels/lint_dst_dtype.py:11): matmul destination 'acc' is bf16, not f32"));
-    let on_gen4 = p.replace("arch trn1", "arch core_v4");
-    assert!(psum::lint::lint(&psum::text::parse(&on_gen4).unwrap().module).is_empty());
-    compile_verified(&on_gen4);
-}
-
-#[test]
-fn lint_a_psum_tile_crossing_a_bank() {
-    let (p, _, path) = trace_lint_kernel("lint_tile_crosses_bank.py", &W_X1024);
-    insta::assert_snapshot!("lint_tile_crosses_bank", p);
-    assert_lints(
-        &path,
-        &["tests/nki_kernels/lint_tile_crosses_bank.py:10: warning: PSUM tile acc has 4096 bytes per partition and \
-           crosses a 2 KiB bank boundary (it spans 2 banks)"],
-        0,
-    );
-    compile_verified(&p);
-}
-
-#[test]
-fn lint_a_matmul_wider_than_a_bank_on_trn1() {
-    let (p, _, path) = trace_lint_kernel("lint_wide_matmul.py", &W_X1024);
-    insta::assert_snapshot!("lint_wide_matmul", p);
-    let o = psum(&["lint", path.to_str().unwrap()]);
-    assert_eq!(
-        text(&o.stdout).lines().nth(1),
-        Some("tests/nki_kernels/lint_wide_matmul.py:11: warning: %2 (matmul) writes 4096 bytes per partition of acc across a bank boundary; a matmul output stays inside one 2 KiB bank on trn1")
-    );
-    assert_eq!(o.status.code(), Some(1));
-    compile_verified(&p.replace("arch trn1", "arch core_v4"));
-}
-
-#[test]
-fn trace_warns_of_affine_iterations_writing_one_psum_location() {
-    let (p, stderr, path) = trace_lint_kernel(
-        "lint_affine_same_location.py",
-        &["--arg", "x=float32[512,512]"],
-    );
-    insta::assert_snapshot!("lint_affine_same_location", p);
-    let warning = "tests/nki_kernels/lint_affine_same_location.py:13: warning: affine_range iterations write \
-                   the same PSUM location stage (not by matmul accumulation); use sequential_range";
-    assert_eq!(stderr, format!("{warning}\n"));
-    assert_lints(&path, &[warning], 0);
-    let o = psum(&["compile", path.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    assert_eq!(text(&o.stderr).lines().next(), Some(warning));
-    compile_verified(&p);
-}
-
-#[test]
-fn trace_warns_of_an_unrolled_affine_loop_but_not_of_tiles_each_iteration_allocates() {
-    let (p, stderr, _) =
-        trace_lint_kernel("lint_affine_unrolled.py", &["--arg", "x=float32[256,512]"]);
-    insta::assert_snapshot!("lint_affine_unrolled", p);
-    assert_eq!(
-        stderr,
-        "tests/nki_kernels/lint_affine_unrolled.py:19: warning: affine_range iterations write the same PSUM \
-         location stage (not by matmul accumulation); use sequential_range\n"
-    );
-    compile_verified(&p);
-}
 
 #[test]
 fn keep_banks_checks_a_kernels_own_placement() {

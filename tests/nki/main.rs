@@ -2,3 +2,5 @@
 
 mod ir;
 mod kernels;
+mod lints;
+mod trace;

@@ -1,11 +1,11 @@
-"""Refused: an API the tracer does not implement."""
+"""Refused: a public API the tracer does not model (collectives need other cores)."""
 import nki
+import nki.collectives as cc
 import nki.language as nl
 
 
 @nki.jit
 def kernel(x):
-    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-    t = nl.load_transpose2d(x)
-    nl.store(out, value=t)
-    return out
+    t = nl.load(x)
+    cc.all_reduce(t)
+    return t

@@ -1,5 +1,7 @@
 //! Integration tests of the text format: syntax, round trip, validation errors, robustness (SPEC §2).
 
+#[path = "../support/props.rs"]
+mod props_config;
 mod robustness;
 mod round_trip_props;
 mod roundtrip;

@@ -4,7 +4,6 @@
 
 use psum::gen::random::Rng;
 use psum::source::load;
-use std::time::Instant;
 
 fn message(bytes: &[u8]) -> (Option<(usize, usize)>, String) {
     let d = load("t.psum", bytes).expect_err("input should be rejected");
@@ -103,13 +102,11 @@ fn ten_megabytes_of_random_tokens() {
         src.push_str(TOKENS[rng.index(TOKENS.len())]);
         src.push(if rng.chance(1, 8) { '\n' } else { ' ' });
     }
-    let t = Instant::now();
     assert!(load("t.psum", src.as_bytes()).is_err());
     // Also behind a valid header, so the parser gets past the first tokens.
     let valid = "arch trn1\npsum acc [128, 2048]\nblock main {\n  memset acc = 0\n";
     let deep = format!("{valid}{src}");
     assert!(load("t.psum", deep.as_bytes()).is_err());
-    assert!(t.elapsed().as_secs_f64() < 3.0, "took {:?}", t.elapsed());
 }
 
 #[test]
@@ -122,10 +119,8 @@ fn two_megabytes_of_a_valid_program() {
         src.push_str(line);
     }
     src.push_str("}\n");
-    let t = Instant::now();
     let loaded = load("t.psum", src.as_bytes()).unwrap();
     assert_eq!(loaded.module.loops.len(), loaded.module.insts.len() / 2);
-    assert!(t.elapsed().as_secs_f64() < 3.0, "took {:?}", t.elapsed());
 }
 
 #[test]

@@ -8,7 +8,7 @@ use psum::text::{parse, parse_json, parse_module, print, to_json};
 use psum::validate::{validate, validate_source};
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(crate::props_config::config(400, "tests/proptest-regressions/text/round_trip_props.txt"))]
 
     #[test]
     fn random_modules_round_trip(seed in any::<u64>(), size in 1u32..40) {

@@ -2,4 +2,6 @@
 
 mod alloc;
 mod props;
+#[path = "../support/props.rs"]
+mod props_config;
 mod render;

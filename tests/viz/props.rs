@@ -130,7 +130,7 @@ fn well_formed(doc: &str) -> Result<String, String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(crate::props_config::config(64, "tests/proptest-regressions/viz/props.txt"))]
 
     #[test]
     fn any_timeline_renders_well_formed_and_stable(t in timeline()) {

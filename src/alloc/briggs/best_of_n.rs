@@ -13,6 +13,7 @@
 //! removes its nodes, and its drain goes on range by range in the same way.
 
 use super::context::Context;
+use super::graph::Graph;
 use super::interference::Interference;
 use super::iteration::{Buffers, Iteration};
 use super::reuse::Plan;
@@ -20,7 +21,6 @@ use super::select::{self, Selection};
 use super::simplify::{self, Budgets, Heuristic};
 use crate::alloc::analysis::Analysis;
 use crate::alloc::costs::{self, Cost};
-use crate::alloc::liveness::Node;
 use crate::alloc::support::threads::{self, PARALLEL_MIN_NODES};
 use crate::alloc::NodeId;
 use std::ops::Range;
@@ -151,23 +151,6 @@ fn parts(plan: &Plan, min: usize) -> Vec<Range<usize>> {
         }
     }
     parts
-}
-
-/// What simplify and select read of one iteration's dirty graph.
-#[derive(Clone, Copy)]
-pub struct Graph<'a> {
-    /// The interference graph of the dirty nodes.
-    pub g: &'a Interference,
-    /// The dirty nodes.
-    pub nodes: &'a [Node],
-    /// Their initial budgets and worklists, with their costs.
-    pub init: &'a Budgets<'a>,
-    /// Banks the allocator may use.
-    pub num_banks: u32,
-    /// A drain splits what remains of a part of this many nodes or more
-    /// into ranges it drains one by one (`usize::MAX`: never, so the stack
-    /// keeps the order of one drain).
-    pub split_min: usize,
 }
 
 impl Graph<'_> {
@@ -305,10 +288,11 @@ mod tests {
     use super::*;
     use crate::alloc::briggs::reuse;
     use crate::alloc::briggs::simplify::SlotBuffer;
+    use crate::alloc::liveness::Node;
 
     /// Random intervals in order of start, with gaps between some, and
     /// random costs (one in eight unspillable).
-    fn random_graph(rng: &mut crate::gen::random::Rng) -> (Vec<Node>, Vec<Cost>) {
+    fn random_graph(rng: &mut crate::alloc::support::rng::Rng) -> (Vec<Node>, Vec<Cost>) {
         let n = 1 + rng.below(120) as usize;
         let mut start = 0;
         let nodes: Vec<Node> = (0..n)
@@ -359,7 +343,7 @@ mod tests {
     /// components one by one or in groups.
     #[test]
     fn parts_select_as_the_whole_graph_does() {
-        let mut rng = crate::gen::random::Rng::new(5);
+        let mut rng = crate::alloc::support::rng::Rng::new(5);
         let (mut split, mut split_with_hi) = (0, 0);
         for _ in 0..200 {
             let (nodes, costs) = random_graph(&mut rng);
@@ -405,7 +389,7 @@ mod tests {
     /// remaining nodes may reach far past it.
     #[test]
     fn split_drains_keep_every_interfering_pair_in_order() {
-        let mut rng = crate::gen::random::Rng::new(17);
+        let mut rng = crate::alloc::support::rng::Rng::new(17);
         let mut reordered = 0;
         for round in 0..200 {
             let (mut nodes, mut costs) = random_graph(&mut rng);
@@ -460,7 +444,7 @@ mod tests {
     /// budgets come out the same on two threads too.
     #[test]
     fn halves_select_as_one_thread_does() {
-        let mut rng = crate::gen::random::Rng::new(9);
+        let mut rng = crate::alloc::support::rng::Rng::new(9);
         let mut spilling = 0;
         for _ in 0..200 {
             let (nodes, costs) = random_graph(&mut rng);
@@ -495,7 +479,7 @@ mod tests {
     /// ones, on one thread and on two.
     #[test]
     fn buffers_handed_on_build_what_fresh_ones_do() {
-        let mut rng = crate::gen::random::Rng::new(13);
+        let mut rng = crate::alloc::support::rng::Rng::new(13);
         let (mut lists, mut slots) = (Interference::default(), SlotBuffer::default());
         let (mut grew, mut shrank, mut last) = (0, 0, 0);
         for round in 0..200 {
@@ -528,7 +512,7 @@ mod tests {
     /// graph has one bank size, where H1 and H2 agree with H0 and H3 not.
     #[test]
     fn agreeing_components_select_as_their_own_runs_do() {
-        let mut rng = crate::gen::random::Rng::new(11);
+        let mut rng = crate::alloc::support::rng::Rng::new(11);
         let (mut all_agree, mut some_agree, mut h3_differs) = (0, 0, 0);
         for round in 0..300 {
             let (mut nodes, costs) = random_graph(&mut rng);

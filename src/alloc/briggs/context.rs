@@ -4,12 +4,11 @@
 use super::iteration::{Buffers, Iteration};
 use super::reuse::Reuse;
 use crate::alloc::analysis::Analysis;
-use crate::alloc::liveness;
-use crate::alloc::log::{hundredths, pct_text, Log};
+use crate::alloc::log::Log;
+use crate::alloc::setup::{Finish, Start};
 use crate::alloc::spill::Namer;
-use crate::alloc::support::threads::PARALLEL_MIN_NODES;
-use crate::alloc::{outcome, AllocOptions, AllocOutcome};
-use crate::ir::{Mem, TensorId};
+use crate::alloc::{AllocOptions, AllocOutcome};
+use crate::ir::TensorId;
 
 /// Everything the iterations of one allocation share.
 pub struct Context<'o> {
@@ -42,27 +41,23 @@ pub struct Context<'o> {
 }
 
 impl<'o> Context<'o> {
-    /// The context of the first iteration of `first` (every PSUM tensor's
-    /// bank cleared), with its log and warnings.
-    pub fn new(mut first: Analysis, opts: &'o AllocOptions) -> Self {
-        let mut log = Log::new(false);
-        log.v(" allocating PSUM".into());
-        let work = &mut first.module;
-        for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
-            t.bank = None;
-        }
-        let live = &first.live;
-        let warnings = (live.unused.iter())
-            .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
-            .collect();
-        let peak = liveness::peak_demand(&live.nodes, first.lin.len()).0;
-        let demand = hundredths(peak, first.num_banks);
-        log.v(format!("{}% PSUM demand before spilling", pct_text(demand)));
+    /// The context of the first iteration, from the shared `start` (every
+    /// PSUM tensor's bank cleared, its log and warnings).
+    pub fn new(start: Start, opts: &'o AllocOptions) -> Self {
+        let Start {
+            analysis: first,
+            demand,
+            warnings,
+            log,
+            parallel,
+            ..
+        } = start;
+        let work = &first.module;
         Context {
             opts,
             pinned: vec![false; work.tensors.len()],
             namer: Namer::new(work),
-            two_threads: opts.parallel && work.insts.len() >= PARALLEL_MIN_NODES,
+            two_threads: parallel,
             program: first,
             log,
             warnings,
@@ -86,9 +81,10 @@ impl<'o> Context<'o> {
                     num_banks,
                     lin,
                     live,
+                    ..
                 },
             two_threads,
-            mut log,
+            log,
             warnings,
             demand,
             reuse,
@@ -99,21 +95,29 @@ impl<'o> Context<'o> {
             spill_cost,
             ..
         } = self;
-        let utilization =
-            outcome::log_closing(&mut log, spilled.len(), &live, lin.len(), num_banks);
         let banks = it.banks(&live, &reuse);
         let best_heuristic = it.best.index();
+        let points = lin.len();
         // Only the live ranges outlive the search: the rest of its state
         // goes before the report is built.
         drop((it, reuse, buffers, pinned, namer, lin));
         let live = live.without_events();
-        let mut report = outcome::report(&work, num_banks, &spilled, spill_cost, iteration, demand);
-        report.best_heuristic = best_heuristic;
-        report.utilization_pct = utilization as f64 / 100.0;
-        // A large program's rows (a name each) are built in two halves at once.
-        let parallel = two_threads && work.tensors.len() >= PARALLEL_MIN_NODES;
-        outcome::complete(
-            work, &arch, &live, &banks, &spilled, report, log, warnings, parallel,
-        )
+        let finish = Finish {
+            work,
+            arch: &arch,
+            num_banks,
+            live: &live,
+            points,
+            banks: &banks,
+            spilled: &spilled,
+            spill_cost,
+            iterations: iteration,
+            best_heuristic,
+            demand,
+            log,
+            warnings,
+            parallel: two_threads,
+        };
+        finish.finish()
     }
 }

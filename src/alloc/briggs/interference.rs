@@ -132,7 +132,7 @@ mod tests {
     /// (loops extend starts backwards).
     #[test]
     fn edges_are_the_intersecting_pairs() {
-        let mut rng = crate::gen::random::Rng::new(3);
+        let mut rng = crate::alloc::support::rng::Rng::new(3);
         let mut unsorted = 0;
         for round in 0..300 {
             let n = rng.below(60) as usize;

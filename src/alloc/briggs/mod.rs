@@ -1,7 +1,7 @@
 //! Fast mode (SPEC §3.10): Chaitin–Briggs over banks, near-linear in the
 //! number of tensors, with the output of [`super::reference`].
 //!
-//! The fixpoint starts from the first analysis ([`super::analyze`]) and
+//! The fixpoint starts from the first analysis ([`super::setup::Start`]) and
 //! repeats, over one [`Context`], until every node has a bank: best-of-n
 //! over the nodes that changed ([`best_of_n`]: the interference graph
 //! ([`interference`]), the spill costs, then [`simplify`] and [`select`]
@@ -13,6 +13,7 @@
 
 mod best_of_n;
 mod context;
+mod graph;
 mod interference;
 mod iteration;
 mod reuse;
@@ -20,14 +21,14 @@ mod select;
 mod simplify;
 mod spilling;
 
-use super::analysis::analyze;
+use super::setup::Start;
 use super::{AllocError, AllocOptions, AllocOutcome};
 use crate::ir::Module;
 use context::Context;
 
 /// Allocates the PSUM tensors of a validated module (SPEC §3).
 pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
-    let mut cx = Context::new(analyze(m, opts)?, opts);
+    let mut cx = Context::new(Start::of(m, opts)?, opts);
     for iteration in 1..=opts.max_iterations {
         let it = cx.best_of_n();
         if it.placed_all() {
@@ -35,7 +36,7 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
         }
         let spill = cx.spill_set(&it)?;
         let shift = cx.insert_spill_code(it, &spill);
-        cx.live_ranges_after(&shift)?;
+        cx.after_spill(&shift)?;
     }
     Err(AllocError::NotConverged)
 }

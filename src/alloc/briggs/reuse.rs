@@ -373,7 +373,7 @@ mod tests {
     /// order of start.
     #[test]
     fn components_by_start_match_the_point_pass() {
-        let mut rng = crate::gen::random::Rng::new(11);
+        let mut rng = crate::alloc::support::rng::Rng::new(11);
         let mut rnd = move |m: u32| rng.below(u64::from(m)) as u32;
         for _ in 0..200 {
             let mut start = 0;

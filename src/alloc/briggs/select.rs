@@ -7,7 +7,7 @@
 //! runs part by part (each part closed under adjacency) into one
 //! [`Selection`].
 
-use super::best_of_n::Graph;
+use super::graph::Graph;
 use crate::alloc::costs::Cost;
 use crate::alloc::support::prefetch;
 use crate::alloc::NodeId;

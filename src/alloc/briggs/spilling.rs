@@ -54,6 +54,7 @@ impl Context<'_> {
                 n.end,
             );
             return Err(AllocError::TooManyReloads {
+                tensor: self.program.input_tensor(n.tensor),
                 name: self.program.module.tensor(n.tensor).name.clone(),
                 pressure,
                 point,
@@ -137,7 +138,7 @@ impl Context<'_> {
 
     /// Follows the spill code `shift` describes: the points renumbered and
     /// the live ranges moved or computed afresh, in the buffers of the last.
-    pub fn live_ranges_after(&mut self, shift: &SpillShift) -> Result<(), AllocError> {
-        liveness::live_ranges_after(&mut self.program, shift, self.two_threads)
+    pub fn after_spill(&mut self, shift: &SpillShift) -> Result<(), AllocError> {
+        self.program.after_spill(shift, self.two_threads)
     }
 }

@@ -104,14 +104,21 @@ pub fn live_ranges(
             continue;
         }
         let def = (acc.iter().find(|a| a.write))
-            .ok_or_else(|| AllocError::NoFirstDef(t.name.clone()))?
+            .ok_or_else(|| AllocError::NoFirstDef {
+                tensor,
+                name: t.name.clone(),
+            })?
             .point;
         let last_use = (acc.iter().rev().find(|a| a.read))
-            .ok_or_else(|| AllocError::NoLastUse(t.name.clone()))?
+            .ok_or_else(|| AllocError::NoLastUse {
+                tensor,
+                name: t.name.clone(),
+            })?
             .point;
         let banks = arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes)));
         if banks > num_banks {
             return Err(AllocError::TooBig {
+                tensor,
                 name: t.name.clone(),
                 banks,
                 size: num_banks,

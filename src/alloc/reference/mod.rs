@@ -33,9 +33,11 @@ use liveness::Liveness;
 pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
     let arch = arch::lookup(&m.arch)?;
     let num_banks = opts.num_banks(&arch)?;
-    let mut log = Log::new(opts.trace);
+    let mut log = Log::new(opts.log);
     log.v(" allocating PSUM".into());
-    let mut work = split::memloc_split(m);
+    let (mut work, input) = split::memloc_split(m);
+    // Errors name the input's tensors.
+    let in_input = |e: AllocError, work: &Module| e.in_input(|t| input.of(work, t));
     for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
         t.bank = None;
     }
@@ -46,7 +48,8 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
     let mut spill_cost = 0u64;
     // Iteration 1's points and nodes; each spill gives the next ones.
     let mut lin = Linear::new(&work);
-    let mut live = liveness::live_ranges(&work, &lin, &arch, num_banks)?;
+    let mut live =
+        liveness::live_ranges(&work, &lin, &arch, num_banks).map_err(|e| in_input(e, &work))?;
     let warnings = (live.unused.iter())
         .map(|&t| format!("unused PSUM tensor {}", work.tensor(t).name))
         .collect();
@@ -99,7 +102,8 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
                 warnings,
             });
         }
-        let chosen = spill_set(&work, &lin, &live, &g, &costs, &sel.unplaced)?;
+        let chosen = spill_set(&work, &lin, &live, &g, &costs, &sel.unplaced)
+            .map_err(|e| in_input(e, &work))?;
         let cycles = (chosen.iter())
             .filter_map(|&v| costs[v])
             .fold(0, u64::saturating_add);
@@ -117,7 +121,8 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
         spill::insert_spill_code(&mut work, &lin, &[plans], &mut namer, false);
         pinned.resize(work.tensors.len(), true);
         lin = Linear::new(&work);
-        live = liveness::live_ranges(&work, &lin, &arch, num_banks)?;
+        live =
+            liveness::live_ranges(&work, &lin, &arch, num_banks).map_err(|e| in_input(e, &work))?;
     }
     Err(AllocError::NotConverged)
 }
@@ -196,6 +201,7 @@ fn spill_set(
         let demand = liveness::demand(&live.nodes, lin.len());
         let (pressure, point) = liveness::peak_in(&demand, n.start, n.end);
         return Err(AllocError::TooManyReloads {
+            tensor: n.tensor,
             name: work.tensor(n.tensor).name.clone(),
             pressure,
             point,

@@ -8,10 +8,12 @@
 
 use super::liveness::{accesses, Access};
 use crate::alloc::linear::Linear;
+use crate::alloc::InputTensors;
 use crate::ir::{self, InstId, Mem, Module, Region, Tensor, TensorId};
 
-/// Splits every PSUM tensor of `m` at its overwrite points.
-pub fn memloc_split(mut m: Module) -> Module {
+/// Splits every PSUM tensor of `m` at its overwrite points; with the
+/// input tensor of each piece.
+pub fn memloc_split(mut m: Module) -> (Module, InputTensors) {
     let lin = Linear::new(&m);
     let accesses = accesses(&m, &lin);
     let mut last_value = vec![0; m.vars.len()];
@@ -25,12 +27,15 @@ pub fn memloc_split(mut m: Module) -> Module {
         })
         .collect();
     if cuts.iter().all(Vec::is_empty) {
-        return m;
+        let n = m.tensors.len();
+        return (m, InputTensors::new(Vec::new(), n));
     }
     let mut first_piece = Vec::new();
     let mut tensors = Vec::new();
-    for (t, c) in m.tensors.iter().zip(&cuts) {
+    let mut input = Vec::new();
+    for (i, (t, c)) in m.tensors.iter().zip(&cuts).enumerate() {
         first_piece.push(tensors.len());
+        input.extend(std::iter::repeat_n(TensorId::new(i), c.len() + 1));
         if c.is_empty() {
             tensors.push(t.clone());
             continue;
@@ -53,7 +58,8 @@ pub fn memloc_split(mut m: Module) -> Module {
         rename(&mut inst.kind.dst_mut().tensor);
         inst.kind.for_each_src_mut(|a| rename(&mut a.tensor));
     }
-    m
+    let split = m.tensors.len();
+    (m, InputTensors::new(input, split))
 }
 
 /// The points of tensor `id` (accesses `acc`) before which a new piece starts.

@@ -1,8 +1,12 @@
 //! Support code of the allocator's passes: threads ([`threads`]), sorts
-//! ([`sort`]), cache hints and buffers reused from one iteration to the
+//! ([`sort`]), an id set ([`idset`]), a range-add max tree
+//! ([`max_add_tree`]), the PRNG ([`rng`]), cache hints and buffers reused from one iteration to the
 //! next (a fresh buffer of a million-node program costs a page fault per
 //! 4 KiB every iteration).
 
+pub(crate) mod idset;
+pub(crate) mod max_add_tree;
+pub(crate) mod rng;
 pub(crate) mod sort;
 pub(crate) mod threads;
 

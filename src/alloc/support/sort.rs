@@ -127,7 +127,7 @@ mod tests {
     /// counting table takes, of one more (a radix sort), and of all kinds.
     #[test]
     fn radix_sort_is_a_stable_sort() {
-        let mut rng = crate::gen::random::Rng::new(13);
+        let mut rng = crate::alloc::support::rng::Rng::new(13);
         for values in [1, 7, FEW_SLOTS / 2, FEW_SLOTS / 2 + 1, usize::MAX] {
             let n = 3 * FEW_SLOTS + rng.below(100) as usize;
             let pool: Vec<u64> = (0..values.min(n)).map(|_| rng.next_u64()).collect();

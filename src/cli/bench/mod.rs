@@ -14,7 +14,7 @@
 mod quality;
 mod rotation;
 
-use crate::alloc::{allocate_owned, AllocOptions, Mode};
+use crate::alloc::{allocate_owned, AllocOptions, Allocator};
 use crate::cli::io::Failure;
 use crate::gen::scaling;
 use crate::gen::workloads::{generate, random, Workload, WorkloadKind};
@@ -43,8 +43,8 @@ pub(crate) struct BenchArgs {
     #[arg(long, default_value_t = 3, value_name = "N")]
     runs: u32,
     /// Compare with regalloc2 (Ion and fastalloc) on the same problems instead:
-    /// runs `cargo bench --bench peers` in the source checkout, since
-    /// regalloc2 is a dev-dependency of the bench, not of this binary.
+    /// runs `cargo bench --bench peers` of the source checkout's `benches/`
+    /// crate, since regalloc2 is a dependency of the bench, not of this binary.
     #[arg(long)]
     peers: bool,
     /// Time and weigh every pass of `compile` (parse to print) on the
@@ -80,7 +80,7 @@ pub(crate) struct BenchArgs {
 /// One child's measurement.
 struct Sample {
     tensors: u32,
-    mode: Mode,
+    mode: Allocator,
     /// Median allocation time, seconds.
     secs: f64,
     /// Peak resident memory of the child through its first run (one
@@ -199,7 +199,7 @@ pub(crate) fn run(a: BenchArgs) -> Result<(), Failure> {
     print!("{out}");
     let mut prev: [Option<(u32, f64)>; 2] = [None, None];
     let mut row = |s: &Sample, vs: Option<&Sample>| {
-        let slot = usize::from(s.mode == Mode::Fast);
+        let slot = usize::from(s.mode == Allocator::Briggs);
         let growth = prev[slot].map_or(String::new(), |(n, t)| {
             format!(
                 "×{:.2} (size ×{:.1})",
@@ -243,17 +243,17 @@ pub(crate) fn run(a: BenchArgs) -> Result<(), Failure> {
     for &n in &compare {
         let with_ref = !(a.quick && n >= 20_000);
         let r = with_ref
-            .then(|| spawn(n, Mode::Reference, a.runs))
+            .then(|| spawn(n, Allocator::BriggsReference, a.runs))
             .transpose()?;
         if let Some(r) = &r {
             row(r, None);
         }
-        let f = spawn(n, Mode::Fast, a.runs)?;
+        let f = spawn(n, Allocator::Briggs, a.runs)?;
         differ |= r.as_ref().is_some_and(|r| r.digest != f.digest);
         row(&f, r.as_ref());
     }
     for &n in &fast {
-        let f = spawn(n, Mode::Fast, a.runs)?;
+        let f = spawn(n, Allocator::Briggs, a.runs)?;
         row(&f, None);
     }
     println!();
@@ -266,10 +266,10 @@ pub(crate) fn run(a: BenchArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-fn mode_name(m: Mode) -> &'static str {
+fn mode_name(m: Allocator) -> &'static str {
     match m {
-        Mode::Fast => "fast",
-        Mode::Reference => "reference",
+        Allocator::BriggsReference => "reference",
+        _ => "fast",
     }
 }
 
@@ -282,9 +282,9 @@ fn format_secs(s: f64) -> String {
 }
 
 /// Measures one size in a child process.
-fn spawn(tensors: u32, mode: Mode, runs: u32) -> Result<Sample, Failure> {
+fn spawn(tensors: u32, mode: Allocator, runs: u32) -> Result<Sample, Failure> {
     let exe = std::env::current_exe()?;
-    let slow = mode == Mode::Reference && tensors >= 20_000;
+    let slow = mode == Allocator::BriggsReference && tensors >= 20_000;
     let runs = if slow { 1 } else { runs.max(1) };
     let out = Command::new(exe)
         .args(["bench", "--child", &tensors.to_string(), mode_name(mode)])
@@ -341,12 +341,12 @@ fn run_child(size: &str, mode: &str, runs: u32) -> Result<(), Failure> {
         .parse()
         .map_err(|_| Failure::Input(format!("error: bad size {size}")))?;
     let mode = match mode {
-        "fast" => Mode::Fast,
-        "reference" => Mode::Reference,
+        "fast" => Allocator::Briggs,
+        "reference" => Allocator::BriggsReference,
         _ => return Err(Failure::Input(format!("error: bad mode {mode}"))),
     };
     let opts = AllocOptions {
-        mode,
+        allocator: mode,
         ..AllocOptions::default()
     };
     let mut times = Vec::new();
@@ -841,10 +841,10 @@ fn pass_table() -> Result<String, Failure> {
     Ok(out)
 }
 
-/// `psum bench --peers`: the regalloc2 table of `benches/peers.rs`, built and
-/// run by cargo in the checkout this binary was built from.
+/// `psum bench --peers`: the regalloc2 table of `benches/benches/peers.rs`,
+/// built and run by cargo in the checkout this binary was built from.
 fn run_peers() -> Result<(), Failure> {
-    let dir = env!("CARGO_MANIFEST_DIR");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/benches");
     let status = Command::new(option_env!("CARGO").unwrap_or("cargo"))
         .args(["bench", "--bench", "peers"])
         .current_dir(dir)

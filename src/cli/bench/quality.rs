@@ -14,8 +14,9 @@
 //! - the peer problems of `cargo bench --bench peers`, psum's side (that
 //!   bench, run after these tables, adds regalloc2's Ion and fastalloc).
 
+use crate::alloc::problem;
 use crate::alloc::{allocate_owned, exact, AllocOptions, AllocOutcome, Allocator};
-use crate::bound::{bounds, problem};
+use crate::bound::bounds;
 use crate::cli::io::Failure;
 use crate::gen::random::Rng;
 use crate::gen::scaling;
@@ -500,7 +501,7 @@ fn peers() -> Result<String, Failure> {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "## Peer problems (`crate::peers`, seed 1, trn1's 8 banks), one thread; regalloc2's Ion and fastalloc: `cargo bench --bench peers`\n"
+        "## Peer problems (`psum::peers`, seed 1, trn1's 8 banks), one thread; regalloc2's Ion and fastalloc: `cargo bench --manifest-path benches/Cargo.toml --bench peers`\n"
     );
     let _ = writeln!(
         s,

@@ -22,14 +22,13 @@
 //! cycles under each are listed on one line below the table.
 
 use crate::alloc::{AllocOptions, Allocator};
-use crate::arch;
 use crate::cli::io::Failure;
 use crate::estimate;
 use crate::gen::workloads::{generate, Workload, WorkloadKind};
 use crate::ir::{Mem, Module};
 use crate::pipeline::{compile, CompileOptions, Rotation};
 use crate::reuse::{self, ReuseSummary};
-use crate::{matmul, placement, source, unroll, verify};
+use crate::source;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -76,27 +75,14 @@ fn measured(
     })
 }
 
-/// The program's own placement (`--keep-banks`), measured, when every
-/// PSUM tensor carries a sound `bank=`.
+/// The program's own placement (`--keep-banks`, SPEC §9.5), measured and
+/// verified, when every PSUM tensor carries a sound `bank=`.
 fn kept(m: &Module) -> Option<Measured> {
-    let psum = m.tensors.iter().filter(|t| t.mem == Mem::Psum);
-    if psum.clone().next().is_none() || psum.clone().any(|t| t.bank.is_none()) {
+    let mut psum = m.tensors.iter().filter(|t| t.mem == Mem::Psum).peekable();
+    if psum.peek().is_none() || psum.any(|t| t.bank.is_none()) {
         return None;
     }
-    if !placement::check(m, &AllocOptions::default()).is_empty() {
-        return None;
-    }
-    let arch = arch::lookup(&m.arch).ok()?;
-    let mut u = unroll::unroll(m).ok()?;
-    matmul::legalize_program(&mut u, &arch).ok()?;
-    if !verify::verify(m, &u).is_ok() {
-        return None;
-    }
-    Some(Measured {
-        reuse: reuse::analyze(&u, arch.num_banks()).summary(),
-        cycles: estimate::estimate(&u).ok()?.cycles,
-        spill: 0,
-    })
+    measured(m, Allocator::Kept, Rotation::Off, true).ok()
 }
 
 /// A program to measure: its name and module, or why there is none.

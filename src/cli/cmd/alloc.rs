@@ -1,7 +1,7 @@
 //! `psum alloc` (SPEC §3): PSUM allocation only.
 
 use crate::cli::args::{AllocFlags, OutputArgs, ReportKind};
-use crate::cli::io::{alloc_loc, emit, json_text, load, located, print_stdout, Failure};
+use crate::cli::io::{emit, json_text, load, located, print_stdout, Failure};
 use crate::{report, text};
 use clap::Args;
 use std::time::Instant;
@@ -20,12 +20,12 @@ pub(crate) struct AllocArgs {
 }
 
 pub(crate) fn run(a: AllocArgs) -> Result<(), Failure> {
+    let opts = a.flags.options().map_err(Failure::Usage)?;
     let loaded = load(&a.file)?;
     let t0 = Instant::now();
-    let result = crate::alloc::allocate(&loaded.module, &a.flags.options());
+    let result = crate::alloc::allocate(&loaded.module, &opts);
     let elapsed = t0.elapsed();
-    let outcome =
-        result.map_err(|e| located(&loaded, alloc_loc(&loaded.module, &e), e.to_string()))?;
+    let outcome = result.map_err(|e| located(&loaded, e.loc(), e.to_string()))?;
     a.flags.print_log(&outcome);
     for w in &outcome.warnings {
         eprintln!("warning: {w}");

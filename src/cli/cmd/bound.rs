@@ -2,7 +2,7 @@
 
 use crate::alloc::AllocOptions;
 use crate::cli::args::ReportKind;
-use crate::cli::io::{alloc_loc, json_text, load, print_stdout, Failure};
+use crate::cli::io::{json_text, load, print_stdout, Failure};
 use clap::Args;
 
 #[derive(Args)]
@@ -21,19 +21,14 @@ pub(crate) struct BoundArgs {
 pub(crate) fn alloc_problem(
     file: &str,
     psum_banks: Option<u32>,
-) -> Result<crate::bound::AllocProblem, Failure> {
+) -> Result<crate::alloc::AllocProblem, Failure> {
     let loaded = load(file)?;
     let opts = AllocOptions {
         psum_banks,
         ..AllocOptions::default()
     };
-    crate::bound::problem(&loaded.module, &opts).map_err(|e| {
-        Failure::Input(
-            loaded
-                .diagnostic(alloc_loc(&loaded.module, &e), e.to_string())
-                .to_string(),
-        )
-    })
+    crate::alloc::problem(&loaded.module, &opts)
+        .map_err(|e| Failure::Input(loaded.diagnostic(e.loc(), e.to_string()).to_string()))
 }
 
 pub(crate) fn run(a: BoundArgs) -> Result<(), Failure> {

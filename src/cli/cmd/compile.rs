@@ -1,13 +1,13 @@
 //! `psum compile` (SPEC §6): the main job, the pass list then the verifier.
 
+use crate::alloc::{AllocError, Allocator, KeptErrors};
 use crate::cli::args::{AllocFlags, Emit, OutputArgs, RotateFlags};
 use crate::cli::io::{
     compile_failure, emit, json_text, load, module_text, print_stdout, title, usage_error, Failure,
 };
-use crate::pipeline::{self, CompileOptions};
-use crate::source::Loaded;
+use crate::pipeline::{self, CompileError, CompileOptions, Compiled};
+use crate::report;
 use crate::viz::{self, Timeline};
-use crate::{arch, matmul, report, verify};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -27,7 +27,7 @@ pub(crate) struct CompileArgs {
     pub(crate) verify_each: bool,
     /// Keep the program's own `bank=` placement (direct allocation) and check
     /// it instead of allocating (SPEC §9.5).
-    #[arg(long, conflicts_with_all = ["report", "reference", "rotate"])]
+    #[arg(long, conflicts_with_all = ["allocator", "reference", "rotate"])]
     pub(crate) keep_banks: bool,
     /// `json`: write the JSON report to stdout (the program then goes to -o
     /// only); `html OUT.html`: write the bank timeline page to OUT.html.
@@ -72,17 +72,25 @@ pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
             eprintln!("{l}");
         }
     }
+    let mut alloc = a.flags.options().map_err(Failure::Usage)?;
     if a.keep_banks {
-        return compile_kept(&a, &loaded);
+        alloc.allocator = Allocator::Kept;
     }
+    let report = a.report()?;
     let opts = CompileOptions {
-        alloc: a.flags.options(),
+        alloc,
         rotate: a.rotation.rotation(),
         verify: !a.no_verify,
         verify_each: a.verify_each,
     };
-    let report = a.report()?;
-    let c = pipeline::compile(&loaded.module, &opts).map_err(|e| compile_failure(&loaded, &e))?;
+    let c = pipeline::compile(&loaded.module, &opts).map_err(|e| match e {
+        // Each problem of a kept placement on a line of its own.
+        CompileError::Alloc(AllocError::Kept(KeptErrors(problems))) => {
+            let lines: Vec<String> = problems.iter().map(|p| format!("error: {p}")).collect();
+            Failure::Input(lines.join("\n"))
+        }
+        e => compile_failure(&loaded, &e),
+    })?;
     a.flags.print_log(&c.alloc);
     let program = module_text(&c.module, a.emit);
     match report {
@@ -96,11 +104,11 @@ pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
             let t = Timeline::from_compiled(title(&a.file), &loaded.module, &c);
             emit(&OutputArgs { output: Some(path) }, &viz::html(&t))?;
             emit(&a.out, &program)?;
-            eprint!("{}", report::compile_summary(&c));
+            eprint!("{}", summary(&c, a.keep_banks));
         }
         None => {
             emit(&a.out, &program)?;
-            eprint!("{}", report::compile_summary(&c));
+            eprint!("{}", summary(&c, a.keep_banks));
         }
     }
     match c.verify.as_ref().and_then(|v| v.first_error()) {
@@ -109,27 +117,15 @@ pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
     }
 }
 
-/// `compile --keep-banks`: check the program's placement, then unroll,
-/// legalize and verify with it.
-fn compile_kept(a: &CompileArgs, loaded: &Loaded) -> Result<(), Failure> {
-    let problems = crate::placement::check(&loaded.module, &a.flags.options());
-    if !problems.is_empty() {
-        let lines: Vec<String> = problems.iter().map(|p| format!("error: {p}")).collect();
-        return Err(Failure::Input(lines.join("\n")));
+/// What `compile` prints on stderr: the summary, or with `--keep-banks`
+/// that the placement holds and, when the verifier ran and agrees, that.
+fn summary(c: &Compiled, kept: bool) -> String {
+    if !kept {
+        return report::compile_summary(c);
     }
-    let arch = arch::lookup(&loaded.module.arch)?;
-    let mut m = crate::unroll::unroll(&loaded.module)?;
-    matmul::legalize_program(&mut m, &arch)?;
-    emit(&a.out, &module_text(&m, a.emit))?;
-    eprintln!("psum compile --keep-banks: placement ok");
-    if a.no_verify {
-        return Ok(());
+    let mut s = "psum compile --keep-banks: placement ok\n".to_string();
+    if c.verify.as_ref().is_some_and(|v| v.first_error().is_none()) {
+        s.push_str("  verify    ok\n");
     }
-    match verify::verify(&loaded.module, &m).first_error() {
-        Some(e) => Err(Failure::Input(format!("error: verification failed: {e}"))),
-        None => {
-            eprintln!("  verify    ok");
-            Ok(())
-        }
-    }
+    s
 }

@@ -1,17 +1,20 @@
 //! `psum trace` (SPEC §9): an NKI kernel run under the tracer.
 
-use crate::arch;
 use crate::cli::args::{Emit, OutputArgs};
-use crate::cli::io::{emit, module_text, usage_error, Failure};
+use crate::cli::io::{emit, module_text, print_stdout, usage_error, Failure};
+use crate::trace::{self, Limits, TensorArg, TraceError, TraceRequest};
 use clap::Args;
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(Args)]
 pub(crate) struct TraceArgs {
     /// The kernel's Python file.
-    pub(crate) kernel: PathBuf,
+    #[arg(required_unless_present = "api")]
+    pub(crate) kernel: Option<PathBuf>,
     /// The kernel function.
-    pub(crate) function: String,
+    #[arg(required_unless_present = "api")]
+    pub(crate) function: Option<String>,
     /// A tensor argument: NAME=DTYPE[D0,D1,...] (NKI dtype names, e.g. bfloat16).
     #[arg(long = "arg", value_name = "NAME=DTYPE[D0,...]")]
     pub(crate) args: Vec<String>,
@@ -21,13 +24,70 @@ pub(crate) struct TraceArgs {
     /// The architecture (default: the kernel's platform_target, else trn1).
     #[arg(long, value_name = "NAME")]
     pub(crate) arch: Option<String>,
+    /// The SPMD launch grid: the kernel runs as kernel[D0, D1, ...].
+    #[arg(long, value_name = "D0[,D1...]")]
+    pub(crate) grid: Option<String>,
+    /// The program of the grid traced (default 0,0,...): PSUM is per NeuronCore.
+    #[arg(long, value_name = "I0[,I1...]", requires = "grid")]
+    pub(crate) program_id: Option<String>,
+    /// Stop a kernel that runs longer than SECONDS.
+    #[arg(long, value_name = "SECONDS", default_value_t = trace::DEFAULT_TIMEOUT_SECS as f64)]
+    pub(crate) timeout: f64,
+    /// The tracer's address-space limit, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = trace::DEFAULT_MEMORY_MIB)]
+    pub(crate) memory_limit: u64,
+    /// Print the tracer's API coverage, one line a public name, and exit.
+    #[arg(long, conflicts_with_all = ["kernel", "function"])]
+    pub(crate) api: bool,
+    /// Show the Python traceback of an internal error of the tracer.
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
     /// Write to OUT.psum or OUT.json (by extension; atomically) instead of stdout.
     #[command(flatten)]
     pub(crate) out: OutputArgs,
 }
 
+/// `D0,D1,...`: positive (or, for `zero_ok`, non-negative) integers.
+fn dims(flag: &str, s: &str, zero_ok: bool) -> Result<Vec<u64>, Failure> {
+    s.split(',')
+        .map(|d| d.trim().parse::<u64>().ok().filter(|&n| zero_ok || n > 0))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| {
+            usage_error(&format!(
+                "--{flag} '{s}': expected comma-separated {} integers",
+                if zero_ok { "non-negative" } else { "positive" }
+            ))
+        })
+}
+
 pub(crate) fn run(a: TraceArgs) -> Result<(), Failure> {
-    use crate::trace::{self, TensorArg, TraceError, TraceRequest};
+    let python = std::env::var("PSUM_PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let failed = |shown: &str, e: TraceError, verbose: bool| match e {
+        TraceError::Kernel {
+            loc: Some(loc),
+            message,
+        } => Failure::Input(format!("{loc}: error: {message}")),
+        TraceError::Internal {
+            message,
+            detail: Some(detail),
+        } if verbose => Failure::Input(format!(
+            "{shown}: error: internal error in the NKI tracer: {message}\n{}",
+            detail.trim_end()
+        )),
+        e => Failure::Input(format!("{shown}: error: {e}")),
+    };
+    if a.api {
+        let lines = trace::api_listing(&python).map_err(|e| failed("psum trace", e, a.verbose))?;
+        let mut out = String::new();
+        for l in lines {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        return print_stdout(&out);
+    }
+    let (Some(kernel), Some(function)) = (a.kernel.clone(), a.function.clone()) else {
+        return Err(usage_error("psum trace needs KERNEL and FUNCTION"));
+    };
     let args = a
         .args
         .iter()
@@ -43,30 +103,46 @@ pub(crate) fn run(a: TraceArgs) -> Result<(), Failure> {
         })
         .collect::<Result<_, _>>()?;
     if let Some(name) = &a.arch {
-        arch::lookup(name)?;
+        trace::codename(name)?;
+    }
+    let grid = a
+        .grid
+        .as_deref()
+        .map(|g| dims("grid", g, false))
+        .transpose()?
+        .unwrap_or_default();
+    let program_id = a
+        .program_id
+        .as_deref()
+        .map(|p| dims("program-id", p, true))
+        .transpose()?
+        .unwrap_or_default();
+    if !a.timeout.is_finite() || a.timeout <= 0.0 {
+        return Err(usage_error("--timeout takes a positive number of seconds"));
     }
     let req = TraceRequest {
-        python: std::env::var("PSUM_PYTHON").unwrap_or_else(|_| "python3".to_string()),
-        kernel: a.kernel.clone(),
-        function: a.function.clone(),
+        python,
+        kernel: kernel.clone(),
+        function,
         args,
         kwargs,
         arch: a.arch.clone(),
+        grid,
+        program_id,
+        limits: Limits {
+            timeout: Duration::from_secs_f64(a.timeout),
+            memory_mib: a.memory_limit,
+        },
     };
-    let traced = trace::trace(&req).map_err(|e| match e {
-        TraceError::Kernel {
-            loc: Some(loc),
-            message,
-        } => Failure::Input(format!("{loc}: error: {message}")),
-        e => Failure::Input(format!("{}: error: {e}", a.kernel.display())),
-    })?;
+    let shown = kernel.display().to_string();
+    let traced = trace::trace(&req).map_err(|e| failed(&shown, e, a.verbose))?;
     for w in &traced.warnings {
         match &w.loc {
             Some(loc) => eprintln!("{loc}: warning: {}", w.message),
             None => eprintln!("warning: {}", w.message),
         }
     }
-    for l in crate::lint::lint(&traced.module) {
+    for l in crate::lint::lint_with(&traced.module, &traced.unrolled_affine) {
         eprintln!("{l}");
     }
     let json = a

@@ -1,9 +1,8 @@
 //! `psum viz` (SPEC §8): the bank timeline as SVG or HTML.
 
-use crate::alloc;
 use crate::cli::args::{AllocFlags, OutputArgs, RotateFlags};
 use crate::cli::io::{compile_failure, emit, load, title, usage_error, Failure};
-use crate::pipeline::{self, CompileError, CompileOptions};
+use crate::pipeline::{self, CompileError, CompileOptions, Stopped};
 use crate::viz::{self, Timeline};
 use clap::Args;
 use std::path::PathBuf;
@@ -31,23 +30,25 @@ pub(crate) fn run(a: VizArgs) -> Result<(), Failure> {
     let loaded = load(&a.file)?;
     let m = &loaded.module;
     let opts = CompileOptions {
-        alloc: a.flags.options(),
+        alloc: a.flags.options().map_err(Failure::Usage)?,
         rotate: a.rotation.rotation(),
         verify: false,
         ..CompileOptions::default()
     };
-    let t = match pipeline::compile(m, &opts) {
+    let t = match pipeline::compile_partial(m, &opts) {
         Ok(c) => {
             a.flags.print_log(&c.alloc);
             Timeline::from_compiled(title(&a.file), m, &c)
         }
-        Err(e @ (CompileError::Unroll(_) | CompileError::Matmul(_))) => {
+        Err(Stopped {
+            error: e @ (CompileError::Unroll(_) | CompileError::Matmul(_)),
+            alloc: Some(outcome),
+        }) => {
             eprintln!("warning: accumulation clusters not drawn: {e}");
-            let outcome = alloc::allocate(m, &opts.alloc)?;
             a.flags.print_log(&outcome);
             Timeline::from_alloc(title(&a.file), m, &outcome)
         }
-        Err(e) => return Err(compile_failure(&loaded, &e)),
+        Err(stopped) => return Err(compile_failure(&loaded, &stopped.error)),
     };
     let page = if html { viz::html(&t) } else { viz::svg(&t) };
     emit(&OutputArgs { output: a.output }, &page)

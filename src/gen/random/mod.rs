@@ -32,11 +32,10 @@
 //! need not compute what the flags say.
 
 mod reads;
-mod rng;
 mod syntax;
 mod writes;
 
-pub use rng::Rng;
+pub use crate::alloc::support::rng::Rng;
 
 use super::build::{in_range, Builder, GenError};
 use crate::arch::{self, PSUM_BANK_SIZE};

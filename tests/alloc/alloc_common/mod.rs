@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use psum::alloc::{allocate, AllocError, AllocOptions, AllocOutcome, Mode};
+use psum::alloc::{allocate, AllocError, AllocOptions, AllocOutcome, Allocator, LogLevel};
 use psum::gen::random::{self, Arches, RandomConfig};
 use psum::ir::Module;
 use psum::text;
@@ -89,19 +89,19 @@ pub fn module(src: &str) -> Module {
 /// byte-identical programs, reports and logs, only the traced run having
 /// a trace (the log's lines with the trace lines among them), or fail with the same error; returns the traced outcome.
 pub fn alloc_all(m: &Module, opts: AllocOptions) -> Result<AllocOutcome, AllocError> {
-    let run = |mode, trace| {
+    let run = |allocator, log| {
         allocate(
             m,
             &AllocOptions {
-                mode,
-                trace,
+                allocator,
+                log,
                 ..opts
             },
         )
     };
-    let fast = run(Mode::Fast, false);
-    let reference = run(Mode::Reference, false);
-    let traced = run(Mode::Fast, true);
+    let fast = run(Allocator::Briggs, LogLevel::Log);
+    let reference = run(Allocator::BriggsReference, LogLevel::Log);
+    let traced = run(Allocator::Briggs, LogLevel::Trace);
     match (fast, reference, traced) {
         (Ok(f), Ok(r), Ok(t)) => {
             assert_same(&f, &r);

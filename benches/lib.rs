@@ -1,0 +1,1 @@
+//! psum's benchmarks live under `benches/`; this crate has no library code.

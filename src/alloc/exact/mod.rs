@@ -1,0 +1,245 @@
+//! `--allocator exact` (SPEC §3.11, psum's own): the least-cost allocation
+//! of a small program under split spilling (§3.8's spill code, a reload
+//! only where a value was out of PSUM), by exhaustive search; the quality
+//! oracle of the tests.
+//!
+//! The search runs over the split spill code of the first iteration,
+//! spilled in one round: for every spillable node (SPEC §3.5), every set of
+//! its read groups to reload before, by branch and bound over the groups
+//! in node and group order, no reload before a reload. Mincost's choice,
+//! where it places, is the best found to begin with. A branch is cut when
+//! it costs as much as the best allocation found, or when some point cannot
+//! come down to the banks there are: the pieces decided so far and the
+//! heads and read groups of the rest must fit at every point, and the
+//! groups still undecided must be able to free what does not, at the least
+//! cost per bank. What must fit counts aligned blocks as well as banks, as
+//! the split LP's rows do (`psum export --split-lp`): a node of more than
+//! half a block of 2, 4, … banks keeps whole blocks of that size from the
+//! other such nodes, so two 3-bank nodes and a 2-bank one do not fit 8
+//! banks. A choice that passes goes into a copy of the program,
+//! whose live ranges are then placed by trying every aligned base for each
+//! range in order of start (SPEC §3.7's bases, any of them, not only the
+//! first). Programs of more than [`MAX_NODES`] nodes are refused.
+
+mod search;
+
+use super::analysis::Analysis;
+use super::costs::Cost;
+use super::linear::Linear;
+use super::liveness::{self, Liveness, Node};
+use super::mincost;
+use super::setup::{Finish, Start};
+use super::spill::{self, SpillPlans};
+use super::split_cost::{cost_of, Pieces};
+use super::{blocks, AllocError, AllocOptions, AllocOutcome, NodeId};
+use crate::ir::{Module, TensorId};
+use search::Search;
+
+/// The most PSUM nodes (after the memloc split) the exact search takes.
+pub const MAX_NODES: usize = 24;
+
+/// A program with one round of spill code and a placement of all of it.
+struct Realized {
+    module: Module,
+    lin: Linear,
+    live: Liveness,
+    bank: Vec<Option<u32>>,
+}
+
+/// How one spilled node is spilled: per read group of it, whether a
+/// reload goes right before it.
+pub(super) type Spill = (NodeId, Vec<bool>);
+
+/// The cheapest allocation found so far.
+struct Best {
+    cost: u64,
+    spills: Vec<Spill>,
+    realized: Realized,
+}
+
+/// Spills `spills` in a copy of the first iteration's program in one
+/// round and places every live range of the result, if it can be.
+fn realize(first: &Analysis, pieces: &Pieces, spills: &[Spill]) -> Option<Realized> {
+    let (arch, num_banks) = (&first.arch, first.num_banks);
+    let mut module = first.module.clone();
+    if !spills.is_empty() {
+        let mut namer = spill::Namer::new(&module);
+        let (lin, live) = (&first.lin, &first.live);
+        let mut plans = SpillPlans::default();
+        for (v, reload) in spills {
+            let groups = pieces.groups_of(v.index()).map(|g| pieces.groups[g]);
+            plans.push_split(
+                live.nodes[v.index()].tensor,
+                pieces.save_after[v.index()],
+                groups.zip(reload.iter().copied()),
+            );
+        }
+        spill::insert_spill_code(&mut module, lin, &[plans], &mut namer, false);
+    }
+    let lin = Linear::new(&module);
+    let live = liveness::live_ranges(&module, &lin, arch, num_banks).ok()?;
+    let bank = blocks::place_all(&live.nodes, num_banks)?;
+    Some(Realized {
+        module,
+        lin,
+        live,
+        bank,
+    })
+}
+
+/// A spillable node of a validated module's first iteration (SPEC §3.5):
+/// its tensor's name, what its save costs and what a reload before each of
+/// its read groups costs.
+pub type SpillCandidate = (String, u64, Vec<u64>);
+
+/// The spillable nodes of a validated module's first iteration, in id
+/// order: what the exact search chooses among.
+pub fn candidates(m: &Module, opts: &AllocOptions) -> Result<Vec<SpillCandidate>, AllocError> {
+    let first = Start::of(m.clone(), opts)?.analysis;
+    let pinned = vec![false; first.module.tensors.len()];
+    let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
+    Ok((0..first.live.nodes.len())
+        .filter(|&v| pieces.cost[v] != Cost::Inf)
+        .map(|v| {
+            let name = first.module.tensor(first.live.nodes[v].tensor).name.clone();
+            let reloads = pieces.groups_of(v).map(|g| pieces.reload_cost[g]).collect();
+            (name, pieces.save_cost[v], reloads)
+        })
+        .collect())
+}
+
+/// The allocation that spills exactly the nodes named in `spill` (of
+/// [`candidates`]) in one round, each reloaded before the read groups its
+/// flags mark, and places everything else by trying every aligned base,
+/// or `None` when nothing fits so.
+pub fn with_spills(
+    m: &Module,
+    opts: &AllocOptions,
+    spill: &[(String, Vec<bool>)],
+) -> Result<Option<AllocOutcome>, AllocError> {
+    let start = Start::of(m.clone(), opts)?;
+    let first = &start.analysis;
+    let pinned = vec![false; first.module.tensors.len()];
+    let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
+    let mut spills: Vec<Spill> = Vec::new();
+    let mut cost = 0u64;
+    for v in 0..first.live.nodes.len() {
+        let name = &first.module.tensor(first.live.nodes[v].tensor).name;
+        let Some((_, reload)) = spill.iter().find(|s| &s.0 == name) else {
+            continue;
+        };
+        let groups = pieces.groups_of(v);
+        if pieces.cost[v] == Cost::Inf || reload.len() != groups.len() || !reload.contains(&true) {
+            return Ok(None);
+        }
+        let reloads = groups
+            .zip(reload)
+            .filter(|&(_, &r)| r)
+            .map(|(g, _)| pieces.reload_cost[g]);
+        cost = reloads.fold(
+            cost.saturating_add(pieces.save_cost[v]),
+            u64::saturating_add,
+        );
+        spills.push((NodeId::new(v), reload.clone()));
+    }
+    if spills.len() != spill.len() {
+        return Ok(None);
+    }
+    let realized = realize(first, &pieces, &spills);
+    Ok(realized.map(|r| outcome(start, &spills, cost, r)))
+}
+
+/// The outcome of spilling `spills` for `cost` cycles as `r` realizes it.
+fn outcome(start: Start, spills: &[Spill], cost: u64, r: Realized) -> AllocOutcome {
+    let Start {
+        analysis: first,
+        demand,
+        warnings,
+        mut log,
+        parallel,
+        ..
+    } = start;
+    if !spills.is_empty() {
+        log.v(format!("spilling from PSUM cost about {cost} cycles"));
+    }
+    let spilled: Vec<TensorId> = (spills.iter())
+        .map(|(v, _)| first.live.nodes[v.index()].tensor)
+        .collect();
+    let finish = Finish {
+        work: r.module,
+        arch: &first.arch,
+        num_banks: first.num_banks,
+        live: &r.live,
+        points: r.lin.len(),
+        banks: &r.bank,
+        spilled: &spilled,
+        spill_cost: cost,
+        iterations: 1 + u32::from(!spills.is_empty()),
+        best_heuristic: 0,
+        demand,
+        log,
+        warnings,
+        parallel,
+    };
+    finish.finish()
+}
+
+/// Allocates a validated module of at most [`MAX_NODES`] PSUM nodes at
+/// the least spill cost under SPEC §3.8 (SPEC §3.11), taking it over.
+pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
+    let start = Start::of(m, opts)?;
+    let first = &start.analysis;
+    let n = first.live.nodes.len();
+    if n > MAX_NODES {
+        return Err(AllocError::ExactTooLarge {
+            nodes: n,
+            limit: MAX_NODES,
+        });
+    }
+    let pinned = vec![false; first.module.tensors.len()];
+    let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
+    let (points, nodes, num_banks) = (first.lin.len(), &first.live.nodes, first.num_banks);
+    let (search, low, high) = Search::new(first, &pieces);
+    // The mincost sweep's placement, where it realizes, is the best found
+    // to begin with: it cuts most of the search at once.
+    let mut best = mincost::best_placement(nodes, &pieces, num_banks, points)
+        .ok()
+        .and_then(|placed| {
+            let spills: Vec<Spill> = (placed.spilled.iter())
+                .map(|&v| {
+                    (
+                        v,
+                        pieces
+                            .groups_of(v.index())
+                            .map(|g| placed.reload[g])
+                            .collect(),
+                    )
+                })
+                .collect();
+            let realized = realize(first, &pieces, &spills)?;
+            let cost = cost_of(&pieces, &placed);
+            Some(Best {
+                cost,
+                spills,
+                realized,
+            })
+        });
+    search.run(low, high, &mut best);
+    let Some(Best {
+        cost,
+        spills,
+        realized,
+    }) = best
+    else {
+        let (pressure, point) = liveness::peak_demand(nodes, points);
+        let at = |n: &&Node| n.start <= point && point <= n.end;
+        let stuck = nodes.iter().find(at).expect("a node is live at the peak");
+        return Err(AllocError::TooManyReloads {
+            tensor: first.input_tensor(stuck.tensor),
+            name: first.module.tensor(stuck.tensor).name.clone(),
+            pressure,
+            point,
+        });
+    };
+    Ok(outcome(start, &spills, cost, realized))
+}

@@ -1,0 +1,399 @@
+//! The split-spilling cost model (SPEC §3.11), beside [`super::costs`],
+//! which it extends from one cost per node to one cost per read group:
+//! what each node holds when it is spilled ([`Pieces`]: its head, from its
+//! start to its save, and its read groups, each with what a reload before
+//! it costs), what a split allocation is ([`Placement`]: the nodes let go,
+//! the groups reloaded and every piece's bank), what it costs
+//! ([`cost_of`]) and the spill code it writes ([`spill_plans`]). Mincost,
+//! exact and reflow choose placements under it; `psum bound` and the split
+//! LP read its spans ([`SplitSpans`]).
+//!
+//! A spilled node holds PSUM where its spill code needs it: from its start
+//! to its save (its head), over each read group, and from each reload to
+//! the next time it goes; between them it is idle ([`Pieces::idle`]).
+
+use super::analysis::Analysis;
+use super::costs::{spill_plan, Cost};
+use super::linear::Linear;
+use super::liveness::{self, Liveness, Node};
+use super::spill::SpillPlans;
+use super::support::threads;
+use super::NodeId;
+
+/// What each node of one iteration holds when it is spilled, and its cost.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Pieces {
+    /// Spill cost of each node (SPEC §3.5): its save and a reload per read
+    /// group.
+    pub cost: Vec<Cost>,
+    /// What each spillable node's save costs (0 for the others).
+    pub save_cost: Vec<u64>,
+    /// The point each spillable node's save goes right after (SPEC §3.8).
+    pub save_after: Vec<u32>,
+    /// The last point of each spillable node's head (its interval from its
+    /// start to its save, loop extension included).
+    pub head_end: Vec<u32>,
+    /// Node `v`'s read groups are `groups[first[v]..first[v + 1]]`.
+    pub first: Vec<u32>,
+    /// Read groups, closed point ranges, each node's in order.
+    pub groups: Vec<(u32, u32)>,
+    /// What a reload right before each read group costs.
+    pub reload_cost: Vec<u64>,
+    /// The last point of a node's own tensor when it keeps its read groups
+    /// up to this one (loop extension included).
+    pub kept_end: Vec<u32>,
+    /// The last read group a reload right before this one can serve: the
+    /// run of the node's groups from here whose innermost loop is this
+    /// group's, so that the reload's live range is the run's span.
+    pub reach: Vec<u32>,
+}
+
+impl Pieces {
+    /// The pieces of every node of `live` on `lin`; `pinned` flags by
+    /// tensor the nodes that cannot spill again. In `parallel`, the two
+    /// halves of the nodes are worked out side by side.
+    pub fn of(
+        lin: &Linear,
+        live: &Liveness,
+        pinned: &[bool],
+        latency: u64,
+        parallel: bool,
+    ) -> Pieces {
+        let n = live.nodes.len();
+        let half = |nodes| Pieces::of_nodes(lin, live, pinned, latency, nodes);
+        let (mut pieces, late) = threads::in_halves(parallel, n, half);
+        pieces.append(late);
+        pieces
+    }
+
+    /// The pieces of the nodes `nodes` (their groups numbered from 0).
+    fn of_nodes(
+        lin: &Linear,
+        live: &Liveness,
+        pinned: &[bool],
+        latency: u64,
+        nodes: std::ops::Range<usize>,
+    ) -> Pieces {
+        let n = nodes.len();
+        let mut pieces = Pieces {
+            cost: vec![Cost::Inf; n],
+            save_cost: vec![0; n],
+            save_after: vec![0; n],
+            head_end: vec![0; n],
+            first: Vec::with_capacity(n + 1),
+            groups: Vec::new(),
+            reload_cost: Vec::new(),
+            kept_end: Vec::new(),
+            reach: Vec::new(),
+        };
+        pieces.first.push(0);
+        for (i, node) in live.nodes[nodes.clone()].iter().enumerate() {
+            let v = NodeId::new(nodes.start + i);
+            let plan = (!pinned[node.tensor.index()])
+                .then(|| spill_plan(lin, live, v))
+                .flatten();
+            if let Some(plan) = plan {
+                let per = u64::from(node.banks).saturating_mul(latency);
+                let mut weight = lin.weight(plan.save_after);
+                pieces.save_cost[i] = per.saturating_mul(weight);
+                pieces.save_after[i] = plan.save_after;
+                pieces.head_end[i] = liveness::extend(lin, node.def, plan.save_after).1;
+                let from = pieces.groups.len();
+                (pieces.groups).extend(plan.groups(live.events_of(v, lin)));
+                for &(lo, hi) in &pieces.groups[from..] {
+                    weight = weight.saturating_add(lin.weight(lo));
+                    (pieces.reload_cost).push(per.saturating_mul(lin.weight(lo)));
+                    (pieces.kept_end).push(liveness::extend(lin, node.def, hi).1);
+                }
+                // §3.5's cost, as `costs::find_costs` works it out.
+                pieces.cost[i] = Cost::Finite(per.saturating_mul(weight));
+                let to = pieces.groups.len();
+                let innermost = |g: usize| lin.points[pieces.groups[g].0 as usize].innermost();
+                let mut last = to.saturating_sub(1);
+                for g in (from..to).rev() {
+                    if g + 1 < to && innermost(g) != innermost(g + 1) {
+                        last = g;
+                    }
+                    pieces.reach.push(last as u32);
+                }
+                pieces.reach[from..].reverse();
+            }
+            pieces.first.push(pieces.groups.len() as u32);
+        }
+        pieces
+    }
+
+    /// Node `v`'s spans for the split-spilling cost bound (SPEC §3.11,
+    /// `bound::min_split_cost_one_bank`): the stretches it holds PSUM over
+    /// even when spilled (the whole interval when it cannot spill), its
+    /// idle ranges, each with the reload before the group after it, and
+    /// its save.
+    pub fn split_spans(&self, v: usize, node: &Node) -> SplitSpans {
+        let mut spans = SplitSpans {
+            held: Vec::new(),
+            idle: Vec::new(),
+            save: self.save_cost[v],
+        };
+        for stretch in self.stretches(v, node) {
+            match stretch {
+                Stretch::Held(span) => spans.held.push(span),
+                Stretch::Idle(span, next) => {
+                    let reload = next.map_or(0, |g| self.reload_cost[g]);
+                    spans.idle.push((span, reload));
+                }
+            }
+        }
+        spans
+    }
+
+    /// Node `v`'s interval cut into the stretches it holds PSUM over even
+    /// when spilled and its idle ranges, in order (the whole interval held
+    /// when it cannot spill).
+    pub fn stretches<'a>(
+        &'a self,
+        v: usize,
+        node: &Node,
+    ) -> impl Iterator<Item = Stretch> + use<'a> {
+        let spillable = self.cost[v] != Cost::Inf;
+        let mut idle = self.idle_ranges(v, node).filter(move |_| spillable);
+        let (mut from, end) = (node.start, node.end);
+        let mut gap = None;
+        std::iter::from_fn(move || {
+            if let Some((span, next)) = gap.take() {
+                return Some(Stretch::Idle(span, next));
+            }
+            match idle.next() {
+                Some(((lo, hi), next)) => {
+                    let held = (from, lo - 1);
+                    from = hi + 1;
+                    if lo > held.0 {
+                        gap = Some(((lo, hi), next));
+                        Some(Stretch::Held(held))
+                    } else {
+                        Some(Stretch::Idle((lo, hi), next))
+                    }
+                }
+                None if from <= end => {
+                    let held = (from, end);
+                    from = end + 1;
+                    Some(Stretch::Held(held))
+                }
+                None => None,
+            }
+        })
+    }
+
+    /// Whether no node's spill code depends on loops: every read group's
+    /// kept end is its own last point and its reload serves every later
+    /// group of its node, so a spilled node holds PSUM exactly over its
+    /// held [`Stretch`]es and the idle ranges it keeps.
+    pub fn unextended(&self) -> bool {
+        (0..self.first.len() - 1).all(|v| {
+            let groups = self.groups_of(v);
+            let last = groups.end.saturating_sub(1) as u32;
+            groups
+                .into_iter()
+                .all(|g| self.kept_end[g] == self.groups[g].1 && self.reach[g] == last)
+        })
+    }
+
+    /// Appends the pieces of the nodes after these (`late`, whose groups
+    /// are numbered from 0).
+    fn append(&mut self, late: Pieces) {
+        let g = self.groups.len() as u32;
+        self.cost.extend(late.cost);
+        self.save_cost.extend(late.save_cost);
+        self.save_after.extend(late.save_after);
+        self.head_end.extend(late.head_end);
+        self.first.extend(late.first[1..].iter().map(|&f| f + g));
+        self.groups.extend(late.groups);
+        self.reload_cost.extend(late.reload_cost);
+        self.kept_end.extend(late.kept_end);
+        self.reach.extend(late.reach.iter().map(|&r| r + g));
+    }
+
+    /// The pieces of `n` nodes none of which can spill.
+    pub fn unspillable(n: usize) -> Pieces {
+        Pieces {
+            cost: vec![Cost::Inf; n],
+            save_cost: vec![0; n],
+            save_after: vec![0; n],
+            head_end: vec![0; n],
+            first: vec![0; n + 1],
+            groups: Vec::new(),
+            reload_cost: Vec::new(),
+            kept_end: Vec::new(),
+            reach: Vec::new(),
+        }
+    }
+
+    /// The most copies the spill code of any of these nodes can take: a
+    /// save for each spillable node and a reload before each read group.
+    pub fn copies_at_most(&self) -> usize {
+        self.cost.iter().filter(|c| **c != Cost::Inf).count() + self.groups.len()
+    }
+
+    /// Where node `v`'s read groups are in `groups`.
+    pub fn groups_of(&self, v: usize) -> std::ops::Range<usize> {
+        self.first[v] as usize..self.first[v + 1] as usize
+    }
+
+    /// The closed point ranges where spillable node `v` (`node`) would
+    /// hold no PSUM once spilled: between its head, its read groups and
+    /// its end.
+    pub fn idle<'a>(&'a self, v: usize, node: &Node) -> impl Iterator<Item = (u32, u32)> + use<'a> {
+        self.idle_ranges(v, node).map(|(span, _)| span)
+    }
+
+    /// [`Pieces::idle`], each range with the read group right after it
+    /// (`None`: the range after the last).
+    fn idle_ranges<'a>(
+        &'a self,
+        v: usize,
+        node: &Node,
+    ) -> impl Iterator<Item = ((u32, u32), Option<usize>)> + use<'a> {
+        let groups = self.groups_of(v);
+        let ends =
+            (groups.map(|g| (self.groups[g], Some(g)))).chain([((node.end + 1, node.end), None)]);
+        let mut from = self.head_end[v] + 1;
+        ends.filter_map(move |((lo, hi), g)| {
+            let gap = (lo > from).then(|| ((from, lo - 1), g));
+            from = hi + 1;
+            gap
+        })
+    }
+
+    /// The banks in use at each of `points` points when the nodes that
+    /// `spilled` flags hold PSUM only over their heads and read groups.
+    pub fn load(&self, nodes: &[Node], spilled: &[bool], points: usize) -> Vec<i64> {
+        let mut delta = vec![0i64; points + 1];
+        for (v, n) in nodes.iter().enumerate() {
+            let b = i64::from(n.banks);
+            delta[n.start as usize] += b;
+            delta[n.end as usize + 1] -= b;
+            if spilled[v] {
+                for (lo, hi) in self.idle(v, n) {
+                    delta[lo as usize] -= b;
+                    delta[hi as usize + 1] += b;
+                }
+            }
+        }
+        let mut at = 0;
+        delta.truncate(points);
+        for d in &mut delta {
+            at += *d;
+            *d = at;
+        }
+        delta
+    }
+}
+
+/// A stretch of a node's interval ([`Pieces::stretches`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Stretch {
+    /// Held even when the node is spilled: its head, a read group, what
+    /// lies between adjacent groups.
+    Held((u32, u32)),
+    /// Idle once spilled, with the read group right after it (`None`:
+    /// after its last).
+    Idle((u32, u32), Option<usize>),
+}
+
+/// One node's spans for the split-spilling cost bound (`psum bound`'s
+/// `min_split_cost_cycles`, SPEC §3.11).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SplitSpans {
+    /// Where it holds PSUM even when spilled.
+    pub held: Vec<(u32, u32)>,
+    /// Its idle ranges, each with the reload its going there costs.
+    pub idle: Vec<((u32, u32), u64)>,
+    /// What its save costs, paid once for all its ranges that go.
+    pub save: u64,
+}
+
+/// The split-spilling spans of every node of a validated module's first
+/// iteration (for `psum bound` and `psum export --split-lp`), and whether
+/// they describe its split spill code exactly: whether no node's spill code
+/// depends on loops (every read group kept on its own tensor up to its
+/// last point, and a reload serving every later group of its node).
+pub(super) fn split_spans(first: &Analysis, latency: u64) -> (Vec<SplitSpans>, bool) {
+    let pinned = vec![false; first.module.tensors.len()];
+    let pieces = Pieces::of(&first.lin, &first.live, &pinned, latency, false);
+    let spans = (first.live.nodes.iter().enumerate())
+        .map(|(v, n)| pieces.split_spans(v, n))
+        .collect();
+    (spans, pieces.unextended())
+}
+
+/// The placement one sweep found: the spilled nodes, where they are
+/// reloaded, and every piece's base bank.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Placement {
+    /// The nodes to spill, ascending.
+    pub spilled: Vec<NodeId>,
+    /// Base bank of each node (over its whole interval, or up to where it
+    /// goes when spilled).
+    pub bank: Vec<u8>,
+    /// Per read group of [`Pieces::groups`], whether a reload goes right
+    /// before it.
+    pub reload: Vec<bool>,
+    /// Base bank of the reload before each read group (meaningful where
+    /// `reload` is set).
+    pub group_bank: Vec<u8>,
+}
+
+/// The cycles the spill code of `placed` costs: a save per spilled node
+/// and a reload per reloaded group.
+pub(super) fn cost_of(pieces: &Pieces, placed: &Placement) -> u64 {
+    let saves = placed.spilled.iter().map(|v| pieces.save_cost[v.index()]);
+    let reloads =
+        (pieces.reload_cost.iter().zip(&placed.reload)).filter_map(|(&c, &r)| r.then_some(c));
+    saves.chain(reloads).fold(0, u64::saturating_add)
+}
+
+/// The spill code of `placed`: each spilled node's save, its first read
+/// groups kept on its own tensor, and a reload before each group the sweep
+/// reloads, serving the groups after it up to the next.
+pub(super) fn spill_plans(live: &Liveness, pieces: &Pieces, placed: &Placement) -> SpillPlans {
+    let mut plans = SpillPlans::default();
+    for &v in &placed.spilled {
+        let groups = pieces.groups_of(v.index());
+        let reloads = groups.map(|g| (pieces.groups[g], placed.reload[g]));
+        plans.push_split(
+            live.nodes[v.index()].tensor,
+            pieces.save_after[v.index()],
+            reloads,
+        );
+    }
+    plans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pieces' costs are §3.5's, each spillable node's is its save and
+    /// a reload per read group, and the pieces worked out in two halves are
+    /// the ones worked out in one.
+    #[test]
+    fn pieces_cost_what_find_costs_does() {
+        for seed in 0..4 {
+            let a = crate::alloc::analysis::testing::random_analyzed(200, seed);
+            let pinned: Vec<bool> = (0..a.module.tensors.len()).map(|t| t % 7 == 0).collect();
+            let pieces = Pieces::of(&a.lin, &a.live, &pinned, 64, false);
+            assert_eq!(
+                pieces,
+                Pieces::of(&a.lin, &a.live, &pinned, 64, true),
+                "seed {seed}"
+            );
+            let want = crate::alloc::costs::find_costs(&a.lin, &a.live, &pinned, 64);
+            assert_eq!(pieces.cost, want, "seed {seed}");
+            for (v, c) in pieces.cost.iter().enumerate() {
+                let reloads = pieces.groups_of(v).map(|g| pieces.reload_cost[g]);
+                let parts = Cost::Finite(pieces.save_cost[v] + reloads.sum::<u64>());
+                assert!(*c == Cost::Inf || *c == parts, "seed {seed}, node {v}");
+            }
+            assert!(pieces.cost.iter().filter(|c| **c != Cost::Inf).count() > 20);
+        }
+    }
+}
