@@ -3,7 +3,7 @@
 //! that no value waits for a drain another bank could have spared it
 //! (SPEC §10), without touching the spill code.
 //!
-//! Two moves, each a candidate program: `place::rotate` puts every
+//! Two moves, each making candidate programs: `place::rotate` puts every
 //! tensor, in order of start, in the free block released longest ago; and
 //! modulo variable expansion (`expand`) gives the tensors private to a
 //! loop (`private`) k copies, iteration i using copy i mod k, before the
@@ -12,11 +12,14 @@
 //! largest least slack, the fewest estimated cycles (SPEC §11), the fewest
 //! copies. A candidate whose estimate exceeds the allocator's own
 //! placement's is never taken, and the allocator's placement stands when
-//! no candidate beats it. Loops are tried innermost first, those with a
-//! tensor that has a value in an avoidable edge of the best candidate so
-//! far, until none is left; each from the largest k (its trips or the bank
-//! count, whichever is less) down while each k scores better than the one
-//! above, and the best expansion is kept when it beats the best so far. The work is bounded by [`BUDGET`] instructions.
+//! no candidate beats it. After the placement alone, every loop is
+//! expanded at once, each by its trips or the banks the tensors live across
+//! it leave free; then, while an avoidable edge is left, one loop at a time,
+//! innermost first, those with a tensor that has a value in an avoidable
+//! edge of the best candidate so far, each from the largest k (its trips or
+//! the bank count, whichever is less) down while each k scores better than
+//! the one above, and the best expansion is kept when it beats the best so
+//! far. The work is bounded by [`BUDGET`] instructions.
 
 mod expand;
 mod place;
@@ -107,6 +110,43 @@ impl Search {
         let mut out = a.module;
         place::apply(&mut out, &banks);
         Some(out)
+    }
+}
+
+impl Search {
+    /// Every loop of `m` with private tensors expanded at once, innermost
+    /// first, each by its trips or the banks that the tensors live across
+    /// all of it leave free, whichever is less; placed and scored, with the
+    /// expanded program before placement.
+    fn all_loops(&mut self, input: &Module, m: &Module) -> Option<(Scored, Module, Module)> {
+        let a = alloc::analyze(m.clone(), &self.opts).ok()?;
+        let mut out = m.clone();
+        let mut within = inside(&out);
+        let mut copies = 0;
+        for l in loops_inside_out(m) {
+            let trips = m.loop_(l).trip_count();
+            let (header, end) = (a.lin.header[l.index()], a.lin.end[l.index()]);
+            let held: u32 = (a.live.nodes.iter())
+                .filter(|n| n.start <= header && n.end >= end)
+                .map(|n| n.banks)
+                .sum();
+            let k = trips.min(u64::from(self.num_banks.saturating_sub(held)));
+            let candidates = std::mem::take(&mut within[l.index()]);
+            if k < 2 || candidates.is_empty() || !self.spend(unroll::unrolled_count(&out)) {
+                continue;
+            }
+            let private = private::private_tensors(&out, l, k, &candidates);
+            if !private.is_empty() && expand::expand(&mut out, input, l, k, &private, true) {
+                copies += (k - 1 + trips % k) * private.len() as u64;
+                within = inside(&out);
+            }
+        }
+        if copies == 0 {
+            return None;
+        }
+        let p = self.placed(&out)?;
+        let s = self.score(&p, copies)?;
+        Some((s, p, out))
     }
 }
 
@@ -216,6 +256,15 @@ pub fn rotate(input: &Module, outcome: &mut AllocOutcome, opts: &AllocOptions) {
     }
     let mut current = outcome.module.clone();
     let mut copies = 0;
+    if best.0.score.avoidable > 0 {
+        if let Some((s, p, expanded)) = search.all_loops(input, &current) {
+            if beats(&s.score, &best.0.score) {
+                copies = s.score.copies;
+                current = expanded;
+                best = (s, Some(p));
+            }
+        }
+    }
     let mut within = inside(&current);
     for l in loops_inside_out(&current) {
         if best.0.score.avoidable == 0 {

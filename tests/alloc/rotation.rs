@@ -60,7 +60,7 @@ fn check(m: &Module, allocator: Allocator) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(crate::props_config::config(64, "tests/proptest-regressions/alloc/rotation.txt"))]
 
     #[test]
     fn rotation_keeps_the_spill_code_and_only_improves((seed, cfg, _) in random_config(30)) {
