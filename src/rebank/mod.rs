@@ -125,14 +125,21 @@ impl Search {
         let mut copies = 0;
         for l in loops_inside_out(m) {
             let trips = m.loop_(l).trip_count();
+            let candidates = std::mem::take(&mut within[l.index()]);
+            if trips < 2 || candidates.is_empty() {
+                continue;
+            }
+            let nodes = a.live.nodes.len() as u128;
+            if !self.spend(unroll::unrolled_count(&out) + nodes) {
+                break;
+            }
             let (header, end) = (a.lin.header[l.index()], a.lin.end[l.index()]);
             let held: u32 = (a.live.nodes.iter())
                 .filter(|n| n.start <= header && n.end >= end)
                 .map(|n| n.banks)
                 .sum();
             let k = trips.min(u64::from(self.num_banks.saturating_sub(held)));
-            let candidates = std::mem::take(&mut within[l.index()]);
-            if k < 2 || candidates.is_empty() || !self.spend(unroll::unrolled_count(&out)) {
+            if k < 2 {
                 continue;
             }
             let private = private::private_tensors(&out, l, k, &candidates);
