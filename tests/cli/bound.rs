@@ -3,7 +3,7 @@
 
 use std::process::{Command, Output};
 
-fn psum(args: &[&str]) -> Output {
+pub(crate) fn psum(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_psum"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))

@@ -1,15 +1,8 @@
 //! `--rotate` and `--no-rotate` through the binary (SPEC §3.12), with the
 //! `reuse` summary line and the report keys of SPEC §10 and §11.
 
-use std::process::{Command, Output};
-
-fn psum(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_psum"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("psum runs")
-}
+use crate::bound::psum;
+use std::process::Output;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
