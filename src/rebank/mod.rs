@@ -98,11 +98,14 @@ impl Search {
         Some(Scored { score, involved })
     }
 
-    /// `m` compacted and placed by rotation, or `None` when a tensor finds
-    /// no block or the program's live ranges would split a tensor anew.
-    fn placed(&self, m: &Module) -> Option<Module> {
+    /// `m` placed by rotation, compacted first when `compact` (after an
+    /// expansion, which leaves unreachable statements), or `None` when a
+    /// tensor finds no block or the program's live ranges would split a
+    /// tensor anew.
+    fn placed(&self, m: &Module, compact: bool) -> Option<Module> {
         let tensors = m.tensors.len();
-        let a = alloc::analyze(m.compacted(), &self.opts).ok()?;
+        let m = if compact { m.compacted() } else { m.clone() };
+        let a = alloc::analyze(m, &self.opts).ok()?;
         if a.module.tensors.len() != tensors {
             return None;
         }
@@ -151,7 +154,7 @@ impl Search {
         if copies == 0 {
             return None;
         }
-        let p = self.placed(&out)?;
+        let p = self.placed(&out, true)?;
         let s = self.score(&p, copies)?;
         Some((s, p, out))
     }
@@ -253,7 +256,7 @@ pub fn rotate(input: &Module, outcome: &mut AllocOutcome, opts: &AllocOptions) {
     // edges involve, and the placed program (`None`: the allocator's).
     let mut best: (Scored, Option<Module>) = (base, None);
     let beats = |s: &Score, best: &Score| s.cycles <= base_cycles && s < best;
-    if let Some(p) = search.placed(&outcome.module) {
+    if let Some(p) = search.placed(&outcome.module, false) {
         if let Some(s) = search
             .score(&p, 0)
             .filter(|s| beats(&s.score, &best.0.score))
@@ -298,7 +301,7 @@ pub fn rotate(input: &Module, outcome: &mut AllocOutcome, opts: &AllocOptions) {
             let placed = [true, false].into_iter().find_map(|inline| {
                 let mut expanded = current.clone();
                 expand::expand(&mut expanded, input, l, k, &private, inline);
-                Some((search.placed(&expanded)?, expanded))
+                Some((search.placed(&expanded, true)?, expanded))
             });
             let Some((p, expanded)) = placed else {
                 continue;

@@ -284,7 +284,11 @@ impl Timeline {
             num_points,
             tensors.iter().map(|b| (b.start, b.end, b.banks)),
         );
-        let pressure_before = first_demand(original, report.num_banks, &lin);
+        let pressure_before = if keeps_ids(original, m) {
+            first_demand(original, report.num_banks, &lin)
+        } else {
+            Vec::new()
+        };
         let pct = |v: f64| format!("{v:.2}");
         let summary = vec![
             ("arch".to_string(), report.arch.clone()),
@@ -447,6 +451,18 @@ fn points_in(m: &Module, body: &[Stmt]) -> u32 {
 fn spill_source(name: &str) -> Option<&str> {
     let (x, k) = name.rsplit_once("_SpillTensorCopy")?;
     (!k.is_empty() && k.bytes().all(|b| b.is_ascii_digit())).then_some(x)
+}
+
+/// Whether every instruction and loop of `original` is, under its id, the
+/// same operation and loop in `drawn` (spill code and renamed tensors
+/// aside), so that [`first_demand`] can carry points over. Loops expanded
+/// by rotation (SPEC §3.12) renumber the program: there is no such curve.
+fn keeps_ids(original: &Module, drawn: &Module) -> bool {
+    original.insts.len() <= drawn.insts.len()
+        && original.loops.len() <= drawn.loops.len()
+        && (original.insts.iter().zip(&drawn.insts))
+            .all(|(a, b)| a.kind.mnemonic() == b.kind.mnemonic())
+        && (original.loops.iter().zip(&drawn.loops)).all(|(a, b)| (a.lo, a.hi) == (b.lo, b.hi))
 }
 
 /// Live banks per point of the allocator's first iteration (SPEC §3.4
