@@ -16,7 +16,7 @@
 //! Time is counted in cycles of the Scalar Engine's clock.
 
 use crate::arch::{self, ArchError, Generation, PSUM_BANK_SIZE};
-use crate::ir::{Access, InstKind, Mem, Module, Region, Stmt, TensorId};
+use crate::ir::{Access, DType, InstKind, Mem, Module, Region, Stmt, TensorId};
 use serde::Serialize;
 
 /// The engines of a NeuronCore an instruction can run on.
@@ -149,7 +149,8 @@ fn free_size(m: &Module, t: TensorId, r: &Region) -> u64 {
 /// cycles, with its accesses evaluated to `regions` (destination first,
 /// then the sources in operand order):
 /// - Tensor: `max(N, MM_INIT_LATENCY)` Tensor Engine cycles, N the moving
-///   tensor's free size, times [`FP32_MATMUL_FACTOR`] for FP32 inputs;
+///   tensor's free size, times [`FP32_MATMUL_FACTOR`] for FP32 inputs
+///   (not TF32, which runs at the BF16 rate);
 /// - Vector, Scalar, GpSimd: [`ACCESS_OVERHEAD`] plus the free sizes of its
 ///   sources (of its destination for a memset), in the engine's cycles;
 /// - DMA: [`Clocks::dma_fixed`] plus the bytes moved over the bandwidth
@@ -159,7 +160,7 @@ pub fn duration(m: &Module, c: &Clocks, kind: &InstKind, regions: &[Region]) -> 
     match kind {
         InstKind::Matmul(mm) => {
             let n = free_size(m, mm.moving.tensor, &regions[2]);
-            let factor = if m.tensor(mm.moving.tensor).dtype.size() == 4 {
+            let factor = if m.tensor(mm.moving.tensor).dtype == DType::F32 {
                 FP32_MATMUL_FACTOR
             } else {
                 1
