@@ -14,7 +14,7 @@
 
 use crate::alloc::{self, AllocError, AllocOptions, AllocOutcome, Allocator};
 use crate::arch::{self, Arch, ArchError};
-use crate::ir::{InstId, Module};
+use crate::ir::{InstId, Loc, Module};
 use crate::matmul::{self, MatmulError, MatmulReport};
 use crate::rebank;
 use crate::unroll::{self, UnrollError};
@@ -157,6 +157,18 @@ pub enum CompileError {
         /// The verifier's verdict on that output.
         report: Box<VerifyReport>,
     },
+}
+
+impl CompileError {
+    /// Where the error points in the input: the entity validation names,
+    /// the tensor allocation names, else the module.
+    pub fn loc(&self) -> Loc {
+        match self {
+            CompileError::Invalid(v) => v.loc,
+            CompileError::Alloc(a) => a.loc(),
+            _ => Loc::Module,
+        }
+    }
 }
 
 /// What [`compile`] produced.

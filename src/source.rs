@@ -46,6 +46,39 @@ impl Loaded {
         let span = self.source_map().and_then(|m| m.span(loc));
         Diagnostic::new(&self.file, &self.text, span, message)
     }
+
+    /// [`Loaded::diagnostic`], with a note naming the kernel line of a
+    /// traced tile when `loc` points at one (SPEC §2.3).
+    pub fn located(&self, loc: Loc, message: impl Into<String>) -> Noted {
+        let note = match loc {
+            Loc::Tensor(t) => (self.module.tensor(t).loc.as_ref())
+                .map(|kernel| format!("the tile is allocated at {kernel}")),
+            _ => None,
+        };
+        Noted {
+            diagnostic: self.diagnostic(loc, message),
+            note,
+        }
+    }
+}
+
+/// A [`Diagnostic`] and a closing `= note:` line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Noted {
+    /// The diagnostic.
+    pub diagnostic: Diagnostic,
+    /// The note, when there is one.
+    pub note: Option<String>,
+}
+
+impl fmt::Display for Noted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.diagnostic)?;
+        if let Some(note) = &self.note {
+            write!(f, "\n   = note: {note}")?;
+        }
+        Ok(())
+    }
 }
 
 /// A rendered-on-demand error: file, position, message, source line.

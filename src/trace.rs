@@ -48,6 +48,13 @@ const TRACER: [(&str, &str); 17] = [
     ),
 ];
 
+/// The tracer package as embedded: (file name in the package, text) of each
+/// module; what [`trace`] runs, and what a host Python process may import to
+/// put the stand-in NKI modules in place itself.
+pub fn tracer_sources() -> &'static [(&'static str, &'static str)] {
+    &TRACER
+}
+
 /// One kernel argument given as a tensor (`--arg NAME=DTYPE[D0,D1,…]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TensorArg {
@@ -193,6 +200,42 @@ pub enum TraceError {
 }
 
 impl TraceError {
+    /// The message `psum trace` prints for the error: `LOC: error: …` at the
+    /// kernel line when known, else `SHOWN: error: …` (`shown` names the
+    /// kernel file); `verbose` adds the tracer's traceback to an internal error.
+    pub fn render(&self, shown: &str, verbose: bool) -> String {
+        match self {
+            TraceError::Kernel {
+                loc: Some(loc),
+                message,
+            } => format!("{loc}: error: {message}"),
+            TraceError::Internal {
+                message,
+                detail: Some(detail),
+            } if verbose => format!(
+                "{shown}: error: internal error in the NKI tracer: {message}\n{}",
+                detail.trim_end()
+            ),
+            e => format!("{shown}: error: {e}"),
+        }
+    }
+
+    /// The kernel line the error names, split into file, line and column
+    /// (`FILE:LINE[:COL]`), when it names one.
+    pub fn position(&self) -> Option<(&str, u32, Option<u32>)> {
+        let TraceError::Kernel { loc: Some(loc), .. } = self else {
+            return None;
+        };
+        let (rest, last) = loc.rsplit_once(':')?;
+        let last: u32 = last.parse().ok()?;
+        match rest.rsplit_once(':') {
+            Some((file, line)) if line.parse::<u32>().is_ok() => {
+                Some((file, line.parse().ok()?, Some(last)))
+            }
+            _ => Some((rest, last, None)),
+        }
+    }
+
     fn internal(message: impl std::fmt::Display) -> TraceError {
         TraceError::Internal {
             message: message.to_string(),

@@ -89,6 +89,14 @@ impl std::fmt::Display for KeptErrors {
 
 impl std::error::Error for KeptErrors {}
 
+impl KeptErrors {
+    /// Each problem as an `error: …` line, as `psum compile --keep-banks` prints them.
+    pub fn rendered(&self) -> String {
+        let lines: Vec<String> = self.0.iter().map(|p| format!("error: {p}")).collect();
+        lines.join("\n")
+    }
+}
+
 /// The outcome of keeping the `bank=` placement of `m` (a validated
 /// module), or every problem of it.
 pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {

@@ -9,7 +9,6 @@ use crate::source::{self, Loaded};
 use crate::text;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 /// Why a command failed.
 pub(crate) enum Failure {
@@ -98,24 +97,12 @@ pub(crate) fn to_json_line(v: &impl serde::Serialize) -> Result<String, Failure>
 
 /// Renders a pipeline error against the input it came from.
 pub(crate) fn compile_failure(loaded: &Loaded, e: &CompileError) -> Failure {
-    let loc = match e {
-        CompileError::Invalid(v) => v.loc,
-        CompileError::Alloc(a) => a.loc(),
-        _ => Loc::Module,
-    };
-    located(loaded, loc, e.to_string())
+    located(loaded, e.loc(), e.to_string())
 }
 
-/// The diagnostic at `loc`, with a note naming the kernel line of a traced
-/// tile when it points at one (SPEC §2.3).
+/// The diagnostic at `loc` ([`Loaded::located`]).
 pub(crate) fn located(loaded: &Loaded, loc: Loc, message: String) -> Failure {
-    let mut text = loaded.diagnostic(loc, message).to_string();
-    if let Loc::Tensor(t) = loc {
-        if let Some(kernel) = &loaded.module.tensor(t).loc {
-            text.push_str(&format!("\n   = note: the tile is allocated at {kernel}"));
-        }
-    }
-    Failure::Input(text)
+    Failure::Input(loaded.located(loc, message).to_string())
 }
 
 /// A JSON report as pretty text with a closing newline.
@@ -147,8 +134,8 @@ pub(crate) fn usage_error(msg: &str) -> Failure {
 
 /// Prints a clap error (or `--help`, `--version`) as clap does and returns
 /// its exit code.
-pub(crate) fn usage_exit(e: &clap::Error) -> ExitCode {
+pub(crate) fn usage_exit(e: &clap::Error) -> u8 {
     // Printing to a closed stream leaves nothing to report it on.
     let _ = e.print();
-    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
+    u8::try_from(e.exit_code()).unwrap_or(2)
 }

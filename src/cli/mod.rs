@@ -85,6 +85,16 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    ExitCode::from(status(args))
+}
+
+/// [`run`], returning the exit code as a number (0, 1 or 2): what a host
+/// process other than the `psum` binary exits with.
+pub fn status<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => return io::usage_exit(&e),
@@ -107,10 +117,10 @@ where
         Command::Lint(a) => lint::run(a),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(Failure::Input(msg)) => {
             eprintln!("{msg}");
-            ExitCode::from(1)
+            1
         }
         Err(Failure::Usage(e)) => io::usage_exit(&e),
     }

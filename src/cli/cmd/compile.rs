@@ -1,6 +1,6 @@
 //! `psum compile` (SPEC §6): the main job, the pass list then the verifier.
 
-use crate::alloc::{AllocError, Allocator, KeptErrors};
+use crate::alloc::{AllocError, Allocator};
 use crate::cli::args::{AllocFlags, Emit, OutputArgs, RotateFlags};
 use crate::cli::io::{
     compile_failure, emit, json_text, load, module_text, print_stdout, title, usage_error, Failure,
@@ -85,10 +85,7 @@ pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
     };
     let c = pipeline::compile(&loaded.module, &opts).map_err(|e| match e {
         // Each problem of a kept placement on a line of its own.
-        CompileError::Alloc(AllocError::Kept(KeptErrors(problems))) => {
-            let lines: Vec<String> = problems.iter().map(|p| format!("error: {p}")).collect();
-            Failure::Input(lines.join("\n"))
-        }
+        CompileError::Alloc(AllocError::Kept(kept)) => Failure::Input(kept.rendered()),
         e => compile_failure(&loaded, &e),
     })?;
     a.flags.print_log(&c.alloc);

@@ -62,20 +62,8 @@ fn dims(flag: &str, s: &str, zero_ok: bool) -> Result<Vec<u64>, Failure> {
 
 pub(crate) fn run(a: TraceArgs) -> Result<(), Failure> {
     let python = std::env::var("PSUM_PYTHON").unwrap_or_else(|_| "python3".to_string());
-    let failed = |shown: &str, e: TraceError, verbose: bool| match e {
-        TraceError::Kernel {
-            loc: Some(loc),
-            message,
-        } => Failure::Input(format!("{loc}: error: {message}")),
-        TraceError::Internal {
-            message,
-            detail: Some(detail),
-        } if verbose => Failure::Input(format!(
-            "{shown}: error: internal error in the NKI tracer: {message}\n{}",
-            detail.trim_end()
-        )),
-        e => Failure::Input(format!("{shown}: error: {e}")),
-    };
+    let failed =
+        |shown: &str, e: TraceError, verbose: bool| Failure::Input(e.render(shown, verbose));
     if a.api {
         let lines = trace::api_listing(&python).map_err(|e| failed("psum trace", e, a.verbose))?;
         let mut out = String::new();
