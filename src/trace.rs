@@ -540,6 +540,39 @@ mod tests {
     }
 
     #[test]
+    fn a_kernel_error_renders_at_its_line_and_splits_into_a_position() {
+        let at = |loc: &str| TraceError::Kernel {
+            loc: Some(loc.to_string()),
+            message: "ValueError: no".to_string(),
+        };
+        let e = at("k/m.py:12");
+        assert_eq!(e.render("k/m.py", false), "k/m.py:12: error: ValueError: no");
+        assert_eq!(e.position(), Some(("k/m.py", 12, None)));
+        assert_eq!(at("k/m.py:12:5").position(), Some(("k/m.py", 12, Some(5))));
+        let bare = TraceError::Kernel {
+            loc: None,
+            message: "no function 'f' in k.py".to_string(),
+        };
+        assert_eq!(bare.position(), None);
+        assert_eq!(
+            bare.render("k.py", true),
+            "k.py: error: no function 'f' in k.py"
+        );
+        let internal = TraceError::Internal {
+            message: "KeyError: 'x'".to_string(),
+            detail: Some("Traceback …\n".to_string()),
+        };
+        assert_eq!(
+            internal.render("k.py", false),
+            "k.py: error: internal error in the NKI tracer: KeyError: 'x'"
+        );
+        assert_eq!(
+            internal.render("k.py", true),
+            "k.py: error: internal error in the NKI tracer: KeyError: 'x'\nTraceback …"
+        );
+    }
+
+    #[test]
     fn the_arch_table_maps_product_names_to_codenames() {
         let t = arch_table();
         assert_eq!(t["trn2"]["codename"], "cayman");

@@ -4,4 +4,4 @@ import sys
 
 from ._cli import main
 
-sys.exit(main())
+sys.exit(main(["psum", *sys.argv[1:]]))

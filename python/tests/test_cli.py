@@ -15,7 +15,7 @@ def test_compile_prints_what_the_api_compiles():
 
 
 def test_the_console_command_is_the_binary_byte_for_byte(binary):
-    for args in (["compile", ONE_SPILL], ["compile", ONE_SPILL, "--report", "json"], ["arch"], ["--help"]):
+    for args in (["compile", ONE_SPILL], ["fmt", ONE_SPILL, "--emit", "json"], ["bound", ONE_SPILL], ["arch"], ["--help"]):
         ours, theirs = run([console(), *args]), run([binary, *args])
         assert ours.stdout == theirs.stdout, args
         assert ours.returncode == theirs.returncode == 0

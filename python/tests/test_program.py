@@ -81,7 +81,7 @@ def test_load_and_compile_match_psum_compile():
     assert repr(c) == "<psum.Compiled %s (arch trn1, 8 PSUM banks, 1 spilled, verify ok)>" % (REPO / ONE_SPILL)
 
 
-def test_compile_options_reach_the_pipeline():
+def test_compile_options_reach_the_pipeline(in_repo):
     p = psum.load(REPO / ONE_SPILL)
     skipped = p.compile(verify=False)
     assert skipped.verified is False
@@ -91,9 +91,11 @@ def test_compile_options_reach_the_pipeline():
     assert p.compile(rotate=False, allocator="mincost").text == cli(
         "compile", ONE_SPILL, "--allocator", "mincost", "--no-rotate"
     )
-    seven = p.compile(banks=7)
-    assert seven.text == cli("compile", ONE_SPILL, "--psum-banks", "7")
-    assert seven.spills == ["t0", "t1"]
+    with pytest.raises(psum.AllocationError) as e:
+        psum.load(ONE_SPILL).compile(banks=7)
+    o = run([console(), "compile", ONE_SPILL, "--psum-banks", "7"])
+    assert (o.returncode, o.stderr.decode()) == (1, "%s\n" % e.value)
+    assert (e.value.file, e.value.line, e.value.column) == (ONE_SPILL, 14, 6)
     assert p.compile(spill_latency=10).report["spill_cost_cycles"] == 20
     with pytest.raises(ValueError, match="allocator='linear'"):
         p.compile(allocator="linear")
@@ -133,7 +135,7 @@ def test_timeline_renders_inline_and_saves_what_psum_viz_writes(tmp_path):
     assert t._repr_svg_().startswith("<svg")
     assert "<svg" in t._repr_html_()
     assert t.svg == t._repr_svg_() and t.html == t._repr_html_()
-    assert repr(t) == "<psum.Timeline 02_one_spill.psum (8 banks, 21 points)>"
+    assert repr(t) == "<psum.Timeline 02_one_spill.psum (8 banks, 15 points)>"
     for ext in ("svg", "html"):
         ours, theirs = tmp_path / ("ours." + ext), tmp_path / ("cli." + ext)
         t.save(ours)
@@ -159,12 +161,22 @@ def test_parse_error_carries_its_position_and_the_cli_text(tmp_path):
     assert isinstance(e.value, psum.Error)
 
 
-def test_validation_error_points_at_the_undefined_tensor():
-    with pytest.raises(psum.ValidationError) as e:
+def test_an_undefined_tensor_is_a_parse_error():
+    with pytest.raises(psum.ParseError) as e:
         psum.parse(SMALL.replace("act y <- acc", "act y <- acc2"), file="t.psum")
     assert (e.value.file, e.value.line, e.value.column) == ("t.psum", 13, 12)
     assert str(e.value) == (
         "t.psum:13:12: error: undefined tensor 'acc2'\n   |\n13 |   act y <- acc2\n   |            ^^^^"
+    )
+
+
+def test_validation_error_points_at_the_operand():
+    with pytest.raises(psum.ValidationError) as e:
+        psum.parse(SMALL.replace("act y <- acc", "act y <- w"), file="t.psum")
+    assert (e.value.file, e.value.line, e.value.column) == ("t.psum", 13, 12)
+    assert str(e.value).startswith(
+        "t.psum:13:12: error: %1 (act): destination y has shape [128 partitions, 512 elements] "
+        "but source w has shape [128 partitions, 128 elements]\n"
     )
 
 
@@ -174,8 +186,8 @@ def test_allocation_error_points_at_the_tensor():
     )
     with pytest.raises(psum.AllocationError) as e:
         psum.parse(unread, file="u.psum").compile()
-    assert (e.value.file, e.value.line, e.value.column) == ("u.psum", 4, 1)
-    assert str(e.value).startswith("u.psum:4:1: error: no last use find: lost\n")
+    assert (e.value.file, e.value.line, e.value.column) == ("u.psum", 4, 6)
+    assert str(e.value).startswith("u.psum:4:6: error: no last use find: lost\n")
     with pytest.raises(psum.AllocationError) as e:
         psum.parse(SMALL).alloc(banks=9)
     assert str(e.value) == "<string>: error: --psum-banks 9 is out of range 1..=8"
@@ -184,11 +196,16 @@ def test_allocation_error_points_at_the_tensor():
 
 def test_verify_error_points_into_the_result():
     original = psum.parse(SMALL, file="orig.psum")
-    result = psum.parse(original.compile().text.replace("act y <- acc", "act y <- y"), file="result.psum")
+    compiled = original.compile().text
+    assert "flags=stop zr=0" in compiled
+    result = psum.parse(compiled.replace("flags=stop zr=0", "flags=start|stop zr=0"), file="result.psum")
     with pytest.raises(psum.VerifyError) as e:
         original.verify(result)
-    assert (e.value.file, e.value.line) == ("result.psum", 12)
-    assert str(e.value).startswith("result.psum:12:3: error: checker: ")
+    assert (e.value.file, e.value.line, e.value.column) == ("result.psum", 11, 3)
+    assert str(e.value).startswith(
+        "result.psum:11:3: error: static check: %1: flags=start|stop: start on a matmul that is not the head "
+        "of its accumulation cluster (head %0)\n"
+    )
 
 
 def test_internal_error_carries_the_panic_message():

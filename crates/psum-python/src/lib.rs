@@ -118,7 +118,7 @@ fn allocator(name: &str) -> PyResult<Allocator> {
         "kept" => Allocator::Kept,
         other => {
             return Err(PyValueError::new_err(format!(
-                "allocator={other:?}: expected one of 'briggs', 'briggs-reference', 'mincost', \
+                "allocator='{other}': expected one of 'briggs', 'briggs-reference', 'mincost', \
                  'exact', 'kept'"
             )))
         }
