@@ -546,7 +546,10 @@ mod tests {
             message: "ValueError: no".to_string(),
         };
         let e = at("k/m.py:12");
-        assert_eq!(e.render("k/m.py", false), "k/m.py:12: error: ValueError: no");
+        assert_eq!(
+            e.render("k/m.py", false),
+            "k/m.py:12: error: ValueError: no"
+        );
         assert_eq!(e.position(), Some(("k/m.py", 12, None)));
         assert_eq!(at("k/m.py:12:5").position(), Some(("k/m.py", 12, Some(5))));
         let bare = TraceError::Kernel {

@@ -52,7 +52,12 @@ fn error(py: Python<'_>, class: &str, message: String, at: Position) -> PyErr {
 /// A diagnostic as an exception of class `class`.
 fn diagnostic_error(py: Python<'_>, class: &str, d: &Diagnostic) -> PyErr {
     let (line, column) = d.position.unzip();
-    error(py, class, d.to_string(), (Some(d.file.clone()), line, column))
+    error(
+        py,
+        class,
+        d.to_string(),
+        (Some(d.file.clone()), line, column),
+    )
 }
 
 /// A diagnostic with its note as an exception of class `class`.
@@ -144,7 +149,11 @@ fn alloc_options(
 fn alloc_error(py: Python<'_>, loaded: &Loaded, e: &AllocError) -> PyErr {
     match e {
         AllocError::Kept(kept) => error(py, "AllocationError", kept.rendered(), (None, None, None)),
-        e => noted_error(py, "AllocationError", &loaded.located(e.loc(), e.to_string())),
+        e => noted_error(
+            py,
+            "AllocationError",
+            &loaded.located(e.loc(), e.to_string()),
+        ),
     }
 }
 
@@ -182,7 +191,9 @@ impl Program {
     fn read(py: Python<'_>, file: &str, bytes: Vec<u8>) -> PyResult<Program> {
         let read = detached(py, || {
             let loaded = source::parse(file, bytes).map_err(|d| ("ParseError", Box::new(d)))?;
-            loaded.validate().map_err(|d| ("ValidationError", Box::new(d)))?;
+            loaded
+                .validate()
+                .map_err(|d| ("ValidationError", Box::new(d)))?;
             Ok(loaded)
         })?;
         let loaded = read.map_err(|(class, d)| diagnostic_error(py, class, &d))?;
@@ -298,15 +309,19 @@ impl Program {
         let compiled = detached(py, || pipeline::compile(&loaded.module, &opts))?;
         let c = compiled.map_err(|e| match &e {
             CompileError::Alloc(a) => alloc_error(py, loaded, a),
-            CompileError::Invalid(_) | CompileError::Arch(_) => {
-                noted_error(py, "ValidationError", &loaded.located(e.loc(), e.to_string()))
-            }
+            CompileError::Invalid(_) | CompileError::Arch(_) => noted_error(
+                py,
+                "ValidationError",
+                &loaded.located(e.loc(), e.to_string()),
+            ),
             CompileError::VerifyAfter { .. } => {
                 error(py, "VerifyError", format!("error: {e}"), (None, None, None))
             }
-            CompileError::Unroll(_) | CompileError::Matmul(_) => {
-                noted_error(py, "AllocationError", &loaded.located(e.loc(), e.to_string()))
-            }
+            CompileError::Unroll(_) | CompileError::Matmul(_) => noted_error(
+                py,
+                "AllocationError",
+                &loaded.located(e.loc(), e.to_string()),
+            ),
         })?;
         if let Some(v) = &c.verify {
             if let Some(message) = v.first_error() {
@@ -561,7 +576,11 @@ impl Allocation {
     /// The allocator's warnings.
     #[getter]
     fn warnings(&self) -> Vec<String> {
-        self.outcome.warnings.iter().map(|w| w.to_string()).collect()
+        self.outcome
+            .warnings
+            .iter()
+            .map(|w| w.to_string())
+            .collect()
     }
 
     fn __repr__(&self) -> String {
@@ -687,7 +706,12 @@ impl Timeline {
         })?;
         written.map_err(|e| {
             let message = format!("{}: error: {e}", path.display());
-            error(py, "Error", message, (Some(path.display().to_string()), None, None))
+            error(
+                py,
+                "Error",
+                message,
+                (Some(path.display().to_string()), None, None),
+            )
         })
     }
 
