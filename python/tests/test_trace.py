@@ -66,6 +66,26 @@ def test_decorated_and_plain_functions_unwrap_to_their_file(matmuls):
         psum.trace(lambda x: x)
 
 
+class GenericKernel:
+    """A decorated kernel as a real NKI's ``nki.jit`` makes one: the function in ``func``."""
+
+    def __init__(self, func):
+        self.func = func
+
+    def __call__(self, *args, **kwargs):
+        return self.func(*args, **kwargs)
+
+
+def test_a_kernel_wrapped_as_a_real_nki_wraps_it_traces_its_function(matmuls):
+    plain = matmuls.k_sum.func
+    assert type(plain).__name__ == "function"
+    args = (psum.tensor([256, 128], "bfloat16"), psum.tensor([256, 512], "bfloat16"))
+    expected = psum_trace("k_sum", *K_SUM_ARGS)
+    assert psum.trace(plain, *args).text == expected
+    assert psum.trace(GenericKernel(plain), *args).text == expected
+    assert psum.trace(GenericKernel(matmuls.k_sum), *args).text == expected
+
+
 def test_literals_arch_and_grid_reach_the_tracer(matmuls):
     w, x = psum.tensor([128, 128], "bfloat16"), psum.tensor([128, 4608], "bfloat16")
     p = psum.trace(matmuls.live_tiles, w, x, tiles=9)

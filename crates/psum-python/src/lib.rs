@@ -551,7 +551,9 @@ impl Allocation {
     /// The allocator's JSON report (`psum alloc --report json`) as a dict.
     #[getter]
     fn report<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let report = psum::report::alloc_report(&self.outcome.report, self.elapsed);
+        let report = detached(py, || {
+            psum::report::alloc_report(&self.outcome.report, self.elapsed)
+        })?;
         to_py(py, &report)
     }
 
