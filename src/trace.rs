@@ -101,6 +101,19 @@ fn is_identifier(s: &str) -> bool {
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// A kernel line `FILE:LINE[:COL]` (a `loc=` attribute, a lint's or an
+/// error's place) split into file, line and column; `None` without a line.
+pub fn split_loc(loc: &str) -> Option<(&str, u32, Option<u32>)> {
+    let (rest, last) = loc.rsplit_once(':')?;
+    let last: u32 = last.parse().ok()?;
+    match rest.rsplit_once(':') {
+        Some((file, line)) if line.parse::<u32>().is_ok() => {
+            Some((file, line.parse().ok()?, Some(last)))
+        }
+        _ => Some((rest, last, None)),
+    }
+}
+
 /// The tracer's limits (SPEC §9.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
@@ -217,22 +230,6 @@ impl TraceError {
                 detail.trim_end()
             ),
             e => format!("{shown}: error: {e}"),
-        }
-    }
-
-    /// The kernel line the error names, split into file, line and column
-    /// (`FILE:LINE[:COL]`), when it names one.
-    pub fn position(&self) -> Option<(&str, u32, Option<u32>)> {
-        let TraceError::Kernel { loc: Some(loc), .. } = self else {
-            return None;
-        };
-        let (rest, last) = loc.rsplit_once(':')?;
-        let last: u32 = last.parse().ok()?;
-        match rest.rsplit_once(':') {
-            Some((file, line)) if line.parse::<u32>().is_ok() => {
-                Some((file, line.parse().ok()?, Some(last)))
-            }
-            _ => Some((rest, last, None)),
         }
     }
 
@@ -540,7 +537,7 @@ mod tests {
     }
 
     #[test]
-    fn a_kernel_error_renders_at_its_line_and_splits_into_a_position() {
+    fn a_kernel_error_renders_at_its_line_which_splits_into_a_position() {
         let at = |loc: &str| TraceError::Kernel {
             loc: Some(loc.to_string()),
             message: "ValueError: no".to_string(),
@@ -550,13 +547,13 @@ mod tests {
             e.render("k/m.py", false),
             "k/m.py:12: error: ValueError: no"
         );
-        assert_eq!(e.position(), Some(("k/m.py", 12, None)));
-        assert_eq!(at("k/m.py:12:5").position(), Some(("k/m.py", 12, Some(5))));
+        assert_eq!(split_loc("k/m.py:12"), Some(("k/m.py", 12, None)));
+        assert_eq!(split_loc("k/m.py:12:5"), Some(("k/m.py", 12, Some(5))));
+        assert_eq!(split_loc("k/m.py"), None);
         let bare = TraceError::Kernel {
             loc: None,
             message: "no function 'f' in k.py".to_string(),
         };
-        assert_eq!(bare.position(), None);
         assert_eq!(
             bare.render("k.py", true),
             "k.py: error: no function 'f' in k.py"

@@ -157,13 +157,15 @@ fn alloc_error(py: Python<'_>, loaded: &Loaded, e: &AllocError) -> PyErr {
     }
 }
 
-/// The kernel line `FILE:LINE` as a position.
+/// A kernel line `FILE:LINE[:COL]` as a position.
 fn kernel_position(loc: &str) -> Position {
-    match loc.rsplit_once(':') {
-        Some((file, line)) if line.parse::<usize>().is_ok() => {
-            (Some(file.to_string()), line.parse().ok(), None)
-        }
-        _ => (Some(loc.to_string()), None, None),
+    match trace::split_loc(loc) {
+        Some((file, line, col)) => (
+            Some(file.to_string()),
+            Some(line as usize),
+            col.map(|c| c as usize),
+        ),
+        None => (Some(loc.to_string()), None, None),
     }
 }
 
@@ -677,10 +679,12 @@ impl Timeline {
         detached(py, || self.html_text().to_string())
     }
 
+    /// The SVG picture, for Jupyter's inline display.
     fn _repr_svg_(&self, py: Python<'_>) -> PyResult<String> {
         self.svg(py)
     }
 
+    /// The HTML page, for Jupyter's inline display.
     fn _repr_html_(&self, py: Python<'_>) -> PyResult<String> {
         self.html(py)
     }
@@ -803,13 +807,9 @@ fn _trace(
         Ok((traced, loaded))
     })?;
     let (traced, loaded) = traced.map_err(|e: trace::TraceError| {
-        let at = match e.position() {
-            Some((file, line, col)) => (
-                Some(file.to_string()),
-                Some(line as usize),
-                col.map(|c| c as usize),
-            ),
-            None => no_position.clone(),
+        let at = match &e {
+            trace::TraceError::Kernel { loc: Some(loc), .. } => kernel_position(loc),
+            _ => no_position.clone(),
         };
         error(py, "TraceError", e.render(&shown, false), at)
     })?;
