@@ -329,7 +329,17 @@ pub fn validate_source(module: &Module, tiles: &[(InstId, Tile)]) -> Result<(), 
     Ok(())
 }
 
-/// Structural soundness; returns the loop that binds each variable.
+/// Structural soundness (SPEC §2.5): every id in range, each instruction
+/// and loop placed at most once (so no loop contains itself), loops nested
+/// at most [`MAX_LOOP_DEPTH`] deep, loop variables bound once and in scope,
+/// bounds canonical and in range, names and locations printable. This is
+/// all that printing a module relies on; JSON input is checked with it as
+/// it is read, before anything indexes by its ids.
+pub fn validate_structure(m: &Module) -> Result<(), ValidateError> {
+    structure(m).map(|_| ())
+}
+
+/// [`validate_structure`]; returns the loop that binds each variable.
 fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
     struct S<'m> {
         m: &'m Module,

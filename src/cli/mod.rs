@@ -10,6 +10,7 @@ mod args;
 mod bench;
 mod cmd;
 mod io;
+mod output;
 
 use clap::{Parser, Subcommand};
 use cmd::{
@@ -89,7 +90,26 @@ where
         Ok(cli) => cli,
         Err(e) => return io::usage_exit(&e),
     };
-    let result = match cli.command {
+    let command = cli.command;
+    let result = std::panic::catch_unwind(move || dispatch(command));
+    match result {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(Failure::Input(msg))) => {
+            eprintln!("{msg}");
+            ExitCode::from(1)
+        }
+        Ok(Err(Failure::Usage(e))) => io::usage_exit(&e),
+        Err(_) => {
+            // The panic hook has printed the panic's message and place.
+            eprintln!("error: internal error: psum panicked (a bug in psum); no output file was written");
+            ExitCode::from(101)
+        }
+    }
+}
+
+/// Runs one subcommand.
+fn dispatch(command: Command) -> Result<(), Failure> {
+    match command {
         Command::Fmt(a) => fmt::run(a),
         Command::Arch(a) => arch::run(a),
         Command::Compile(a) => compile::run(a),
@@ -105,13 +125,5 @@ where
         Command::Pass(pass::PassCommand::FirstMatmults(a)) => pass::run(a),
         Command::Trace(a) => trace::run(a),
         Command::Lint(a) => lint::run(a),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Input(msg)) => {
-            eprintln!("{msg}");
-            ExitCode::from(1)
-        }
-        Err(Failure::Usage(e)) => io::usage_exit(&e),
     }
 }
