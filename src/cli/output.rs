@@ -216,7 +216,27 @@ fn create_temp(target: &Path) -> io::Result<(TempFile, File)> {
 
 /// Writes `content` to `path` (stdout when `None`): one staged output, committed.
 pub(crate) fn emit(path: Option<&Path>, content: &str) -> Result<(), Failure> {
-    let mut out = Outputs::new();
-    out.add(path, content)?;
-    out.commit()
+    emit_with(path, |w| w.write_all(content.as_bytes()))
+}
+
+/// Writes what `write` produces to `path` (one staged output, committed),
+/// or straight to stdout when `None`: for a command's one output, made
+/// when nothing else can fail, without holding it whole.
+pub(crate) fn emit_with(
+    path: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<(), Failure> {
+    match path {
+        Some(path) => {
+            let mut out = Outputs::new();
+            out.stream(path, write)?;
+            out.commit()
+        }
+        None => {
+            let mut w = io::BufWriter::new(io::stdout().lock());
+            write(&mut w)?;
+            w.flush()?;
+            Ok(())
+        }
+    }
 }
