@@ -43,7 +43,7 @@ pub(crate) struct TraceArgs {
     /// Show the Python traceback of an internal error of the tracer.
     #[arg(short, long)]
     pub(crate) verbose: bool,
-    /// Write to OUT.psum or OUT.json (by extension; atomically) instead of stdout.
+    /// Write to OUT.psum or OUT.json (by extension) instead of stdout.
     #[command(flatten)]
     pub(crate) out: OutputArgs,
 }
