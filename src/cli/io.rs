@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// Why a command failed.
+#[derive(Debug)]
 pub(crate) enum Failure {
     /// An input error: the full rendered text, printed on stderr, exit 1.
     Input(String),
@@ -45,11 +46,11 @@ pub(crate) fn read(file: &str) -> Result<Loaded, Failure> {
     source::parse(file, bytes).map_err(|d| Failure::Input(d.to_string()))
 }
 
-/// The module in the chosen output format.
-pub(crate) fn module_text(m: &Module, format: Emit) -> String {
+/// Writes the module in the chosen output format, as it is printed.
+pub(crate) fn write_module(m: &Module, format: Emit, w: &mut dyn Write) -> std::io::Result<()> {
     match format {
-        Emit::Text => text::print(m),
-        Emit::Json => text::to_json(m),
+        Emit::Text => text::write(m, w),
+        Emit::Json => text::write_json(m, w),
     }
 }
 

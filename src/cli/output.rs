@@ -4,13 +4,13 @@
 //! its end; an error or a panic before the commit drops the [`Outputs`],
 //! which removes every temporary file and leaves every target as it was.
 //!
-//! A target that is a regular file, or does not exist yet, is written to a
-//! temporary file beside it, which takes the old file's permission mode and
-//! is renamed over it on commit. A symlink is followed: its final target is
-//! replaced, the link stays. A target that is not a regular file (a FIFO, a
-//! device) or is reached through `/proc` (`/dev/stdout`, `/dev/fd/N`) is
-//! never replaced: its content is held until the commit and then written
-//! through (appended, as to an inherited stream).
+//! A target that is a regular file, or does not exist yet, is written at
+//! once to a temporary file beside it, which takes the old file's
+//! permission mode and is renamed over it on commit. A symlink is followed:
+//! its final target is replaced, the link stays. Stdout, and a target that
+//! is not a regular file (a FIFO, a device) or is reached through `/proc`
+//! (`/dev/stdout`, `/dev/fd/N`), is never replaced: its writer runs at the
+//! commit and writes through (appending, as to an inherited stream).
 
 use super::io::Failure;
 use std::fs::{self, File, Metadata, OpenOptions};
@@ -21,24 +21,29 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// Symlinks followed before a target counts as a loop (Linux's own limit).
 const MAX_LINKS: usize = 40;
 
+/// A writer of one output, run when it is staged or committed.
+type Writer<'a> = Box<dyn FnOnce(&mut dyn Write) -> io::Result<()> + 'a>;
+
 /// The staged outputs of one command, in the order they are committed.
 #[derive(Default)]
-pub(crate) struct Outputs {
-    staged: Vec<Staged>,
+pub(crate) struct Outputs<'a> {
+    staged: Vec<Staged<'a>>,
 }
 
 /// One staged output.
-enum Staged {
-    /// Text for stdout.
-    Stdout(String),
+enum Staged<'a> {
     /// A written temporary file, renamed over `target` on commit.
     Replace {
         temp: TempFile,
         target: PathBuf,
         shown: PathBuf,
     },
-    /// Bytes written through to a FIFO, a device or a stream on commit.
-    Through { path: PathBuf, bytes: Vec<u8> },
+    /// A writer run on commit, into stdout (`None`) or through a FIFO, a
+    /// device or a stream.
+    Through {
+        path: Option<PathBuf>,
+        write: Writer<'a>,
+    },
 }
 
 /// A temporary file that is removed when dropped, unless it was renamed.
@@ -96,21 +101,15 @@ fn resolve(path: &Path) -> io::Result<Resolved> {
     Err(io::Error::other("too many levels of symbolic links"))
 }
 
-impl Outputs {
+impl<'a> Outputs<'a> {
     /// No outputs yet.
     pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Stages `content` for `path`, or for stdout when `path` is `None`.
-    pub(crate) fn add(&mut self, path: Option<&Path>, content: &str) -> Result<(), Failure> {
-        match path {
-            Some(path) => self.stream(path, |w| w.write_all(content.as_bytes())),
-            None => {
-                self.stdout(content.to_string());
-                Ok(())
-            }
-        }
+    pub(crate) fn add(&mut self, path: Option<&Path>, content: String) -> Result<(), Failure> {
+        self.stream(path, move |w| w.write_all(content.as_bytes()))
     }
 
     /// Stages a report and the main output of a command (SPEC §6): the
@@ -121,27 +120,30 @@ impl Outputs {
         &mut self,
         file: Option<&Path>,
         main_to: Option<&Path>,
-        report: &str,
-        main: &str,
+        report: String,
+        main: impl FnOnce(&mut dyn Write) -> io::Result<()> + 'a,
     ) -> Result<(), Failure> {
         if file.is_some() || main_to.is_some() {
-            self.add(main_to, main)?;
+            self.stream(main_to, main)?;
         }
         self.add(file, report)
     }
 
-    /// Stages `content` for stdout.
-    pub(crate) fn stdout(&mut self, content: String) {
-        self.staged.push(Staged::Stdout(content));
-    }
-
-    /// Stages what `write` produces for `path`: streamed into a temporary
-    /// file when `path` is (or will be) a regular file, else held.
+    /// Stages what `write` produces for `path` (stdout when `None`): run at
+    /// once into a temporary file when `path` is (or will be) a regular
+    /// file, else at the commit.
     pub(crate) fn stream(
         &mut self,
-        path: &Path,
-        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+        path: Option<&Path>,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()> + 'a,
     ) -> Result<(), Failure> {
+        let Some(path) = path else {
+            self.staged.push(Staged::Through {
+                path: None,
+                write: Box::new(write),
+            });
+            return Ok(());
+        };
         let failed = |e: io::Error| Failure::Input(format!("{}: error: {e}", path.display()));
         let r = resolve(path).map_err(failed)?;
         if r.meta.as_ref().is_some_and(Metadata::is_dir) {
@@ -149,11 +151,9 @@ impl Outputs {
         }
         let regular = r.meta.as_ref().is_none_or(Metadata::is_file);
         if r.stream || !regular {
-            let mut bytes = Vec::new();
-            write(&mut bytes).map_err(failed)?;
             self.staged.push(Staged::Through {
-                path: path.to_path_buf(),
-                bytes,
+                path: Some(path.to_path_buf()),
+                write: Box::new(write),
             });
             return Ok(());
         }
@@ -176,7 +176,6 @@ impl Outputs {
     pub(crate) fn commit(self) -> Result<(), Failure> {
         for s in self.staged {
             match s {
-                Staged::Stdout(text) => io::stdout().write_all(text.as_bytes())?,
                 Staged::Replace {
                     mut temp,
                     target,
@@ -187,10 +186,20 @@ impl Outputs {
                         .map_err(|e| Failure::Input(format!("{}: error: {e}", shown.display())))?;
                     temp.0 = None;
                 }
-                Staged::Through { path, bytes } => OpenOptions::new()
+                Staged::Through { path: None, write } => {
+                    let mut w = io::BufWriter::new(io::stdout().lock());
+                    write(&mut w).and_then(|()| w.flush())?;
+                }
+                Staged::Through {
+                    path: Some(path),
+                    write,
+                } => OpenOptions::new()
                     .append(true)
                     .open(&path)
-                    .and_then(|mut f| f.write_all(&bytes))
+                    .and_then(|f| {
+                        let mut w = io::BufWriter::new(f);
+                        write(&mut w).and_then(|()| w.flush())
+                    })
                     .map_err(|e| Failure::Input(format!("{}: error: {e}", path.display())))?,
             }
         }
@@ -214,29 +223,101 @@ fn create_temp(target: &Path) -> io::Result<(TempFile, File)> {
     Ok((TempFile(Some(path)), file))
 }
 
-/// Writes `content` to `path` (stdout when `None`): one staged output, committed.
-pub(crate) fn emit(path: Option<&Path>, content: &str) -> Result<(), Failure> {
-    emit_with(path, |w| w.write_all(content.as_bytes()))
-}
-
-/// Writes what `write` produces to `path` (one staged output, committed),
-/// or straight to stdout when `None`: for a command's one output, made
-/// when nothing else can fail, without holding it whole.
-pub(crate) fn emit_with(
+/// Writes what `write` produces to `path` (stdout when `None`): one staged
+/// output, committed.
+pub(crate) fn emit(
     path: Option<&Path>,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<(), Failure> {
-    match path {
-        Some(path) => {
+    let mut out = Outputs::new();
+    out.stream(path, write)?;
+    out.commit()
+}
+
+/// [`emit`] of a text made whole.
+pub(crate) fn emit_str(path: Option<&Path>, content: &str) -> Result<(), Failure> {
+    emit(path, |w| w.write_all(content.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh directory holding `out.psum` = "previous".
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("psum-output-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        fs::write(d.join("out.psum"), "previous").unwrap();
+        d
+    }
+
+    fn names(d: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn staged_outputs_are_dropped_without_a_trace() {
+        let d = scratch("drop");
+        let mut out = Outputs::new();
+        out.add(Some(&d.join("out.psum")), "new".into()).unwrap();
+        out.add(Some(&d.join("other.psum")), "other".into()).unwrap();
+        assert_eq!(names(&d).len(), 3, "two staged temporary files");
+        drop(out);
+        assert_eq!(names(&d), ["out.psum"]);
+        assert_eq!(fs::read_to_string(d.join("out.psum")).unwrap(), "previous");
+    }
+
+    #[test]
+    fn a_panic_while_staging_leaves_no_temporary_file() {
+        let d = scratch("panic");
+        let target = d.join("out.psum");
+        let r = std::panic::catch_unwind(|| {
             let mut out = Outputs::new();
-            out.stream(path, write)?;
-            out.commit()
-        }
-        None => {
-            let mut w = io::BufWriter::new(io::stdout().lock());
-            write(&mut w)?;
-            w.flush()?;
-            Ok(())
-        }
+            out.add(Some(&d.join("first.psum")), "first".into()).unwrap();
+            let _ = out.stream(Some(&target), |w| {
+                w.write_all(b"half")?;
+                panic!("the printer failed");
+            });
+        });
+        assert!(r.is_err());
+        assert_eq!(names(&d), ["out.psum"]);
+        assert_eq!(fs::read_to_string(&target).unwrap(), "previous");
+    }
+
+    #[test]
+    fn a_failed_write_is_reported_and_cleaned_up() {
+        let d = scratch("fail");
+        let target = d.join("out.psum");
+        let mut out = Outputs::new();
+        let e = out.stream(Some(&target), |_| Err(io::Error::other("disk full")));
+        let Err(Failure::Input(msg)) = e else {
+            panic!("expected an input failure");
+        };
+        assert_eq!(msg, format!("{}: error: disk full", target.display()));
+        assert_eq!(names(&d), ["out.psum"]);
+        out.commit().unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "previous");
+    }
+
+    #[test]
+    fn commit_replaces_in_order_and_a_directory_is_refused() {
+        let d = scratch("commit");
+        let mut out = Outputs::new();
+        out.add(Some(&d.join("out.psum")), "new".into()).unwrap();
+        out.add(Some(&d.join("made.psum")), "made".into()).unwrap();
+        let Err(Failure::Input(msg)) = out.add(Some(&d), "x".into()) else {
+            panic!("a directory is no output");
+        };
+        assert_eq!(msg, format!("{}: error: is a directory", d.display()));
+        out.commit().unwrap();
+        assert_eq!(names(&d), ["made.psum", "out.psum"]);
+        assert_eq!(fs::read_to_string(d.join("out.psum")).unwrap(), "new");
+        assert_eq!(fs::read_to_string(d.join("made.psum")).unwrap(), "made");
     }
 }

@@ -2,6 +2,7 @@
 
 #[path = "../support/props.rs"]
 mod props_config;
+mod json_fuzz;
 mod robustness;
 mod round_trip_props;
 mod roundtrip;

@@ -683,7 +683,7 @@ fn pipeline_child(what: &str, program: &str, file: &str) -> Result<(), Failure> 
             let loaded = crate::cli::io::load(file)?;
             let c = pipeline::compile(&loaded.module, &CompileOptions::default())?;
             let out = PathBuf::from(format!("{file}.out"));
-            crate::cli::output::emit(Some(&out), &text::print(&c.module))?;
+            crate::cli::output::emit(Some(&out), |w| text::write(&c.module, w))?;
             let summary = crate::report::compile_summary(&c);
             measure("total", t0)?;
             let own_alloc = (c.timings.iter())

@@ -5,6 +5,7 @@ use crate::cli::io::{json_text, load, located, Failure};
 use crate::cli::output::Outputs;
 use crate::{report, text};
 use clap::Args;
+use std::io::Write;
 use std::time::Instant;
 
 #[derive(Args)]
@@ -33,14 +34,14 @@ pub(crate) fn run(a: AllocArgs) -> Result<(), Failure> {
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }
-    let program = text::print(&outcome.module);
+    let program = |w: &mut dyn Write| text::write(&outcome.module, w);
     let mut out = Outputs::new();
     match report {
         Some(file) => {
             let json = json_text(&report::alloc_report(&outcome.report, elapsed));
-            out.add_report(file, a.out.output.as_deref(), &json, &program)?;
+            out.add_report(file, a.out.output.as_deref(), json, program)?;
         }
-        None => out.add(a.out.output.as_deref(), &program)?,
+        None => out.stream(a.out.output.as_deref(), program)?,
     }
     out.commit()
 }

@@ -39,9 +39,10 @@ pub(crate) fn run(a: BoundArgs) -> Result<(), Failure> {
     match file {
         Some(file) => {
             let json = json_text(&serde_json::to_value(&bounds)?);
-            out.add_report(file, None, &json, &bounds.render())?;
+            let text = bounds.render();
+            out.add_report(file, None, json, move |w| w.write_all(text.as_bytes()))?;
         }
-        None => out.stdout(bounds.render()),
+        None => out.add(None, bounds.render())?,
     }
     out.commit()
 }

@@ -2,7 +2,7 @@
 
 use crate::alloc::{AllocError, Allocator, KeptErrors};
 use crate::cli::args::{AllocFlags, Emit, OutputArgs, Report, ReportKind, RotateFlags};
-use crate::cli::io::{compile_failure, json_text, load, module_text, title, usage_error, Failure};
+use crate::cli::io::{compile_failure, json_text, load, title, usage_error, write_module, Failure};
 use crate::cli::output::Outputs;
 use crate::pipeline::{self, CompileError, CompileOptions, Compiled};
 use crate::report;
@@ -86,7 +86,7 @@ pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
         e => compile_failure(&loaded, &e),
     })?;
     a.flags.print_log(&c.alloc);
-    let program = module_text(&c.module, a.emit);
+    let program = |w: &mut dyn std::io::Write| write_module(&c.module, a.emit, w);
     let mut out = Outputs::new();
     let program_to = a.out.output.as_deref();
     match report {
@@ -97,9 +97,9 @@ pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
                     viz::html(&Timeline::from_compiled(title(&a.file), &loaded.module, &c))
                 }
             };
-            out.add_report(r.file.as_deref(), program_to, &text, &program)?;
+            out.add_report(r.file.as_deref(), program_to, text, program)?;
         }
-        None => out.add(program_to, &program)?,
+        None => out.stream(program_to, program)?,
     }
     // The JSON report on stdout holds the summary's numbers.
     if report.is_none_or(|r| r.file.is_some()) {

@@ -2,7 +2,7 @@
 
 use crate::cli::args::OutputArgs;
 use crate::cli::io::{print_stdout, Failure};
-use crate::cli::output::emit_with;
+use crate::cli::output::emit;
 use crate::text;
 use clap::Args;
 use std::path::PathBuf;
@@ -47,5 +47,5 @@ pub(crate) fn run(a: GenArgs) -> Result<(), Failure> {
     }
     let w = Workload::from_args(kind, &params)?;
     let m = generate(&w)?;
-    emit_with(out.output.as_deref(), |w| text::write(&m, w))
+    emit(out.output.as_deref(), |w| text::write(&m, w))
 }

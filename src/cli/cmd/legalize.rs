@@ -5,6 +5,7 @@ use crate::cli::io::{json_text, load, Failure};
 use crate::cli::output::Outputs;
 use crate::{arch, matmul, report, text};
 use clap::Args;
+use std::io::Write;
 use std::time::Instant;
 
 #[derive(Args)]
@@ -30,14 +31,14 @@ pub(crate) fn run(a: LegalizeArgs) -> Result<(), Failure> {
     for w in &r.warnings {
         eprintln!("warning: {w}");
     }
-    let program = text::print(&m);
+    let program = |w: &mut dyn Write| text::write(&m, w);
     let mut out = Outputs::new();
     match report {
         Some(file) => {
             let v = report::legalize_report(&m.arch, arch.num_banks(), &r, elapsed);
-            out.add_report(file, a.out.output.as_deref(), &json_text(&v), &program)?;
+            out.add_report(file, a.out.output.as_deref(), json_text(&v), program)?;
         }
-        None => out.add(a.out.output.as_deref(), &program)?,
+        None => out.stream(a.out.output.as_deref(), program)?,
     }
     out.commit()
 }

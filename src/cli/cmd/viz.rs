@@ -2,7 +2,7 @@
 
 use crate::cli::args::{AllocFlags, RotateFlags};
 use crate::cli::io::{compile_failure, load, title, usage_error, Failure};
-use crate::cli::output::emit;
+use crate::cli::output::emit_str;
 use crate::pipeline::{self, CompileError, CompileOptions, Stopped};
 use crate::viz::{self, Timeline};
 use clap::Args;
@@ -52,5 +52,5 @@ pub(crate) fn run(a: VizArgs) -> Result<(), Failure> {
         Err(stopped) => return Err(compile_failure(&loaded, &stopped.error)),
     };
     let page = if html { viz::html(&t) } else { viz::svg(&t) };
-    emit(a.output.as_deref(), &page)
+    emit_str(a.output.as_deref(), &page)
 }
