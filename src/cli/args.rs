@@ -1,10 +1,10 @@
 //! Flags and value types several commands share.
 
+use super::io::{usage_error, Failure};
 use crate::alloc::{AllocOptions, AllocOutcome, Allocator, LogLevel};
 use crate::arch;
 use crate::pipeline::Rotation;
 use clap::{Args, ValueEnum};
-use super::io::{usage_error, Failure};
 use std::path::{Path, PathBuf};
 
 /// Allocator settings shared by `alloc` and `compile`.
@@ -148,7 +148,11 @@ impl Report {
         let kind = match kind {
             "json" => ReportKind::Json,
             "html" => ReportKind::Html,
-            _ => return Err(format!("`{kind}` is not a report (json[=FILE] or html=FILE)")),
+            _ => {
+                return Err(format!(
+                    "`{kind}` is not a report (json[=FILE] or html=FILE)"
+                ))
+            }
         };
         Ok(Report { kind, file })
     }

@@ -101,7 +101,9 @@ where
         Ok(Err(Failure::Usage(e))) => io::usage_exit(&e),
         Err(_) => {
             // The panic hook has printed the panic's message and place.
-            eprintln!("error: internal error: psum panicked (a bug in psum); no output file was written");
+            eprintln!(
+                "error: internal error: psum panicked (a bug in psum); no output file was written"
+            );
             ExitCode::from(101)
         }
     }

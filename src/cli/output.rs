@@ -266,7 +266,8 @@ mod tests {
         let d = scratch("drop");
         let mut out = Outputs::new();
         out.add(Some(&d.join("out.psum")), "new".into()).unwrap();
-        out.add(Some(&d.join("other.psum")), "other".into()).unwrap();
+        out.add(Some(&d.join("other.psum")), "other".into())
+            .unwrap();
         assert_eq!(names(&d).len(), 3, "two staged temporary files");
         drop(out);
         assert_eq!(names(&d), ["out.psum"]);
@@ -279,7 +280,8 @@ mod tests {
         let target = d.join("out.psum");
         let r = std::panic::catch_unwind(|| {
             let mut out = Outputs::new();
-            out.add(Some(&d.join("first.psum")), "first".into()).unwrap();
+            out.add(Some(&d.join("first.psum")), "first".into())
+                .unwrap();
             let _ = out.stream(Some(&target), |w| {
                 w.write_all(b"half")?;
                 panic!("the printer failed");

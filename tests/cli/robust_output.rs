@@ -112,7 +112,10 @@ fn a_compile_that_fails_verification_writes_nothing() {
         assert_eq!(last_line(&o), VERIFY_ERROR, "{args:?}");
         assert_eq!(text(&o.stdout), "", "{args:?}");
         assert_eq!(listing(&d), before, "{args:?}");
-        assert_eq!(fs::read_to_string(d.join("out.psum")).unwrap(), "previous\n");
+        assert_eq!(
+            fs::read_to_string(d.join("out.psum")).unwrap(),
+            "previous\n"
+        );
     }
 }
 
@@ -122,7 +125,14 @@ fn a_successful_compile_writes_the_program_and_the_report_together() {
     let input = path(&d, "in.psum");
     let program = stdout_of(&["compile", &input]);
     let report = format!("json={}", path(&d, "r.json"));
-    let o = psum(&["compile", &input, "--report", &report, "-o", &path(&d, "o.psum")]);
+    let o = psum(&[
+        "compile",
+        &input,
+        "--report",
+        &report,
+        "-o",
+        &path(&d, "o.psum"),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), "");
     assert_eq!(fs::read_to_string(d.join("o.psum")).unwrap(), program);
@@ -212,9 +222,15 @@ fn a_fifo_is_written_through() {
         with_o.extend(["-o", f]);
         assert_eq!(through_fifo(&fifo, &with_o), stdout_of(args), "{args:?}");
     }
-    let page = through_fifo(&fifo, &["compile", &input, "--report", &format!("html={f}")]);
+    let page = through_fifo(
+        &fifo,
+        &["compile", &input, "--report", &format!("html={f}")],
+    );
     assert!(page.starts_with("<!DOCTYPE html>"), "{}", &page[..40]);
-    assert_eq!(listing(&d), ["bad.psum", "in.psum", "out.psum"].map(String::from));
+    assert_eq!(
+        listing(&d),
+        ["bad.psum", "in.psum", "out.psum"].map(String::from)
+    );
 }
 
 #[test]
@@ -241,7 +257,10 @@ fn a_character_device_is_written_through() {
         let kind = fs::symlink_metadata(&dev).unwrap().file_type();
         assert!(kind.is_char_device(), "{args:?}");
     }
-    assert_eq!(listing(&d), ["bad.psum", "in.psum", "null.svg"].map(String::from));
+    assert_eq!(
+        listing(&d),
+        ["bad.psum", "in.psum", "null.svg"].map(String::from)
+    );
 }
 
 #[test]
@@ -274,8 +293,14 @@ fn a_replaced_file_keeps_its_mode() {
     assert_eq!(o.status.code(), Some(0));
     let meta = fs::metadata(&out).unwrap();
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
-    assert_eq!(fs::read_to_string(&out).unwrap(), stdout_of(&["compile", &input]));
-    assert_eq!(listing(&d), ["bad.psum", "in.psum", "out.psum"].map(String::from));
+    assert_eq!(
+        fs::read_to_string(&out).unwrap(),
+        stdout_of(&["compile", &input])
+    );
+    assert_eq!(
+        listing(&d),
+        ["bad.psum", "in.psum", "out.psum"].map(String::from)
+    );
 }
 
 /// A whole-tensor access of tensor `t` with `p` partitions and `b` bytes.
@@ -332,7 +357,11 @@ fn malformed_json_is_refused_before_anything_uses_it() {
                 })
                 .collect(),
         ),
-        Value::Array((0..depth).map(|l| json!({"name": format!("k{l}")})).collect()),
+        Value::Array(
+            (0..depth)
+                .map(|l| json!({"name": format!("k{l}")}))
+                .collect(),
+        ),
         json!([{"loop": 0}, {"inst": 1}]),
     );
     let cases = [
@@ -342,14 +371,21 @@ fn malformed_json_is_refused_before_anything_uses_it() {
             "malformed module: instruction %999 is out of range or placed twice",
         ),
         (
-            module(json!([]), json!([]), json!([{"inst": 0}, {"loop": 5}, {"inst": 1}])),
+            module(
+                json!([]),
+                json!([]),
+                json!([{"inst": 0}, {"loop": 5}, {"inst": 1}]),
+            ),
             "malformed module: loop5 is out of range or placed twice",
         ),
         (
             bad_var,
             "malformed module: bound p0 uses v7, which no enclosing loop binds",
         ),
-        (cycle, "malformed module: loop0 is out of range or placed twice"),
+        (
+            cycle,
+            "malformed module: loop0 is out of range or placed twice",
+        ),
         (deep, "malformed module: loops nested deeper than 100"),
     ];
     fs::write(d.join("good.json"), good.to_string()).unwrap();
@@ -374,7 +410,11 @@ fn malformed_json_is_refused_before_anything_uses_it() {
                 .collect();
             let o = psum(&args);
             assert_eq!(o.status.code(), Some(1), "{args:?}");
-            assert_eq!(text(&o.stderr), format!("{file}: error: {says}\n"), "{args:?}");
+            assert_eq!(
+                text(&o.stderr),
+                format!("{file}: error: {says}\n"),
+                "{args:?}"
+            );
             assert_eq!(text(&o.stdout), "", "{args:?}");
             assert_eq!(listing(&d), before, "{args:?}");
         }
@@ -404,7 +444,11 @@ fn import_refuses_an_offset_past_every_bank() {
          matmul b <- w, x\n  act y <- a, b\n}\n",
     )
     .unwrap();
-    fs::write(d.join("sol.csv"), "id,offset\na,18446744073709551615\nb,1\n").unwrap();
+    fs::write(
+        d.join("sol.csv"),
+        "id,offset\na,18446744073709551615\nb,1\n",
+    )
+    .unwrap();
     let o = psum(&[
         "import",
         "--minimalloc",

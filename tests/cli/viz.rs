@@ -113,7 +113,12 @@ fn compile_report_html_writes_the_page_and_the_program() {
     let d = scratch("compile");
     let page = d.join("c.html");
     let report = format!("html={}", page.to_str().unwrap());
-    let o = psum(&["compile", "examples/04_gemm_k_loop.psum", "--report", &report]);
+    let o = psum(&[
+        "compile",
+        "examples/04_gemm_k_loop.psum",
+        "--report",
+        &report,
+    ]);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -151,10 +156,22 @@ fn compile_report_json_is_unchanged_and_bad_kinds_are_usage_errors() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["arch"], "trn1");
     for (bad, says) in [
-        (&["--report", "html"][..], "--report html needs its file: write --report html=FILE"),
-        (&["--report", "html", "x.html"], "--report html needs its file: write --report html=FILE"),
-        (&["--report", "json", "x.html"], "unexpected argument 'x.html'"),
-        (&["--report", "xml"], "`xml` is not a report (json[=FILE] or html=FILE)"),
+        (
+            &["--report", "html"][..],
+            "--report html needs its file: write --report html=FILE",
+        ),
+        (
+            &["--report", "html", "x.html"],
+            "--report html needs its file: write --report html=FILE",
+        ),
+        (
+            &["--report", "json", "x.html"],
+            "unexpected argument 'x.html'",
+        ),
+        (
+            &["--report", "xml"],
+            "`xml` is not a report (json[=FILE] or html=FILE)",
+        ),
         (&["--report", "html="], "`html=` names no file"),
     ] {
         let mut args = vec!["compile", "examples/04_gemm_k_loop.psum"];

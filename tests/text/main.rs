@@ -1,8 +1,8 @@
 //! Integration tests of the text format: syntax, round trip, validation errors, robustness (SPEC §2).
 
+mod json_fuzz;
 #[path = "../support/props.rs"]
 mod props_config;
-mod json_fuzz;
 mod robustness;
 mod round_trip_props;
 mod roundtrip;

@@ -39,7 +39,10 @@ pub(crate) fn run(a: ExportArgs) -> Result<(), Failure> {
         };
         return emit_str(a.out.output.as_deref(), &lp.render(objective));
     }
-    emit_str(a.out.output.as_deref(), &crate::export::to_minimalloc_csv(&p.buffers))?;
+    emit_str(
+        a.out.output.as_deref(),
+        &crate::export::to_minimalloc_csv(&p.buffers),
+    )?;
     eprintln!(
         "capacity: {} banks (run MiniMalloc with --capacity={})",
         p.num_banks, p.num_banks
