@@ -1,8 +1,9 @@
 //! The outputs of a command, written only when it has succeeded (SPEC §2.6,
-//! §6). A command stages each output ([`Outputs::file`], [`Outputs::stream`],
-//! [`Outputs::stdout`]) while it works and [`Outputs::commit`]s them all at
-//! its end; an error or a panic before the commit drops the [`Outputs`],
-//! which removes every temporary file and leaves every target as it was.
+//! §6). A command stages each output ([`Outputs::add`], [`Outputs::stream`],
+//! [`Outputs::add_report`]; [`emit`] for a command's only output) while it
+//! works and [`Outputs::commit`]s them all at its end; an error or a panic
+//! before the commit drops the [`Outputs`], which removes every temporary
+//! file and leaves every target as it was.
 //!
 //! A target that is a regular file, or does not exist yet, is written at
 //! once to a temporary file beside it, which takes the old file's

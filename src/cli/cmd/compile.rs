@@ -86,9 +86,16 @@ pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
         e => compile_failure(&loaded, &e),
     })?;
     a.flags.print_log(&c.alloc);
+    // The JSON report on stdout holds the summary's numbers.
+    if report.is_none_or(|r| r.file.is_some()) {
+        eprint!("{}", summary(&c, a.keep_banks));
+    }
+    if let Some(e) = c.verify.as_ref().and_then(|v| v.first_error()) {
+        return Err(Failure::Input(format!("error: verification failed: {e}")));
+    }
     let program = |w: &mut dyn std::io::Write| write_module(&c.module, a.emit, w);
-    let mut out = Outputs::new();
     let program_to = a.out.output.as_deref();
+    let mut out = Outputs::new();
     match report {
         Some(r) => {
             let text = match r.kind {
@@ -101,14 +108,7 @@ pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
         }
         None => out.stream(program_to, program)?,
     }
-    // The JSON report on stdout holds the summary's numbers.
-    if report.is_none_or(|r| r.file.is_some()) {
-        eprint!("{}", summary(&c, a.keep_banks));
-    }
-    match c.verify.as_ref().and_then(|v| v.first_error()) {
-        Some(e) => Err(Failure::Input(format!("error: verification failed: {e}"))),
-        None => out.commit(),
-    }
+    out.commit()
 }
 
 /// What `compile` prints on stderr: the summary, or with `--keep-banks`
