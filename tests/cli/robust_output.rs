@@ -387,6 +387,18 @@ fn malformed_json_is_refused_before_anything_uses_it() {
             "malformed module: loop0 is out of range or placed twice",
         ),
         (deep, "malformed module: loops nested deeper than 100"),
+        (
+            module(json!([]), json!([]), json!([{"inst": 1}])),
+            "malformed module: instruction %0 is never placed",
+        ),
+        (
+            module(
+                json!([]),
+                json!([{"name": "k"}]),
+                json!([{"inst": 0}, {"inst": 1}]),
+            ),
+            "malformed module: loop variable v0 is bound by no loop",
+        ),
     ];
     fs::write(d.join("good.json"), good.to_string()).unwrap();
     assert_eq!(
