@@ -13,7 +13,8 @@ pub(crate) struct BoundArgs {
     /// Banks the allocator may use (1..=numBanks).
     #[arg(long, value_name = "N")]
     psum_banks: Option<u32>,
-    /// `json`: print JSON instead of text; `json=FILE`: write JSON to FILE.
+    /// `json`: print JSON instead of text; `json=FILE`: write JSON to FILE
+    /// (the text still on stdout).
     #[arg(long, value_name = "KIND[=FILE]", value_parser = Report::parse)]
     pub(crate) report: Option<Report>,
 }
