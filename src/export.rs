@@ -281,7 +281,7 @@ pub fn import_minimalloc(
         .collect();
     let out_of_range = placements
         .iter()
-        .filter(|p| p.bank + u64::from(p.banks) > u64::from(num_banks))
+        .filter(|p| bank_range(p).1 > u64::from(num_banks))
         .map(|p| p.id.clone())
         .collect();
     let conflicts = conflicts(buffers, &placements);
@@ -329,6 +329,8 @@ fn conflicts(buffers: &[Buffer], placements: &[Placement]) -> Vec<(String, Strin
         .collect()
 }
 
+/// The banks `[first, end)` of a placement; `end` saturates, so a base
+/// near `u64::MAX` still lies past every bank.
 fn bank_range(p: &Placement) -> (u64, u64) {
-    (p.bank, p.bank + u64::from(p.banks))
+    (p.bank, p.bank.saturating_add(u64::from(p.banks)))
 }

@@ -193,6 +193,10 @@ pub fn parse(file: &str, bytes: Vec<u8>) -> Result<Loaded, Diagnostic> {
     let (module, tiles) = if json {
         let m = text::parse_json(&text)
             .map_err(|e| Diagnostic::new(file, &text, Some(e.span()), e.to_string()))?;
+        // A JSON module names its parts by id: they are checked before
+        // anything indexes by them, as the text parser checks names.
+        validate::validate_structure(&m)
+            .map_err(|e| Diagnostic::new(file, &text, None, e.to_string()))?;
         (m, Vec::new())
     } else {
         let p = text::parse_module(&text)

@@ -329,7 +329,43 @@ pub fn validate_source(module: &Module, tiles: &[(InstId, Tile)]) -> Result<(), 
     Ok(())
 }
 
-/// Structural soundness; returns the loop that binds each variable.
+/// Structural soundness (SPEC §2.5, §2.6): every id in range, each
+/// instruction and loop placed exactly once (so no loop contains itself),
+/// loops nested at most [`MAX_LOOP_DEPTH`] deep, each loop variable bound by
+/// one loop and used in its scope, bounds canonical and in range, names and
+/// locations printable: what a module read from text has by construction.
+/// Printing a module relies on nothing more; JSON input is checked with it
+/// as it is read, before anything indexes by its ids.
+pub fn validate_structure(m: &Module) -> Result<(), ValidateError> {
+    let loop_of_var = structure(m)?;
+    let mut placed = vec![false; m.insts.len()];
+    for i in m.insts_in_order() {
+        placed[i.index()] = true;
+    }
+    if let Some(i) = placed.iter().position(|&p| !p) {
+        let i = InstId::new(i);
+        return malformed(Loc::Module, format!("instruction {i} is never placed"));
+    }
+    if let Some(v) = loop_of_var.iter().position(Option::is_none) {
+        let v = VarId::new(v);
+        return malformed(
+            Loc::Module,
+            format!("loop variable {v} is bound by no loop"),
+        );
+    }
+    // Every variable is bound by one placed loop, each binding one.
+    if m.loops.len() > m.vars.len() {
+        let mut placed = vec![false; m.loops.len()];
+        for l in loop_of_var.into_iter().flatten() {
+            placed[l.index()] = true;
+        }
+        let l = LoopId::new(placed.iter().position(|&p| !p).unwrap_or_default());
+        return malformed(Loc::Module, format!("{l} is never placed"));
+    }
+    Ok(())
+}
+
+/// [`validate_structure`]; returns the loop that binds each variable.
 fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
     struct S<'m> {
         m: &'m Module,

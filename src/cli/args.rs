@@ -1,10 +1,11 @@
 //! Flags and value types several commands share.
 
+use super::io::{usage_error, Failure};
 use crate::alloc::{AllocOptions, AllocOutcome, Allocator, LogLevel};
 use crate::arch;
 use crate::pipeline::Rotation;
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Allocator settings shared by `alloc` and `compile`.
 #[derive(Args)]
@@ -117,11 +118,55 @@ pub(crate) enum ObjectiveKind {
     Count,
 }
 
-/// `--report json` (JSON on stdout; the program goes to `-o` only).
-#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+/// What `--report` makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ReportKind {
     /// The JSON report of SPEC §6.
     Json,
+    /// The bank timeline page of SPEC §8 (`compile` only).
+    Html,
+}
+
+/// `--report KIND[=FILE]`: a report, written to FILE or else to stdout
+/// (the program then goes to `-o` only).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Report {
+    /// Which report.
+    pub(crate) kind: ReportKind,
+    /// Where it goes; stdout when `None`.
+    pub(crate) file: Option<PathBuf>,
+}
+
+impl Report {
+    /// Parses `json`, `json=FILE` or `html=FILE` (clap's value parser).
+    pub(crate) fn parse(s: &str) -> Result<Report, String> {
+        let (kind, file) = match s.split_once('=') {
+            Some((kind, file)) if !file.is_empty() => (kind, Some(PathBuf::from(file))),
+            Some((kind, _)) => return Err(format!("`{kind}=` names no file")),
+            None => (s, None),
+        };
+        let kind = match kind {
+            "json" => ReportKind::Json,
+            "html" => ReportKind::Html,
+            _ => {
+                return Err(format!(
+                    "`{kind}` is not a report (json[=FILE] or html=FILE)"
+                ))
+            }
+        };
+        Ok(Report { kind, file })
+    }
+
+    /// The JSON report's file (`None`: stdout), or a usage error for a
+    /// kind other than json (on commands that make only the JSON report).
+    pub(crate) fn json_file(&self) -> Result<Option<&Path>, Failure> {
+        match self.kind {
+            ReportKind::Json => Ok(self.file.as_deref()),
+            ReportKind::Html => Err(usage_error(
+                "--report html is compile's; this command writes --report json[=FILE]",
+            )),
+        }
+    }
 }
 
 /// Output format of a module.
@@ -136,7 +181,7 @@ pub(crate) enum Emit {
 /// Where a command writes its main output.
 #[derive(Args)]
 pub(crate) struct OutputArgs {
-    /// Write to this file (atomically: a temp file, then rename) instead of stdout.
+    /// Write to this file instead of stdout, once the command has succeeded (SPEC §6).
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
 }

@@ -1,16 +1,17 @@
 //! Reading inputs, writing outputs and rendering failures, shared by every
 //! command (SPEC §2.6, §6).
 
-use super::args::{Emit, OutputArgs};
+use super::args::Emit;
 use super::Cli;
 use crate::ir::{Loc, Module};
 use crate::pipeline::CompileError;
 use crate::source::{self, Loaded};
 use crate::text;
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Why a command failed.
+#[derive(Debug)]
 pub(crate) enum Failure {
     /// An input error: the full rendered text, printed on stderr, exit 1.
     Input(String),
@@ -44,49 +45,11 @@ pub(crate) fn read(file: &str) -> Result<Loaded, Failure> {
     source::parse(file, bytes).map_err(|d| Failure::Input(d.to_string()))
 }
 
-/// Writes `content` to `-o FILE` via a temp file and rename, or to stdout.
-pub(crate) fn emit(out: &OutputArgs, content: &str) -> Result<(), Failure> {
-    let Some(path) = &out.output else {
-        std::io::stdout().write_all(content.as_bytes())?;
-        return Ok(());
-    };
-    let tmp = write_temp(path, |w| w.write_all(content.as_bytes()))?;
-    keep(&tmp, path)
-}
-
-/// Writes what `write` produces to a temporary file beside `path` and
-/// returns its name; on an error the file is removed.
-pub(crate) fn write_temp(
-    path: &Path,
-    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<PathBuf, Failure> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp{}", std::process::id()));
-    let written = std::fs::File::create(&tmp).and_then(|mut file| write(&mut file));
-    if let Err(e) = written {
-        // Best effort: the temp file may not exist if creating it failed.
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Failure::Input(format!("{}: error: {e}", path.display())));
-    }
-    Ok(tmp)
-}
-
-/// Renames the temporary file `tmp` to `path`.
-pub(crate) fn keep(tmp: &Path, path: &Path) -> Result<(), Failure> {
-    std::fs::rename(tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(tmp);
-        Failure::Input(format!("{}: error: {e}", path.display()))
-    })
-}
-
-/// The module in the chosen output format.
-pub(crate) fn module_text(m: &Module, format: Emit) -> String {
+/// Writes the module in the chosen output format, as it is printed.
+pub(crate) fn write_module(m: &Module, format: Emit, w: &mut dyn Write) -> std::io::Result<()> {
     match format {
-        Emit::Text => text::print(m),
-        Emit::Json => text::to_json(m),
+        Emit::Text => text::write(m, w),
+        Emit::Json => text::write_json(m, w),
     }
 }
 

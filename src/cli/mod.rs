@@ -10,6 +10,7 @@ mod args;
 mod bench;
 mod cmd;
 mod io;
+mod output;
 
 use clap::{Parser, Subcommand};
 use cmd::{
@@ -88,7 +89,8 @@ where
     ExitCode::from(status(args))
 }
 
-/// [`run`], returning the exit code as a number (0, 1 or 2): what a host
+/// [`run`], returning the exit code as a number (0; 1 or 2 for an input or a
+/// usage error; 101 for a panic, caught): what a host
 /// process other than the `psum` binary exits with.
 pub fn status<I, T>(args: I) -> u8
 where
@@ -99,7 +101,28 @@ where
         Ok(cli) => cli,
         Err(e) => return io::usage_exit(&e),
     };
-    let result = match cli.command {
+    let command = cli.command;
+    let result = std::panic::catch_unwind(move || dispatch(command));
+    match result {
+        Ok(Ok(())) => 0,
+        Ok(Err(Failure::Input(msg))) => {
+            eprintln!("{msg}");
+            1
+        }
+        Ok(Err(Failure::Usage(e))) => io::usage_exit(&e),
+        Err(_) => {
+            // The panic hook has printed the panic's message and place.
+            eprintln!(
+                "error: internal error: psum panicked (a bug in psum); no output file was written"
+            );
+            101
+        }
+    }
+}
+
+/// Runs one subcommand.
+fn dispatch(command: Command) -> Result<(), Failure> {
+    match command {
         Command::Fmt(a) => fmt::run(a),
         Command::Arch(a) => arch::run(a),
         Command::Compile(a) => compile::run(a),
@@ -115,13 +138,5 @@ where
         Command::Pass(pass::PassCommand::FirstMatmults(a)) => pass::run(a),
         Command::Trace(a) => trace::run(a),
         Command::Lint(a) => lint::run(a),
-    };
-    match result {
-        Ok(()) => 0,
-        Err(Failure::Input(msg)) => {
-            eprintln!("{msg}");
-            1
-        }
-        Err(Failure::Usage(e)) => io::usage_exit(&e),
     }
 }

@@ -344,6 +344,13 @@ pub fn parse_json(src: &str) -> Result<Module, ParseError> {
     })
 }
 
+/// Writes the JSON form to `w` as it is made, without holding it whole:
+/// what [`to_json`] returns.
+pub fn write_json(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, module)?;
+    w.write_all(b"\n")
+}
+
 /// Writes a module as pretty-printed JSON, ending with a newline.
 pub fn to_json(module: &Module) -> String {
     let mut s = serde_json::to_string_pretty(module).expect("a Module always serializes");

@@ -1,5 +1,5 @@
 //! The bank timeline from the command line (SPEC §6, §8): `psum viz` to SVG
-//! or HTML by extension, and `psum compile --report html FILE`.
+//! or HTML by extension, and `psum compile --report html=FILE`.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -112,12 +112,12 @@ fn viz_rejects_other_extensions_and_bad_input() {
 fn compile_report_html_writes_the_page_and_the_program() {
     let d = scratch("compile");
     let page = d.join("c.html");
+    let report = format!("html={}", page.to_str().unwrap());
     let o = psum(&[
         "compile",
         "examples/04_gemm_k_loop.psum",
         "--report",
-        "html",
-        page.to_str().unwrap(),
+        &report,
     ]);
     assert_eq!(
         o.status.code(),
@@ -155,13 +155,30 @@ fn compile_report_json_is_unchanged_and_bad_kinds_are_usage_errors() {
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["arch"], "trn1");
-    for bad in [
-        &["--report", "html"][..],
-        &["--report", "json", "x.html"],
-        &["--report", "xml"],
+    for (bad, says) in [
+        (
+            &["--report", "html"][..],
+            "--report html needs its file: write --report html=FILE",
+        ),
+        (
+            &["--report", "html", "x.html"],
+            "--report html needs its file: write --report html=FILE",
+        ),
+        (
+            &["--report", "json", "x.html"],
+            "unexpected argument 'x.html'",
+        ),
+        (
+            &["--report", "xml"],
+            "`xml` is not a report (json[=FILE] or html=FILE)",
+        ),
+        (&["--report", "html="], "`html=` names no file"),
     ] {
         let mut args = vec!["compile", "examples/04_gemm_k_loop.psum"];
         args.extend_from_slice(bad);
-        assert_eq!(psum(&args).status.code(), Some(2), "{bad:?}");
+        let o = psum(&args);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(says), "{bad:?}: {err}");
     }
 }

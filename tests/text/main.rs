@@ -1,5 +1,6 @@
 //! Integration tests of the text format: syntax, round trip, validation errors, robustness (SPEC §2).
 
+mod json_fuzz;
 #[path = "../support/props.rs"]
 mod props_config;
 mod robustness;

@@ -682,10 +682,8 @@ fn pipeline_child(what: &str, program: &str, file: &str) -> Result<(), Failure> 
             let t0 = Instant::now();
             let loaded = crate::cli::io::load(file)?;
             let c = pipeline::compile(&loaded.module, &CompileOptions::default())?;
-            let out = crate::cli::args::OutputArgs {
-                output: Some(PathBuf::from(format!("{file}.out"))),
-            };
-            crate::cli::io::emit(&out, &text::print(&c.module))?;
+            let out = PathBuf::from(format!("{file}.out"));
+            crate::cli::output::emit(Some(&out), |w| text::write(&c.module, w))?;
             let summary = crate::report::compile_summary(&c);
             measure("total", t0)?;
             let own_alloc = (c.timings.iter())

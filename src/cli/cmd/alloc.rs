@@ -1,9 +1,11 @@
 //! `psum alloc` (SPEC §3): PSUM allocation only.
 
-use crate::cli::args::{AllocFlags, OutputArgs, ReportKind};
-use crate::cli::io::{emit, json_text, load, located, print_stdout, Failure};
+use crate::cli::args::{AllocFlags, OutputArgs, Report};
+use crate::cli::io::{json_text, load, located, Failure};
+use crate::cli::output::Outputs;
 use crate::{report, text};
 use clap::Args;
+use std::io::Write;
 use std::time::Instant;
 
 #[derive(Args)]
@@ -12,15 +14,17 @@ pub(crate) struct AllocArgs {
     pub(crate) file: String,
     #[command(flatten)]
     pub(crate) flags: AllocFlags,
-    /// Write the JSON report to stdout (the program then goes to -o only).
-    #[arg(long, value_enum, value_name = "KIND")]
-    pub(crate) report: Option<ReportKind>,
+    /// `json`: the JSON report on stdout (the program then goes to -o
+    /// only); `json=FILE`: the JSON report to FILE.
+    #[arg(long, value_name = "KIND[=FILE]", value_parser = Report::parse)]
+    pub(crate) report: Option<Report>,
     #[command(flatten)]
     pub(crate) out: OutputArgs,
 }
 
 pub(crate) fn run(a: AllocArgs) -> Result<(), Failure> {
     let opts = a.flags.options().map_err(Failure::Usage)?;
+    let report = a.report.as_ref().map(Report::json_file).transpose()?;
     let loaded = load(&a.file)?;
     let t0 = Instant::now();
     let result = crate::alloc::allocate(&loaded.module, &opts);
@@ -30,14 +34,14 @@ pub(crate) fn run(a: AllocArgs) -> Result<(), Failure> {
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }
-    let program = text::print(&outcome.module);
-    match a.report {
-        Some(ReportKind::Json) => {
-            if a.out.output.is_some() {
-                emit(&a.out, &program)?;
-            }
-            print_stdout(&json_text(&report::alloc_report(&outcome.report, elapsed)))
+    let program = |w: &mut dyn Write| text::write(&outcome.module, w);
+    let mut out = Outputs::new();
+    match report {
+        Some(file) => {
+            let json = json_text(&report::alloc_report(&outcome.report, elapsed));
+            out.add_report(file, a.out.output.as_deref(), json, program)?;
         }
-        None => emit(&a.out, &program),
+        None => out.stream(a.out.output.as_deref(), program)?,
     }
+    out.commit()
 }

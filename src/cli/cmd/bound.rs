@@ -1,8 +1,9 @@
 //! `psum bound`: lower bounds of the allocation problem.
 
 use crate::alloc::AllocOptions;
-use crate::cli::args::ReportKind;
-use crate::cli::io::{json_text, load, print_stdout, Failure};
+use crate::cli::args::Report;
+use crate::cli::io::{json_text, load, Failure};
+use crate::cli::output::Outputs;
 use clap::Args;
 
 #[derive(Args)]
@@ -12,9 +13,10 @@ pub(crate) struct BoundArgs {
     /// Banks the allocator may use (1..=numBanks).
     #[arg(long, value_name = "N")]
     psum_banks: Option<u32>,
-    /// Print JSON instead of text.
-    #[arg(long, value_enum, value_name = "KIND")]
-    pub(crate) report: Option<ReportKind>,
+    /// `json`: print JSON instead of text; `json=FILE`: write JSON to FILE
+    /// (the text still on stdout).
+    #[arg(long, value_name = "KIND[=FILE]", value_parser = Report::parse)]
+    pub(crate) report: Option<Report>,
 }
 
 /// The first iteration's allocation problem of FILE (after the memloc split).
@@ -32,9 +34,16 @@ pub(crate) fn alloc_problem(
 }
 
 pub(crate) fn run(a: BoundArgs) -> Result<(), Failure> {
-    let report = crate::bound::bounds(&alloc_problem(&a.file, a.psum_banks)?);
-    match a.report {
-        Some(ReportKind::Json) => print_stdout(&json_text(&serde_json::to_value(&report)?)),
-        None => print_stdout(&report.render()),
+    let file = a.report.as_ref().map(Report::json_file).transpose()?;
+    let bounds = crate::bound::bounds(&alloc_problem(&a.file, a.psum_banks)?);
+    let mut out = Outputs::new();
+    match file {
+        Some(file) => {
+            let json = json_text(&serde_json::to_value(&bounds)?);
+            let text = bounds.render();
+            out.add_report(file, None, json, move |w| w.write_all(text.as_bytes()))?;
+        }
+        None => out.add(None, bounds.render())?,
     }
+    out.commit()
 }

@@ -1,15 +1,13 @@
 //! `psum compile` (SPEC §6): the main job, the pass list then the verifier.
 
 use crate::alloc::{AllocError, Allocator};
-use crate::cli::args::{AllocFlags, Emit, OutputArgs, RotateFlags};
-use crate::cli::io::{
-    compile_failure, emit, json_text, load, module_text, print_stdout, title, usage_error, Failure,
-};
+use crate::cli::args::{AllocFlags, Emit, OutputArgs, Report, ReportKind, RotateFlags};
+use crate::cli::io::{compile_failure, json_text, load, title, usage_error, write_module, Failure};
+use crate::cli::output::Outputs;
 use crate::pipeline::{self, CompileError, CompileOptions, Compiled};
 use crate::report;
 use crate::viz::{self, Timeline};
 use clap::Args;
-use std::path::PathBuf;
 
 #[derive(Args)]
 pub(crate) struct CompileArgs {
@@ -29,10 +27,14 @@ pub(crate) struct CompileArgs {
     /// it instead of allocating (SPEC §9.5).
     #[arg(long, conflicts_with_all = ["allocator", "reference", "rotate"])]
     pub(crate) keep_banks: bool,
-    /// `json`: write the JSON report to stdout (the program then goes to -o
-    /// only); `html OUT.html`: write the bank timeline page to OUT.html.
-    #[arg(long, num_args = 1..=2, value_names = ["KIND", "FILE"])]
-    pub(crate) report: Option<Vec<String>>,
+    /// `json`: the JSON report on stdout (the program then goes to -o
+    /// only); `json=FILE`: the JSON report to FILE; `html=FILE`: the bank
+    /// timeline page to FILE.
+    #[arg(long, value_name = "KIND[=FILE]", value_parser = Report::parse)]
+    pub(crate) report: Option<Report>,
+    /// Arguments beyond FILE: refused, naming the `--report html=FILE` spelling.
+    #[arg(hide = true)]
+    pub(crate) stray: Vec<String>,
     /// Output format of the program.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) emit: Emit,
@@ -40,32 +42,25 @@ pub(crate) struct CompileArgs {
     pub(crate) out: OutputArgs,
 }
 
-/// What `compile --report` asks for.
-pub(crate) enum CompileReport {
-    /// `--report json`: the JSON report on stdout.
-    Json,
-    /// `--report html FILE`: the bank timeline page, written to FILE.
-    Html(PathBuf),
-}
-
 impl CompileArgs {
-    /// The parsed `--report` values; a usage error (exit 2) when malformed.
-    pub(crate) fn report(&self) -> Result<Option<CompileReport>, Failure> {
-        let Some(values) = self.report.as_ref() else {
-            return Ok(None);
-        };
-        match values.as_slice() {
-            [k] if k == "json" => Ok(Some(CompileReport::Json)),
-            [k, file] if k == "html" => Ok(Some(CompileReport::Html(PathBuf::from(file)))),
-            _ => Err(usage_error(&format!(
-                "--report takes `json` or `html FILE`, not `{}`",
-                values.join(" ")
-            ))),
+    /// The `--report` asked for; a usage error (exit 2) for `html` without
+    /// its file or for arguments beyond FILE.
+    fn report(&self) -> Result<Option<&Report>, Failure> {
+        let report = self.report.as_ref();
+        if report.is_some_and(|r| r.kind == ReportKind::Html && r.file.is_none()) {
+            return Err(usage_error(
+                "--report html needs its file: write --report html=FILE",
+            ));
+        }
+        match self.stray.first() {
+            Some(extra) => Err(usage_error(&format!("unexpected argument '{extra}'"))),
+            None => Ok(report),
         }
     }
 }
 
 pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
+    let report = a.report()?;
     let loaded = load(&a.file)?;
     if crate::lint::is_traced(&loaded.module) {
         for l in crate::lint::lint(&loaded.module) {
@@ -76,7 +71,6 @@ pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
     if a.keep_banks {
         alloc.allocator = Allocator::Kept;
     }
-    let report = a.report()?;
     let opts = CompileOptions {
         alloc,
         rotate: a.rotation.rotation(),
@@ -89,29 +83,29 @@ pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
         e => compile_failure(&loaded, &e),
     })?;
     a.flags.print_log(&c.alloc);
-    let program = module_text(&c.module, a.emit);
+    // The JSON report on stdout holds the summary's numbers.
+    if report.is_none_or(|r| r.file.is_some()) {
+        eprint!("{}", summary(&c, a.keep_banks));
+    }
+    if let Some(e) = c.verify.as_ref().and_then(|v| v.first_error()) {
+        return Err(Failure::Input(format!("error: verification failed: {e}")));
+    }
+    let program = |w: &mut dyn std::io::Write| write_module(&c.module, a.emit, w);
+    let program_to = a.out.output.as_deref();
+    let mut out = Outputs::new();
     match report {
-        Some(CompileReport::Json) => {
-            if a.out.output.is_some() {
-                emit(&a.out, &program)?;
-            }
-            print_stdout(&json_text(&report::compile_report(&c)))?;
+        Some(r) => {
+            let text = match r.kind {
+                ReportKind::Json => json_text(&report::compile_report(&c)),
+                ReportKind::Html => {
+                    viz::html(&Timeline::from_compiled(title(&a.file), &loaded.module, &c))
+                }
+            };
+            out.add_report(r.file.as_deref(), program_to, text, program)?;
         }
-        Some(CompileReport::Html(path)) => {
-            let t = Timeline::from_compiled(title(&a.file), &loaded.module, &c);
-            emit(&OutputArgs { output: Some(path) }, &viz::html(&t))?;
-            emit(&a.out, &program)?;
-            eprint!("{}", summary(&c, a.keep_banks));
-        }
-        None => {
-            emit(&a.out, &program)?;
-            eprint!("{}", summary(&c, a.keep_banks));
-        }
+        None => out.stream(program_to, program)?,
     }
-    match c.verify.as_ref().and_then(|v| v.first_error()) {
-        Some(e) => Err(Failure::Input(format!("error: verification failed: {e}"))),
-        None => Ok(()),
-    }
+    out.commit()
 }
 
 /// What `compile` prints on stderr: the summary, or with `--keep-banks`

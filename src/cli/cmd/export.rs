@@ -2,7 +2,8 @@
 
 use super::bound::alloc_problem;
 use crate::cli::args::{ObjectiveKind, OutputArgs};
-use crate::cli::io::{emit, Failure};
+use crate::cli::io::Failure;
+use crate::cli::output::emit_str;
 use clap::Args;
 
 #[derive(Args)]
@@ -36,9 +37,12 @@ pub(crate) fn run(a: ExportArgs) -> Result<(), Failure> {
             None | Some(ObjectiveKind::Cost) => crate::lp::Objective::Cost,
             Some(ObjectiveKind::Count) => crate::lp::Objective::Count,
         };
-        return emit(&a.out, &lp.render(objective));
+        return emit_str(a.out.output.as_deref(), &lp.render(objective));
     }
-    emit(&a.out, &crate::export::to_minimalloc_csv(&p.buffers))?;
+    emit_str(
+        a.out.output.as_deref(),
+        &crate::export::to_minimalloc_csv(&p.buffers),
+    )?;
     eprintln!(
         "capacity: {} banks (run MiniMalloc with --capacity={})",
         p.num_banks, p.num_banks

@@ -1,7 +1,8 @@
 //! `psum gen KIND …` (SPEC §7): the workload generators.
 
 use crate::cli::args::OutputArgs;
-use crate::cli::io::{emit, print_stdout, Failure};
+use crate::cli::io::{print_stdout, Failure};
+use crate::cli::output::emit;
 use crate::text;
 use clap::Args;
 use std::path::PathBuf;
@@ -46,5 +47,5 @@ pub(crate) fn run(a: GenArgs) -> Result<(), Failure> {
     }
     let w = Workload::from_args(kind, &params)?;
     let m = generate(&w)?;
-    emit(&out, &text::print(&m))
+    emit(out.output.as_deref(), |w| text::write(&m, w))
 }

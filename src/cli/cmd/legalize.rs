@@ -1,23 +1,27 @@
 //! `psum legalize` (SPEC §4.2, §4.3) on an allocated, loop-free program.
 
-use crate::cli::args::{OutputArgs, ReportKind};
-use crate::cli::io::{emit, json_text, load, print_stdout, Failure};
+use crate::cli::args::{OutputArgs, Report};
+use crate::cli::io::{json_text, load, Failure};
+use crate::cli::output::Outputs;
 use crate::{arch, matmul, report, text};
 use clap::Args;
+use std::io::Write;
 use std::time::Instant;
 
 #[derive(Args)]
 pub(crate) struct LegalizeArgs {
     /// An allocated, loop-free program; `-` reads stdin.
     pub(crate) file: String,
-    /// Write the JSON report to stdout (the program then goes to -o only).
-    #[arg(long, value_enum, value_name = "KIND")]
-    pub(crate) report: Option<ReportKind>,
+    /// `json`: the JSON report on stdout (the program then goes to -o
+    /// only); `json=FILE`: the JSON report to FILE.
+    #[arg(long, value_name = "KIND[=FILE]", value_parser = Report::parse)]
+    pub(crate) report: Option<Report>,
     #[command(flatten)]
     pub(crate) out: OutputArgs,
 }
 
 pub(crate) fn run(a: LegalizeArgs) -> Result<(), Failure> {
+    let report = a.report.as_ref().map(Report::json_file).transpose()?;
     let loaded = load(&a.file)?;
     let arch = arch::lookup(&loaded.module.arch)?;
     let mut m = loaded.module.clone();
@@ -27,15 +31,14 @@ pub(crate) fn run(a: LegalizeArgs) -> Result<(), Failure> {
     for w in &r.warnings {
         eprintln!("warning: {w}");
     }
-    let program = text::print(&m);
-    match a.report {
-        Some(ReportKind::Json) => {
-            if a.out.output.is_some() {
-                emit(&a.out, &program)?;
-            }
+    let program = |w: &mut dyn Write| text::write(&m, w);
+    let mut out = Outputs::new();
+    match report {
+        Some(file) => {
             let v = report::legalize_report(&m.arch, arch.num_banks(), &r, elapsed);
-            print_stdout(&json_text(&v))
+            out.add_report(file, a.out.output.as_deref(), json_text(&v), program)?;
         }
-        None => emit(&a.out, &program),
+        None => out.stream(a.out.output.as_deref(), program)?,
     }
+    out.commit()
 }

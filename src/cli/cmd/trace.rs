@@ -1,7 +1,8 @@
 //! `psum trace` (SPEC §9): an NKI kernel run under the tracer.
 
 use crate::cli::args::{Emit, OutputArgs};
-use crate::cli::io::{emit, module_text, print_stdout, usage_error, Failure};
+use crate::cli::io::{print_stdout, usage_error, write_module, Failure};
+use crate::cli::output::emit;
 use crate::trace::{self, Limits, TensorArg, TraceError, TraceRequest};
 use clap::Args;
 use std::path::PathBuf;
@@ -42,7 +43,7 @@ pub(crate) struct TraceArgs {
     /// Show the Python traceback of an internal error of the tracer.
     #[arg(short, long)]
     pub(crate) verbose: bool,
-    /// Write to OUT.psum or OUT.json (by extension; atomically) instead of stdout.
+    /// Write to OUT.psum or OUT.json (by extension) instead of stdout.
     #[command(flatten)]
     pub(crate) out: OutputArgs,
 }
@@ -139,5 +140,7 @@ pub(crate) fn run(a: TraceArgs) -> Result<(), Failure> {
         .as_ref()
         .is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
     let format = if json { Emit::Json } else { Emit::Text };
-    emit(&a.out, &module_text(&traced.module, format))
+    emit(a.out.output.as_deref(), |w| {
+        write_module(&traced.module, format, w)
+    })
 }

@@ -1,7 +1,8 @@
 //! `psum viz` (SPEC §8): the bank timeline as SVG or HTML.
 
-use crate::cli::args::{AllocFlags, OutputArgs, RotateFlags};
-use crate::cli::io::{compile_failure, emit, load, title, usage_error, Failure};
+use crate::cli::args::{AllocFlags, RotateFlags};
+use crate::cli::io::{compile_failure, load, title, usage_error, Failure};
+use crate::cli::output::emit_str;
 use crate::pipeline::{self, CompileError, CompileOptions, Stopped};
 use crate::viz::{self, Timeline};
 use clap::Args;
@@ -15,7 +16,7 @@ pub(crate) struct VizArgs {
     pub(crate) flags: AllocFlags,
     #[command(flatten)]
     pub(crate) rotation: RotateFlags,
-    /// Write to OUT.svg or OUT.html (by extension; atomically) instead of SVG on stdout.
+    /// Write to OUT.svg or OUT.html (by extension) instead of SVG on stdout.
     #[arg(short, long, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
 }
@@ -51,5 +52,5 @@ pub(crate) fn run(a: VizArgs) -> Result<(), Failure> {
         Err(stopped) => return Err(compile_failure(&loaded, &stopped.error)),
     };
     let page = if html { viz::html(&t) } else { viz::svg(&t) };
-    emit(&OutputArgs { output: a.output }, &page)
+    emit_str(a.output.as_deref(), &page)
 }

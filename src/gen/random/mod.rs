@@ -78,13 +78,18 @@ impl Arches {
     }
 }
 
+/// Most PSUM tensors [`program`] makes: the program is built in memory
+/// (up to 2.5 KB a tensor with every feature on), so a million stays within
+/// a few GB.
+pub const MAX_TENSORS: u32 = 1_000_000;
+
 /// Knobs of [`program`]. [`Default`] is the `random` workload's defaults
 /// with every feature off.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RandomConfig {
     /// The architecture (default `trn1`).
     pub arch: Arches,
-    /// Number of fresh PSUM tensors (at least 1; default 24).
+    /// Number of fresh PSUM tensors (1..=[`MAX_TENSORS`]; default 24).
     pub tensors: u32,
     /// Target average number of live banks (default `None`: 1.5 × the bank
     /// count).
@@ -193,8 +198,8 @@ pub fn program(seed: u64, cfg: &RandomConfig) -> Result<Module, GenError> {
         "tensors",
         cfg.tensors,
         1,
-        u32::MAX,
-        "a program needs a PSUM tensor",
+        MAX_TENSORS,
+        "a program needs a PSUM tensor, and is built in memory, up to 2.5 KB a tensor",
     )?;
     let g = Gen {
         cfg,
