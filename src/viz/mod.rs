@@ -21,6 +21,8 @@ macro_rules! put {
 }
 
 mod html;
+mod layout;
+mod style;
 mod svg;
 
 pub use html::html;
