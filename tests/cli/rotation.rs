@@ -6,7 +6,7 @@ use std::process::Output;
 
 /// The `reuse` line of a compile summary.
 fn reuse_line(o: &Output) -> String {
-    let err = stderr(&o);
+    let err = stderr(o);
     let line = err
         .lines()
         .find(|l| l.starts_with("  reuse "))
