@@ -42,7 +42,7 @@ pub struct AccessTable {
 impl AccessTable {
     /// The table of every instruction of `m`, row `i` for [`InstId`] `i`.
     pub fn new(m: &Module) -> AccessTable {
-        let is_psum: Vec<bool> = m.tensors.iter().map(|t| t.mem == Mem::Psum).collect();
+        let is_psum: IdMap<TensorId, bool> = m.tensors.iter().map(|t| t.mem == Mem::Psum).collect();
         let mut table = AccessTable {
             offsets: Vec::with_capacity(m.insts.len() + 1),
             entries: Vec::with_capacity(m.insts.len() * 2),
@@ -57,10 +57,10 @@ impl AccessTable {
     /// Appends the entries of the next instruction (sources in operand
     /// order, then the destination; a tensor met again is merged), of the
     /// tensors `psum` flags.
-    fn push(&mut self, kind: &InstKind, psum: &[bool]) {
+    fn push(&mut self, kind: &InstKind, psum: &IdMap<TensorId, bool>) {
         let first = self.entries.len();
         let mut note = |t: TensorId, read: bool, write: bool| {
-            if !psum[t.index()] {
+            if !psum[t] {
                 return;
             }
             match self.entries[first..].iter_mut().find(|e| e.tensor == t) {
