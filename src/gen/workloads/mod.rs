@@ -14,7 +14,10 @@
 //! the PE column count and the PSUM partition count: 128, or 64 on gen1.
 //!
 //! [`Workload`] bundles a kind with its params for the `psum gen` command
-//! line; [`generate`] dispatches.
+//! line; [`generate`] dispatches. The params and their defaults are in
+//! `params`, their command-line keys and the parsing of `psum gen KIND …`
+//! in `registry`, and each generator has a file of its own (`attention`
+//! holds the forward and backward pass).
 
 mod attention;
 mod column_tiled;
