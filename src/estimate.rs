@@ -16,7 +16,8 @@
 //! Time is counted in cycles of the Scalar Engine's clock.
 
 use crate::arch::{self, ArchError, Generation, PSUM_BANK_SIZE};
-use crate::ir::{Access, DType, InstKind, Mem, Module, Region, Stmt, TensorId};
+use crate::entity::IdMap;
+use crate::ir::{Access, DType, InstKind, Mem, Module, Region, Stmt, TensorId, VarId};
 use serde::Serialize;
 
 /// The engines of a NeuronCore an instruction can run on.
@@ -263,7 +264,7 @@ struct Machine<'m> {
     m: &'m Module,
     clocks: Clocks,
     /// Bank of each PSUM tensor (`None`: the tensor is its own storage).
-    banks: Vec<Option<u32>>,
+    banks: IdMap<TensorId, Option<u32>>,
     engine_free: [u64; 5],
     busy: [u64; 5],
     /// When the Vector or Scalar Engine leaves PSUM.
@@ -272,15 +273,15 @@ struct Machine<'m> {
     bank_write: Vec<u64>,
     bank_read: Vec<u64>,
     /// Per SBUF or DRAM tensor (and unplaced PSUM tensor).
-    records: Vec<Records>,
-    env: Vec<i64>,
+    records: IdMap<TensorId, Records>,
+    env: IdMap<VarId, i64>,
     end: u64,
 }
 
 impl Machine<'_> {
     /// The PSUM banks `r` of placed tensor `t` touches.
     fn banks_of(&self, t: TensorId, r: &Region) -> Option<std::ops::Range<usize>> {
-        let base = self.banks[t.index()]? as i64;
+        let base = self.banks[t]? as i64;
         let bank = i64::from(PSUM_BANK_SIZE);
         let lo = base + r.b0.max(0) / bank;
         let hi = (base + (r.b1.max(1) - 1) / bank + 1).min(self.bank_write.len() as i64);
@@ -298,7 +299,7 @@ impl Machine<'_> {
                     let m = self.m;
                     let lp = m.loop_(l);
                     for v in lp.lo..lp.hi {
-                        self.env[lp.var.index()] = v;
+                        self.env[lp.var] = v;
                         self.run(&lp.body);
                     }
                 }
@@ -308,7 +309,7 @@ impl Machine<'_> {
 
     fn step(&mut self, kind: &InstKind) {
         let env = &self.env;
-        let region = |a: &Access| a.region(|v| env[v.index()]);
+        let region = |a: &Access| a.region(|v| env[v]);
         let accesses: Vec<(&Access, Region, bool)> = std::iter::once(kind.dst())
             .map(|a| (a, region(a), true))
             .chain(kind.srcs().map(|a| (a, region(a), false)))
@@ -329,7 +330,7 @@ impl Machine<'_> {
                         }
                     }
                 }
-                None => start = start.max(self.records[a.tensor.index()].wait(&r, write)),
+                None => start = start.max(self.records[a.tensor].wait(&r, write)),
             }
         }
         let ported = touches_psum && matches!(engine, Engine::Vector | Engine::Scalar);
@@ -349,7 +350,7 @@ impl Machine<'_> {
                         }
                     }
                 }
-                None => self.records[a.tensor.index()].note(r, finish, write),
+                None => self.records[a.tensor].note(r, finish, write),
             }
         }
         if ported {
@@ -366,11 +367,11 @@ impl Machine<'_> {
 /// bank is its own storage. Errors: an unknown arch.
 pub fn estimate(m: &Module) -> Result<Estimate, ArchError> {
     let arch = arch::lookup(&m.arch)?;
-    let banks: Vec<Option<u32>> = (m.tensors.iter())
+    let banks: IdMap<TensorId, Option<u32>> = (m.tensors.iter())
         .map(|t| if t.mem == Mem::Psum { t.bank } else { None })
         .collect();
     let num_banks = banks
-        .iter()
+        .values()
         .zip(&m.tensors)
         .filter_map(|(b, t)| Some(b.as_ref()? + arch.bank_num(u64::from(t.bytes))))
         .max()
@@ -386,7 +387,7 @@ pub fn estimate(m: &Module) -> Result<Estimate, ArchError> {
         bank_write: vec![0; num_banks],
         bank_read: vec![0; num_banks],
         records: (0..m.tensors.len()).map(|_| Records::default()).collect(),
-        env: vec![0; m.vars.len()],
+        env: IdMap::with_len(m.vars.len(), 0),
         end: 0,
     };
     for b in &m.blocks {

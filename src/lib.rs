@@ -55,6 +55,7 @@ pub mod arch;
 pub mod bound;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod entity;
 pub mod estimate;
 pub mod export;
 pub mod flow;

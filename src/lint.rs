@@ -16,6 +16,7 @@
 //! loops the tracer unrolled, which the program itself no longer shows.
 
 use crate::arch::{self, Arch, PSUM_BANK_SIZE};
+use crate::entity::IdMap;
 use crate::ir::{Access, DType, InstId, LoopId, MatmulKind, Mem, Module, Region, Stmt, TensorId};
 use crate::matmul::{groups, AccGroup, Trace};
 use crate::text::{access_to_string, InstNames};
@@ -369,7 +370,7 @@ struct Cx<'m> {
 /// The unrolled program with its trace and accumulation runs.
 struct Flat {
     /// The instruction of `m` each unrolled instruction copies, by id.
-    origins: Vec<InstId>,
+    origins: IdMap<InstId, InstId>,
     trace: Trace,
     /// `None` when a run is wider than a zero region can be (validation
     /// rejects its tensor).
@@ -379,7 +380,7 @@ struct Flat {
 impl Flat {
     /// The instruction of the original program the unrolled one at `ord` copies.
     fn origin(&self, ord: usize) -> InstId {
-        self.origins[self.trace.insts[ord].index()]
+        self.origins[self.trace.insts[ord]]
     }
 }
 
@@ -391,7 +392,7 @@ impl<'m> Cx<'m> {
                 let trace = Trace::unallocated(&flat, &arch).ok()?;
                 let runs = groups::runs(&flat, &trace).ok();
                 Some(Flat {
-                    origins,
+                    origins: origins.into_iter().collect(),
                     trace,
                     runs,
                 })

@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 /// mimalloc: the passes allocate and free millions of small objects (boxed
-/// matmuls, operand lists, labels), which it serves several times faster
-/// than the system allocator. Built without transparent huge pages: where
+/// matmuls, operand lists, labels), which it serves faster than the system
+/// allocator (docs/PERFORMANCE.md). Built without transparent huge pages: where
 /// the kernel compacts memory to back a huge page on a fault, a pass that
 /// frees and reallocates hundreds of megabytes stalls for seconds.
 #[global_allocator]

@@ -17,6 +17,7 @@
 //! rotation pass (`rebank`) and the reports all see the same numbers.
 
 use crate::arch::{self, bank_alignment, Arch};
+use crate::entity::IdMap;
 use crate::ir::{InstId, InstKind, Mem, Module, TensorId};
 use serde::Serialize;
 
@@ -114,13 +115,13 @@ struct Open {
 pub fn analyze(m: &Module, num_banks: u32) -> Reuse {
     let arch = arch::lookup(&m.arch).ok();
     let order = m.insts_in_order();
-    let mut open: Vec<Option<Open>> = vec![None; m.tensors.len()];
+    let mut open: IdMap<TensorId, Option<Open>> = IdMap::with_len(m.tensors.len(), None);
     let mut values = Vec::new();
-    let close = |t: usize, o: Open, values: &mut Vec<Value>| {
-        let tensor = &m.tensors[t];
+    let close = |t: TensorId, o: Open, values: &mut Vec<Value>| {
+        let tensor = m.tensor(t);
         if let Some(bank) = tensor.bank {
             values.push(Value {
-                tensor: TensorId::new(t),
+                tensor: t,
                 bank,
                 banks: block_banks(arch.as_ref(), tensor.bytes),
                 first: o.first,
@@ -139,7 +140,7 @@ pub fn analyze(m: &Module, num_banks: u32) -> Reuse {
             }
         });
         for &t in &reads {
-            if let Some(o) = open[t.index()].as_mut() {
+            if let Some(o) = open[t].as_mut() {
                 o.end = pos;
                 o.read = true;
             }
@@ -153,10 +154,10 @@ pub fn analyze(m: &Module, num_banks: u32) -> Reuse {
             InstKind::Matmul(mm) => matches!(mm.flags, crate::ir::Flags::Set(f) if f.start),
             _ => dst.is_whole(m.tensor(t)) && !reads.contains(&t),
         };
-        match open[t.index()] {
+        match open[t] {
             Some(o) if kills && o.read => {
-                close(t.index(), o, &mut values);
-                open[t.index()] = Some(Open {
+                close(t, o, &mut values);
+                open[t] = Some(Open {
                     first: pos,
                     end: pos,
                     read: false,
@@ -164,7 +165,7 @@ pub fn analyze(m: &Module, num_banks: u32) -> Reuse {
             }
             Some(ref mut o) => o.end = pos,
             None => {
-                open[t.index()] = Some(Open {
+                open[t] = Some(Open {
                     first: pos,
                     end: pos,
                     read: false,
@@ -172,7 +173,7 @@ pub fn analyze(m: &Module, num_banks: u32) -> Reuse {
             }
         }
     }
-    for (t, o) in open.iter().enumerate() {
+    for (t, o) in open.iter() {
         if let Some(o) = *o {
             close(t, o, &mut values);
         }

@@ -12,7 +12,8 @@
 //! arithmetically first, so an over-large program is rejected before any
 //! memory is spent on it.
 
-use crate::ir::{Access, Block, Inst, InstId, LoopId, Module, Stmt, Visit};
+use crate::entity::IdMap;
+use crate::ir::{Access, Block, Inst, InstId, LoopId, Module, Stmt, VarId, Visit};
 use std::collections::{HashMap, HashSet};
 
 /// The most instructions an unrolled program may have (SPEC §4.3).
@@ -72,7 +73,7 @@ pub fn unroll_with_origins(m: &Module) -> Result<(Module, Vec<InstId>), UnrollEr
     let mut u = Unroller {
         m,
         label_nests: HashMap::new(),
-        env: vec![0; m.vars.len()],
+        env: IdMap::with_len(m.vars.len(), 0),
         nest: Vec::new(),
         labels: HashSet::new(),
         out: Module::new(m.arch.clone()),
@@ -112,7 +113,7 @@ struct Unroller<'m> {
     /// Loop nest (outermost first) of each labelled instruction.
     label_nests: HashMap<&'m str, Vec<LoopId>>,
     /// Current value of every loop variable.
-    env: Vec<i64>,
+    env: IdMap<VarId, i64>,
     /// Loops currently being expanded, outermost first.
     nest: Vec<LoopId>,
     /// Labels emitted so far.
@@ -137,7 +138,7 @@ impl Unroller<'_> {
                     let lp = self.m.loop_(l);
                     self.nest.push(l);
                     for v in lp.lo..lp.hi {
-                        self.env[lp.var.index()] = v;
+                        self.env[lp.var] = v;
                         self.expand(&lp.body, out_body)?;
                     }
                     self.nest.pop();
@@ -151,7 +152,7 @@ impl Unroller<'_> {
     fn suffix(&self) -> String {
         self.nest
             .iter()
-            .map(|&l| label_part(self.env[self.m.loop_(l).var.index()]))
+            .map(|&l| label_part(self.env[self.m.loop_(l).var]))
             .collect()
     }
 
@@ -170,7 +171,7 @@ impl Unroller<'_> {
             .map(|(depth, &l)| {
                 let lp = self.m.loop_(l);
                 label_part(if depth < shared {
-                    self.env[lp.var.index()]
+                    self.env[lp.var]
                 } else {
                     lp.hi - 1
                 })
@@ -183,7 +184,7 @@ impl Unroller<'_> {
         let mut inst = src.clone();
         let env = &self.env;
         let eval = |a: &mut Access| {
-            let r = a.region(|v| env[v.index()]);
+            let r = a.region(|v| env[v]);
             *a = Access::rect(a.tensor, r.p0, r.p1, r.b0, r.b1);
         };
         eval(inst.kind.dst_mut());

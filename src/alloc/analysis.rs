@@ -14,6 +14,7 @@ use super::spill::SpillShift;
 use super::support::threads::{self, join, PARALLEL_MIN_NODES};
 use super::{AllocError, AllocOptions, InputTensors};
 use crate::arch::{self, Arch};
+use crate::entity::IdMap;
 use crate::ir::{Module, TensorId};
 
 #[cfg(test)]
@@ -89,10 +90,11 @@ impl Analysis {
             input,
         } = self;
         let Liveness {
-            mut nodes,
+            nodes,
             unused,
             mut events,
         } = std::mem::take(live);
+        let mut nodes = nodes.into_vec();
         let ((), spilled) = threads::join(
             parallel,
             || lin.renumber(m),
@@ -120,7 +122,7 @@ impl Analysis {
         }
         merge_by_def(&mut nodes, &fresh);
         *live = Liveness {
-            nodes,
+            nodes: nodes.into(),
             unused,
             events,
         };
@@ -156,16 +158,16 @@ impl SpillShift {
     /// Moves the nodes of `nodes` that this code left alone to their new
     /// points; returns the positions of the others, the spilled tensors'.
     fn move_nodes(&self, nodes: &mut [Node]) -> Vec<usize> {
-        let mut spilled = vec![false; self.tensors];
-        for t in &self.spilled {
-            spilled[t.index()] = true;
+        let mut spilled = IdMap::with_len(self.tensors, false);
+        for &t in &self.spilled {
+            spilled[t] = true;
         }
         let mut at = Vec::with_capacity(self.spilled.len());
         // Each point moves by the insertions before it, counted from those
         // before the def, which only grows from node to node.
         let mut hint = 0;
         for (i, n) in nodes.iter_mut().enumerate() {
-            if spilled[n.tensor.index()] {
+            if spilled[n.tensor] {
                 at.push(i);
             } else {
                 (*n, hint) = self.move_node(n, hint);

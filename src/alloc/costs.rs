@@ -13,6 +13,8 @@ use super::linear::Linear;
 use super::liveness::{self, Liveness};
 use super::spill::SpillPlans;
 use super::NodeId;
+use crate::entity::IdMap;
+use crate::ir::TensorId;
 use std::fmt;
 
 /// A spill cost or score in cycles: a whole number, or +∞ (prints `inf`).
@@ -97,8 +99,8 @@ pub fn spill_plan(lin: &Linear, live: &Liveness, v: NodeId) -> Option<SpillPlan>
     let mut save_after = last_write;
     let mut l = lin.points[last_write as usize].innermost();
     while let Some(x) = l.filter(|&x| !lin.inside(x, next_read)) {
-        save_after = lin.end[x.index()];
-        l = lin.parent[x.index()];
+        save_after = lin.end[x];
+        l = lin.parent[x];
     }
     let plan = SpillPlan {
         save_after,
@@ -106,7 +108,7 @@ pub fn spill_plan(lin: &Linear, live: &Liveness, v: NodeId) -> Option<SpillPlan>
     };
     let mut groups = plan.groups(ev);
     let gap = groups.next().is_some_and(|g| g.0 != save_after + 1) || groups.next().is_some();
-    let n = &live.nodes[v.index()];
+    let n = &live.nodes[v];
     (gap && liveness::extend(lin, n.def, save_after) != (n.start, n.end)).then_some(plan)
 }
 
@@ -115,7 +117,7 @@ pub fn spill_plans(lin: &Linear, live: &Liveness, spill: &[NodeId]) -> SpillPlan
     let mut plans = SpillPlans::default();
     for &v in spill {
         let plan = spill_plan(lin, live, v).expect("only spillable nodes are spilled");
-        let t = live.nodes[v.index()].tensor;
+        let t = live.nodes[v].tensor;
         plans.push(t, plan.save_after, plan.groups(live.events_of(v, lin)));
     }
     plans
@@ -127,7 +129,12 @@ pub fn spill_plans(lin: &Linear, live: &Liveness, spill: &[NodeId]) -> SpillPlan
 /// its own save, placed right after that write (or loop end); spilling it
 /// again would only relieve the spill code that later iterations put in
 /// the same gap, never a point of the program, and would repeat forever.
-pub fn find_costs(lin: &Linear, live: &Liveness, pinned: &[bool], latency: u64) -> Vec<Cost> {
+pub fn find_costs(
+    lin: &Linear,
+    live: &Liveness,
+    pinned: &IdMap<TensorId, bool>,
+    latency: u64,
+) -> Vec<Cost> {
     (0..live.nodes.len())
         .map(|i| cost_of(lin, live, NodeId::new(i), pinned, latency))
         .collect()
@@ -139,7 +146,7 @@ pub fn find_costs_of(
     lin: &Linear,
     live: &Liveness,
     ids: &[NodeId],
-    pinned: &[bool],
+    pinned: &IdMap<TensorId, bool>,
     latency: u64,
     mut costs: Vec<Cost>,
 ) -> Vec<Cost> {
@@ -149,9 +156,15 @@ pub fn find_costs_of(
 }
 
 /// The cost of spilling node `v` (see [`find_costs`]).
-fn cost_of(lin: &Linear, live: &Liveness, v: NodeId, pinned: &[bool], latency: u64) -> Cost {
-    let node = &live.nodes[v.index()];
-    if pinned[node.tensor.index()] {
+fn cost_of(
+    lin: &Linear,
+    live: &Liveness,
+    v: NodeId,
+    pinned: &IdMap<TensorId, bool>,
+    latency: u64,
+) -> Cost {
+    let node = &live.nodes[v];
+    if pinned[node.tensor] {
         return Cost::Inf;
     }
     let Some(plan) = spill_plan(lin, live, v) else {
@@ -189,7 +202,7 @@ mod tests {
                 .collect();
             assert!(spill.len() > 10, "seed {seed}: {} spilled", spill.len());
             // The first node's first reload would take K = 1.
-            let first = m.tensor(live.nodes[spill[0].index()].tensor).name.clone();
+            let first = m.tensor(live.nodes[spill[0]].tensor).name.clone();
             let last = m.tensors.len() - 1;
             m.tensors[last].name = format!("{first}_ReloadTensorCopy1");
             let code = |parallel| {
@@ -249,7 +262,7 @@ mod tests {
             let m = program(seed, &cfg).unwrap();
             let a = analyze(m, &AllocOptions::default()).unwrap();
             let (m, lin, live) = (&a.module, &a.lin, &a.live);
-            let costs = find_costs(lin, live, &vec![false; m.tensors.len()], 64);
+            let costs = find_costs(lin, live, &IdMap::with_len(m.tensors.len(), false), 64);
             let chosen: Vec<NodeId> = (0..costs.len())
                 .filter(|&i| costs[i] != Cost::Inf)
                 .map(NodeId::new)
@@ -261,13 +274,13 @@ mod tests {
             let live2 = liveness::live_ranges(&after, &lin2, &a.arch, a.arch.num_banks()).unwrap();
             let old_point = |p: u32| match lin2.points[p as usize].kind() {
                 PointKind::Inst(i) => lin.point_of(i),
-                PointKind::Header(l) => Some(lin.header[l.index()]),
-                PointKind::End(l) => Some(lin.end[l.index()]),
+                PointKind::Header(l) => Some(lin.header[l]),
+                PointKind::End(l) => Some(lin.end[l]),
             };
             let node_of = live2.node_index(after.tensors.len());
             for v in chosen {
-                let old = live.nodes[v.index()];
-                let new = live2.nodes[node_of[old.tensor.index()].unwrap().index()];
+                let old = live.nodes[v];
+                let new = live2.nodes[node_of[old.tensor].unwrap()];
                 let covered: Vec<u32> = (new.start..=new.end).filter_map(old_point).collect();
                 assert!(
                     covered.iter().all(|&p| old.start <= p && p <= old.end),

@@ -6,6 +6,7 @@
 
 use super::linear::{Linear, PointKind};
 use super::spill::SpillShift;
+use crate::entity::IdMap;
 use crate::ir::{InstId, InstKind, Mem, Module, TensorId};
 
 /// One instruction's access to a PSUM tensor.
@@ -41,7 +42,7 @@ pub struct AccessTable {
 impl AccessTable {
     /// The table of every instruction of `m`, row `i` for [`InstId`] `i`.
     pub fn new(m: &Module) -> AccessTable {
-        let is_psum: Vec<bool> = m.tensors.iter().map(|t| t.mem == Mem::Psum).collect();
+        let is_psum: IdMap<TensorId, bool> = m.tensors.iter().map(|t| t.mem == Mem::Psum).collect();
         let mut table = AccessTable {
             offsets: Vec::with_capacity(m.insts.len() + 1),
             entries: Vec::with_capacity(m.insts.len() * 2),
@@ -56,10 +57,10 @@ impl AccessTable {
     /// Appends the entries of the next instruction (sources in operand
     /// order, then the destination; a tensor met again is merged), of the
     /// tensors `psum` flags.
-    fn push(&mut self, kind: &InstKind, psum: &[bool]) {
+    fn push(&mut self, kind: &InstKind, psum: &IdMap<TensorId, bool>) {
         let first = self.entries.len();
         let mut note = |t: TensorId, read: bool, write: bool| {
-            if !psum[t.index()] {
+            if !psum[t] {
                 return;
             }
             match self.entries[first..].iter_mut().find(|e| e.tensor == t) {
@@ -126,7 +127,7 @@ impl Touch {
 /// code only the tensors it touched need new spans ([`Events::update`]).
 #[derive(Clone, Debug, Default)]
 pub struct Events {
-    spans: Vec<(u32, u32)>,
+    spans: IdMap<TensorId, (u32, u32)>,
     touches: Vec<Touch>,
 }
 
@@ -144,16 +145,16 @@ impl Events {
             PointKind::Inst(i) => Some((i, table.row(i.index()))),
             _ => None,
         });
-        let mut spans = vec![(0, 0); tensors];
+        let mut spans = IdMap::with_len(tensors, (0, 0));
         let mut counted = 0;
         for (_, row) in rows.clone() {
             for e in row {
-                spans[e.tensor.index()].1 += 1;
+                spans[e.tensor].1 += 1;
                 counted += 1;
             }
         }
         let mut at = 0;
-        for span in &mut spans {
+        for span in spans.values_mut() {
             let n = span.1;
             *span = (at, at);
             at += n;
@@ -161,7 +162,7 @@ impl Events {
         let mut touches = vec![Touch(0); counted];
         for (i, row) in rows {
             for e in row {
-                let end = &mut spans[e.tensor.index()].1;
+                let end = &mut spans[e.tensor].1;
                 touches[*end as usize] = Touch::new(i, e.read, e.write);
                 *end += 1;
             }
@@ -184,7 +185,7 @@ impl Events {
         let spilled = shift.spilled.iter().zip(&shift.saves).zip(&shift.kept);
         for ((&t, &save), &reads) in spilled {
             let at = self.touches.len() as u32;
-            let (from, to) = self.spans[t.index()];
+            let (from, to) = self.spans[t];
             let (from, to) = (from as usize, to as usize);
             let kept = self.touches[from..to].iter().rposition(|x| x.write());
             let kept = kept.expect("a spilled tensor is written");
@@ -192,14 +193,14 @@ impl Events {
             self.touches.push(Touch::new(save, true, false));
             let reads = from + kept + 1..from + kept + 1 + reads as usize;
             self.touches.extend_from_within(reads);
-            self.spans[t.index()] = (at, self.touches.len() as u32);
+            self.spans[t] = (at, self.touches.len() as u32);
         }
         for r in &shift.reloads {
             let at = self.touches.len() as u32;
             self.touches.push(Touch::new(r.copy, false, true));
             let reads = &shift.reads[r.reads.start as usize..r.reads.end as usize];
             (self.touches).extend(reads.iter().map(|&i| Touch::new(i, true, false)));
-            self.spans[r.tensor.index()] = (at, self.touches.len() as u32);
+            self.spans[r.tensor] = (at, self.touches.len() as u32);
         }
     }
 
@@ -209,7 +210,7 @@ impl Events {
         t: TensorId,
         lin: &'a Linear,
     ) -> impl DoubleEndedIterator<Item = Event> + ExactSizeIterator + Clone + 'a {
-        let (a, b) = self.spans[t.index()];
+        let (a, b) = self.spans[t];
         self.touches[a as usize..b as usize].iter().map(|&x| Event {
             point: lin
                 .point_of(x.inst())

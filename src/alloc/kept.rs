@@ -106,7 +106,7 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
         return Err(KeptErrors(problems).into());
     }
     let parallel = opts.parallel && a.module.tensors.len() >= PARALLEL_MIN_NODES;
-    let peak = liveness::peak_demand(&a.live.nodes, a.lin.len()).0;
+    let peak = liveness::peak_demand(a.live.nodes.as_slice(), a.lin.len()).0;
     let pct = hundredths(peak, a.num_banks) as f64 / 100.0;
     let report = AllocReport {
         arch: a.module.arch.clone(),
@@ -134,7 +134,7 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
 fn check(a: &Analysis) -> Vec<PlacementError> {
     let mut errors = Vec::new();
     let mut placed = Vec::new();
-    for n in &a.live.nodes {
+    for n in a.live.nodes.values() {
         let t = a.module.tensor(n.tensor);
         let tile = Placed {
             name: t.name.clone(),

@@ -6,7 +6,7 @@
 //! strictly between `header(L)` and `end(L)` are exactly the points inside `L`.
 //! The bank-timeline pictures (SPEC §8) reuse this numbering.
 
-use super::support::refill;
+use crate::entity::IdMap;
 use crate::ir::{InstId, LoopId, Module, Stmt};
 
 /// What a program point is.
@@ -134,18 +134,18 @@ pub struct Linear {
     pub points: Vec<Point>,
     /// The point of each instruction (by [`InstId`]), [`UNREACHED`] when
     /// none; read through [`Linear::point_of`].
-    inst_point: Vec<u32>,
+    inst_point: IdMap<InstId, u32>,
     /// Header point of each loop (by [`LoopId`]; `u32::MAX` when unreachable).
-    pub header: Vec<u32>,
+    pub header: IdMap<LoopId, u32>,
     /// End point of each loop (by [`LoopId`]; `u32::MAX` when unreachable).
-    pub end: Vec<u32>,
+    pub end: IdMap<LoopId, u32>,
     /// The loop directly around each loop.
-    pub parent: Vec<Option<LoopId>>,
+    pub parent: IdMap<LoopId, Option<LoopId>>,
     /// Nesting depth of each loop (an outermost loop has depth 1).
-    pub depth: Vec<u32>,
+    pub depth: IdMap<LoopId, u32>,
     /// Product of the trip counts of each loop and the loops around it
     /// (saturating), by [`LoopId`]; see [`Linear::weight`].
-    loop_weight: Vec<u64>,
+    loop_weight: IdMap<LoopId, u64>,
 }
 
 /// The point of an instruction in no body.
@@ -167,12 +167,12 @@ impl Linear {
         let capacity = m.insts.len() + 2 * nl;
         self.points.clear();
         self.points.reserve(capacity);
-        refill(&mut self.inst_point, m.insts.len(), UNREACHED);
-        refill(&mut self.header, nl, u32::MAX);
-        refill(&mut self.end, nl, u32::MAX);
-        refill(&mut self.parent, nl, None);
-        refill(&mut self.depth, nl, 0);
-        refill(&mut self.loop_weight, nl, 1);
+        self.inst_point.reset(m.insts.len(), UNREACHED);
+        self.header.reset(nl, u32::MAX);
+        self.end.reset(nl, u32::MAX);
+        self.parent.reset(nl, None);
+        self.depth.reset(nl, 0);
+        self.loop_weight.reset(nl, 1);
         for (bi, b) in m.blocks.iter().enumerate() {
             self.body(m, &b.body, BodyRef::Block(bi as u32), 0, 1);
         }
@@ -188,17 +188,17 @@ impl Linear {
             match *s {
                 Stmt::Inst(i) => {
                     let p = push(self, PointKind::Inst(i));
-                    self.inst_point[i.index()] = p;
+                    self.inst_point[i] = p;
                 }
                 Stmt::Loop(l) => {
-                    self.header[l.index()] = push(self, PointKind::Header(l));
-                    self.parent[l.index()] = at.as_loop();
-                    self.depth[l.index()] = depth + 1;
+                    self.header[l] = push(self, PointKind::Header(l));
+                    self.parent[l] = at.as_loop();
+                    self.depth[l] = depth + 1;
                     let lp = m.loop_(l);
                     let w = weight.saturating_mul(lp.trip_count());
-                    self.loop_weight[l.index()] = w;
+                    self.loop_weight[l] = w;
                     self.body(m, &lp.body, BodyRef::Loop(l), depth + 1, w);
-                    self.end[l.index()] = push(self, PointKind::End(l));
+                    self.end[l] = push(self, PointKind::End(l));
                 }
             }
         }
@@ -207,13 +207,13 @@ impl Linear {
     /// `weight(p)`: the product of the trip counts of the loops around
     /// point `p` (saturating; 1 at top level).
     pub fn weight(&self, p: u32) -> u64 {
-        (self.points[p as usize].innermost()).map_or(1, |l| self.loop_weight[l.index()])
+        (self.points[p as usize].innermost()).map_or(1, |l| self.loop_weight[l])
     }
 
     /// The point of instruction `i`, `None` when it is unreachable (or not
     /// in the module numbered).
     pub fn point_of(&self, i: InstId) -> Option<u32> {
-        (self.inst_point.get(i.index()).copied()).filter(|&p| p != UNREACHED)
+        (self.inst_point.get(i).copied()).filter(|&p| p != UNREACHED)
     }
 
     /// Number of points.
@@ -233,7 +233,7 @@ impl Linear {
         let mut l = self.points[p as usize].innermost();
         while let Some(x) = l {
             out.push(x);
-            l = self.parent[x.index()];
+            l = self.parent[x];
         }
         out.reverse();
         out
@@ -243,12 +243,12 @@ impl Linear {
     pub fn point_depth(&self, p: u32) -> u32 {
         self.points[p as usize]
             .innermost()
-            .map_or(0, |l| self.depth[l.index()])
+            .map_or(0, |l| self.depth[l])
     }
 
     /// Whether point `p` lies inside loop `l` (strictly between its header and end).
     pub fn inside(&self, l: LoopId, p: u32) -> bool {
-        self.header[l.index()] < p && p < self.end[l.index()]
+        self.header[l] < p && p < self.end[l]
     }
 
     /// The loop at depth `d` (1-based) in the nest of point `p`, i.e. `nest(p)[d − 1]`.
@@ -256,8 +256,8 @@ impl Linear {
         let mut l = self.points[p as usize]
             .innermost()
             .expect("nest_at beyond the point's depth");
-        while self.depth[l.index()] > d {
-            l = self.parent[l.index()].expect("loop depth is consistent");
+        while self.depth[l] > d {
+            l = self.parent[l].expect("loop depth is consistent");
         }
         l
     }
@@ -266,16 +266,16 @@ impl Linear {
     pub fn common_depth(&self, a: u32, b: u32) -> u32 {
         let mut x = self.points[a as usize].innermost();
         let mut y = self.points[b as usize].innermost();
-        let d = |l: Option<LoopId>| l.map_or(0, |l| self.depth[l.index()]);
+        let d = |l: Option<LoopId>| l.map_or(0, |l| self.depth[l]);
         while d(x) > d(y) {
-            x = x.and_then(|l| self.parent[l.index()]);
+            x = x.and_then(|l| self.parent[l]);
         }
         while d(y) > d(x) {
-            y = y.and_then(|l| self.parent[l.index()]);
+            y = y.and_then(|l| self.parent[l]);
         }
         while x != y {
-            x = x.and_then(|l| self.parent[l.index()]);
-            y = y.and_then(|l| self.parent[l.index()]);
+            x = x.and_then(|l| self.parent[l]);
+            y = y.and_then(|l| self.parent[l]);
         }
         d(x)
     }
@@ -330,8 +330,8 @@ mod tests {
         assert_eq!(lin.len(), 8);
         let points: Vec<_> = (0..5).map(|i| lin.point_of(InstId(i))).collect();
         assert_eq!(points, vec![Some(0), Some(2), Some(4), Some(7), None]);
-        assert_eq!((lin.header[outer.index()], lin.end[outer.index()]), (1, 6));
-        assert_eq!((lin.header[inner.index()], lin.end[inner.index()]), (3, 5));
+        assert_eq!((lin.header[outer], lin.end[outer]), (1, 6));
+        assert_eq!((lin.header[inner], lin.end[inner]), (3, 5));
         let weights: Vec<u64> = (0..8).map(|p| lin.weight(p)).collect();
         assert_eq!(weights, vec![1, 1, 4, 4, 12, 4, 1, 1]);
         assert_eq!(lin.nest(4), vec![outer, inner]);

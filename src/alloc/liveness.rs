@@ -15,13 +15,15 @@ use super::linear::Linear;
 use super::support::sort::sort_by_u64;
 use super::AllocError;
 use crate::arch::Arch;
-use crate::ir::{entity, Mem, Module, TensorId};
+use crate::entity::{entity_id, IdMap, IdVec};
+use crate::ir::{entity, LoopId, Mem, Module, TensorId};
 use serde::{Deserialize, Serialize};
 
 entity!(
     /// A candidate node of the interference graph, numbered in order of first definition.
     NodeId
 );
+entity_id!(NodeId);
 
 /// A candidate: one PSUM tensor and its live range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +67,7 @@ impl Node {
 #[derive(Clone, Debug, Default)]
 pub struct Liveness {
     /// Nodes, numbered in order of first definition.
-    pub nodes: Vec<Node>,
+    pub nodes: IdVec<NodeId, Node>,
     /// PSUM tensors with no access at all, in declaration order.
     pub unused: Vec<TensorId>,
     /// The PSUM accesses, per tensor.
@@ -84,10 +86,10 @@ impl Liveness {
     /// The node of each of the first `tensors` tensors (by [`TensorId`]),
     /// `None` for one that is no candidate: an index built on demand (the
     /// allocator itself never looks nodes up by tensor).
-    pub fn node_index(&self, tensors: usize) -> Vec<Option<NodeId>> {
-        let mut index = vec![None; tensors];
-        for (v, n) in self.nodes.iter().enumerate() {
-            index[n.tensor.index()] = Some(NodeId::new(v));
+    pub fn node_index(&self, tensors: usize) -> IdMap<TensorId, Option<NodeId>> {
+        let mut index = IdMap::with_len(tensors, None);
+        for (v, n) in self.nodes.iter() {
+            index[n.tensor] = Some(v);
         }
         index
     }
@@ -98,7 +100,7 @@ impl Liveness {
         v: NodeId,
         lin: &'a Linear,
     ) -> impl DoubleEndedIterator<Item = Event> + ExactSizeIterator + Clone + 'a {
-        self.events.of(self.nodes[v.index()].tensor, lin)
+        self.events.of(self.nodes[v].tensor, lin)
     }
 }
 
@@ -132,7 +134,7 @@ pub fn live_ranges_of(
     let mut unused = Vec::new();
     let nodes = ctx.all_nodes(&mut unused)?;
     Ok(Liveness {
-        nodes,
+        nodes: nodes.into(),
         unused,
         events,
     })
@@ -256,12 +258,12 @@ pub fn extend(lin: &Linear, def: u32, last_use: u32) -> (u32, u32) {
     }
     let c = lin.common_depth(def, last_use);
     let start = if lin.point_depth(def) > c {
-        lin.header[lin.nest_at(def, c + 1).index()]
+        lin.header[lin.nest_at(def, c + 1)]
     } else {
         def
     };
     let end = if lin.point_depth(last_use) > c {
-        lin.end[lin.nest_at(last_use, c + 1).index()]
+        lin.end[lin.nest_at(last_use, c + 1)]
     } else {
         last_use
     };
@@ -271,19 +273,19 @@ pub fn extend(lin: &Linear, def: u32, last_use: u32) -> (u32, u32) {
 /// Scratch for the loop-carried widening: first read and first write of the
 /// current node in each loop, reset lazily by a per-node stamp.
 struct Carried {
-    stamp: Vec<u32>,
-    first_read: Vec<Option<u32>>,
-    first_write: Vec<Option<u32>>,
-    touched: Vec<usize>,
+    stamp: IdMap<LoopId, u32>,
+    first_read: IdMap<LoopId, Option<u32>>,
+    first_write: IdMap<LoopId, Option<u32>>,
+    touched: Vec<LoopId>,
     tag: u32,
 }
 
 impl Carried {
     fn new(loops: usize) -> Self {
         Carried {
-            stamp: vec![0; loops],
-            first_read: vec![None; loops],
-            first_write: vec![None; loops],
+            stamp: IdMap::with_len(loops, 0),
+            first_read: IdMap::with_len(loops, None),
+            first_write: IdMap::with_len(loops, None),
             touched: Vec::new(),
             tag: 0,
         }
@@ -305,8 +307,7 @@ impl Carried {
         self.touched.clear();
         for e in ev {
             let mut l = lin.points[e.point as usize].innermost();
-            while let Some(x) = l {
-                let i = x.index();
+            while let Some(i) = l {
                 if self.stamp[i] != self.tag {
                     self.stamp[i] = self.tag;
                     self.first_read[i] = None;

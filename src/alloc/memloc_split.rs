@@ -12,7 +12,8 @@ use super::events::{AccessTable, Event, Events};
 use super::linear::Linear;
 use super::support::threads;
 use super::InputTensors;
-use crate::ir::{Access, InstId, InstKind, Mem, Module, Region, Tensor, TensorId};
+use crate::entity::{IdMap, IdVec};
+use crate::ir::{Access, InstId, InstKind, Mem, Module, Region, Tensor, TensorId, VarId};
 use std::ops::Range;
 
 /// Splits every PSUM tensor of `m` at its overwrite points, in place
@@ -28,9 +29,9 @@ pub fn memloc_split(
     parallel: bool,
 ) -> (Module, Events, InputTensors) {
     let events = Events::from_table(&table, m.tensors.len(), lin);
-    let mut last_value = vec![0i64; m.vars.len()];
+    let mut last_value = IdMap::with_len(m.vars.len(), 0i64);
     for l in &m.loops {
-        last_value[l.var.index()] = l.hi - 1;
+        last_value[l.var] = l.hi - 1;
     }
     // The tensors with cuts (few or none), with them.
     let cut = |ids: Range<usize>| -> Vec<(usize, Vec<u32>)> {
@@ -48,14 +49,14 @@ pub fn memloc_split(
         return (m, events, InputTensors::new(Vec::new(), n));
     }
     drop((events, table));
-    let mut cuts = vec![Vec::new(); n];
+    let mut cuts = IdMap::with_len(n, Vec::new());
     for (ti, c) in early.into_iter().chain(late) {
-        cuts[ti] = c;
+        cuts[TensorId::new(ti)] = c;
     }
     let old = std::mem::take(&mut m.tensors);
-    let mut base = Vec::with_capacity(old.len());
+    let mut base: IdVec<TensorId, usize> = IdVec::with_capacity(old.len());
     let mut input = Vec::with_capacity(old.len());
-    for (i, (t, c)) in old.into_iter().zip(&cuts).enumerate() {
+    for (i, (t, c)) in old.into_iter().zip(cuts.values()).enumerate() {
         base.push(m.tensors.len());
         input.extend(std::iter::repeat_n(TensorId::new(i), c.len() + 1));
         if c.is_empty() {
@@ -72,9 +73,9 @@ pub fn memloc_split(
     for (ii, inst) in m.insts.iter_mut().enumerate() {
         let point = lin.point_of(InstId::new(ii));
         let rename = |a: &mut Access| {
-            let c = &cuts[a.tensor.index()];
+            let c = &cuts[a.tensor];
             let piece = point.map_or(0, |p| c.partition_point(|&x| x <= p));
-            a.tensor = TensorId::new(base[a.tensor.index()] + piece);
+            a.tensor = TensorId::new(base[a.tensor] + piece);
         };
         rename(inst.kind.dst_mut());
         inst.kind.for_each_src_mut(rename);
@@ -90,7 +91,7 @@ fn cut_points(
     lin: &Linear,
     ev: impl Iterator<Item = Event>,
     t: &Tensor,
-    last_value: &[i64],
+    last_value: &IdMap<VarId, i64>,
 ) -> Vec<u32> {
     let whole = Region {
         p0: 0,
@@ -129,13 +130,13 @@ fn overwrites(
     kind: &InstKind,
     prev: &Event,
     whole: Region,
-    last_value: &[i64],
+    last_value: &IdMap<VarId, i64>,
 ) -> bool {
     if kind.as_matmul().is_none() || !prev.write {
         return true;
     }
     let pk = &m.inst(prev.inst).kind;
-    let region = pk.dst().region(|v| last_value[v.index()]);
+    let region = pk.dst().region(|v| last_value[v]);
     if pk.as_matmul().is_some() {
         region != whole
     } else {

@@ -7,6 +7,7 @@ use super::log::{hundredths, pct_text, Log};
 use super::support::threads::in_halves;
 use super::TensorReport;
 use crate::arch::Arch;
+use crate::entity::IdMap;
 use crate::ir::{Mem, Module, TensorId};
 use std::ops::Range;
 
@@ -21,23 +22,23 @@ pub(crate) fn rows(
     parallel: bool,
 ) -> Vec<TensorReport> {
     let node_of = live.node_index(work.tensors.len());
-    let mut was_spilled = vec![false; work.tensors.len()];
-    for t in spilled {
-        was_spilled[t.index()] = true;
+    let mut was_spilled = IdMap::with_len(work.tensors.len(), false);
+    for &t in spilled {
+        was_spilled[t] = true;
     }
     let rows = |range: Range<usize>| {
         let psum = range.filter(|&i| work.tensors[i].mem == Mem::Psum);
         psum.map(|i| {
-            let t = &work.tensors[i];
+            let (t, id) = (&work.tensors[i], TensorId::new(i));
             TensorReport {
                 name: t.name.clone(),
                 bank: t.bank,
                 banks: arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes))),
-                interval: node_of[i].map(|v| {
-                    let n = &live.nodes[v.index()];
+                interval: node_of[id].map(|v| {
+                    let n = &live.nodes[v];
                     [n.start, n.end]
                 }),
-                spilled: was_spilled[i],
+                spilled: was_spilled[id],
             }
         })
         .collect::<Vec<_>>()
@@ -58,7 +59,7 @@ pub(crate) fn log_closing(
     num_banks: u32,
 ) -> u64 {
     log.v(format!("number of tensors spilled from PSUM = {spilled}"));
-    let used = liveness::peak_demand(&live.nodes, points).0;
+    let used = liveness::peak_demand(live.nodes.as_slice(), points).0;
     let utilization = hundredths(used, num_banks);
     log.v(format!(
         "{}% PSUM utilization after allocation",

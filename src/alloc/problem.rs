@@ -6,6 +6,7 @@
 use super::costs::{self, Cost};
 use super::split_cost::{self, SplitSpans};
 use super::{analyze, AllocError, AllocOptions};
+use crate::entity::IdMap;
 use crate::ir::Module;
 use serde::Serialize;
 
@@ -62,7 +63,7 @@ impl AllocProblem {
 /// extension, `liveN`.
 pub fn problem(m: &Module, opts: &AllocOptions) -> Result<AllocProblem, AllocError> {
     let first = analyze(m.clone(), opts)?;
-    let buffers = (first.live.nodes.iter())
+    let buffers = (first.live.nodes.values())
         .map(|n| Buffer {
             id: first.module.tensor(n.tensor).name.clone(),
             interval: Interval {
@@ -72,7 +73,7 @@ pub fn problem(m: &Module, opts: &AllocOptions) -> Result<AllocProblem, AllocErr
             },
         })
         .collect();
-    let pinned = vec![false; first.module.tensors.len()];
+    let pinned = IdMap::with_len(first.module.tensors.len(), false);
     let (split, split_exact) = split_cost::split_spans(&first, opts.spill_latency);
     Ok(AllocProblem {
         arch: m.arch.clone(),

@@ -42,7 +42,7 @@ impl Start {
             t.bank = None;
         }
         let warnings = unused_warnings(&analysis);
-        let peak = liveness::peak_demand(&analysis.live.nodes, analysis.lin.len()).0;
+        let peak = liveness::peak_demand(analysis.live.nodes.as_slice(), analysis.lin.len()).0;
         let demand = hundredths(peak, analysis.num_banks);
         let mut log = Log::new(opts.log);
         log.v(" allocating PSUM".into());
@@ -119,7 +119,7 @@ impl Finish<'_> {
             parallel,
         } = self;
         let utilization = outcome::log_closing(&mut log, spilled.len(), live, points, num_banks);
-        for (n, b) in live.nodes.iter().zip(banks) {
+        for (n, b) in live.nodes.values().zip(banks) {
             work.tensors[n.tensor.index()].bank = *b;
         }
         // A large program's rows (a name each) are built in two halves at once.

@@ -19,6 +19,8 @@ use super::liveness::{self, Liveness, Node};
 use super::spill::SpillPlans;
 use super::support::threads;
 use super::NodeId;
+use crate::entity::IdMap;
+use crate::ir::TensorId;
 
 /// What each node of one iteration holds when it is spilled, and its cost.
 #[derive(Debug, PartialEq, Eq)]
@@ -55,7 +57,7 @@ impl Pieces {
     pub fn of(
         lin: &Linear,
         live: &Liveness,
-        pinned: &[bool],
+        pinned: &IdMap<TensorId, bool>,
         latency: u64,
         parallel: bool,
     ) -> Pieces {
@@ -70,7 +72,7 @@ impl Pieces {
     fn of_nodes(
         lin: &Linear,
         live: &Liveness,
-        pinned: &[bool],
+        pinned: &IdMap<TensorId, bool>,
         latency: u64,
         nodes: std::ops::Range<usize>,
     ) -> Pieces {
@@ -87,9 +89,9 @@ impl Pieces {
             reach: Vec::new(),
         };
         pieces.first.push(0);
-        for (i, node) in live.nodes[nodes.clone()].iter().enumerate() {
+        for (i, node) in live.nodes.as_slice()[nodes.clone()].iter().enumerate() {
             let v = NodeId::new(nodes.start + i);
-            let plan = (!pinned[node.tensor.index()])
+            let plan = (!pinned[node.tensor])
                 .then(|| spill_plan(lin, live, v))
                 .flatten();
             if let Some(plan) = plan {
@@ -317,9 +319,9 @@ pub struct SplitSpans {
 /// depends on loops (every read group kept on its own tensor up to its
 /// last point, and a reload serving every later group of its node).
 pub(super) fn split_spans(first: &Analysis, latency: u64) -> (Vec<SplitSpans>, bool) {
-    let pinned = vec![false; first.module.tensors.len()];
+    let pinned = IdMap::with_len(first.module.tensors.len(), false);
     let pieces = Pieces::of(&first.lin, &first.live, &pinned, latency, false);
-    let spans = (first.live.nodes.iter().enumerate())
+    let spans = (first.live.nodes.values().enumerate())
         .map(|(v, n)| pieces.split_spans(v, n))
         .collect();
     (spans, pieces.unextended())
@@ -359,11 +361,7 @@ pub(super) fn spill_plans(live: &Liveness, pieces: &Pieces, placed: &Placement) 
     for &v in &placed.spilled {
         let groups = pieces.groups_of(v.index());
         let reloads = groups.map(|g| (pieces.groups[g], placed.reload[g]));
-        plans.push_split(
-            live.nodes[v.index()].tensor,
-            pieces.save_after[v.index()],
-            reloads,
-        );
+        plans.push_split(live.nodes[v].tensor, pieces.save_after[v.index()], reloads);
     }
     plans
 }
@@ -379,7 +377,8 @@ mod tests {
     fn pieces_cost_what_find_costs_does() {
         for seed in 0..4 {
             let a = crate::alloc::analysis::testing::random_analyzed(200, seed);
-            let pinned: Vec<bool> = (0..a.module.tensors.len()).map(|t| t % 7 == 0).collect();
+            let pinned: IdMap<TensorId, bool> =
+                (0..a.module.tensors.len()).map(|t| t % 7 == 0).collect();
             let pieces = Pieces::of(&a.lin, &a.live, &pinned, 64, false);
             assert_eq!(
                 pieces,

@@ -1,14 +1,22 @@
 //! The program builder behind every generator of SPEC §7: declarations and
 //! statements appended to a module in program order, loops entered into the
 //! arenas before their bodies (the parser's order, so `parse(print(m)) == m`),
-//! and the errors generation can end in.
+//! the errors generation can end in, and the building blocks the workloads
+//! share (PSUM banks side by side, stores, PE transposes).
 
-use crate::arch::{self, Arch, ArchError};
+use crate::arch::{self, Arch, ArchError, PSUM_BANK_SIZE};
 use crate::ir::{
     Access, Affine, Block, DType, Flags, Inst, InstKind, Loop, LoopId, Matmul, MatmulKind, Mem,
     Module, Stmt, Tensor, TensorId, VarId,
 };
 use std::ops::Range;
+
+/// Bytes per partition of one PSUM bank.
+pub(super) const BANK: u32 = PSUM_BANK_SIZE;
+/// f32 elements per partition in one bank: the N of a one-bank matmul.
+pub(super) const TILE_N: u32 = 512;
+/// PE rows: the contraction (K) chunk of a matmul.
+pub(super) const K_TILE: u32 = 128;
 
 /// Why a workload could not be generated.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -374,4 +382,89 @@ pub(super) fn in_range(
         });
     }
     Ok(value)
+}
+
+/// `value / tile`, requiring a positive multiple.
+pub(super) fn tiles(param: &'static str, value: u32, tile: u32) -> Result<u32, GenError> {
+    if value == 0 || value % tile != 0 {
+        return Err(GenError::NotMultiple {
+            param,
+            value: value.into(),
+            multiple: tile.into(),
+        });
+    }
+    Ok(value / tile)
+}
+
+impl Builder {
+    /// One bank-sized f32 PSUM tensor `{prefix}{i}` of `partitions` for each
+    /// `i` in `0..count`.
+    pub(super) fn psum_banks(
+        &mut self,
+        prefix: &str,
+        partitions: u32,
+        count: u32,
+    ) -> Result<Vec<TensorId>, GenError> {
+        (0..count)
+            .map(|i| self.psum(format!("{prefix}{i}"), partitions, BANK.into()))
+            .collect()
+    }
+
+    /// `act y[:, i·BANK : (i+1)·BANK] <- accs[i]` for each accumulator: the
+    /// banks evacuated side by side.
+    pub(super) fn evacuate_side_by_side(&mut self, y: TensorId, accs: &[TensorId]) {
+        let parts = self.module.tensor(y).partitions;
+        let bank = u64::from(BANK);
+        for (i, &acc) in accs.iter().enumerate() {
+            let dst = at(y, 0..parts, aff(i as u64 * bank, &[]), bank);
+            self.act(dst, vec![self.whole(acc)]);
+        }
+    }
+
+    /// `dma out[0:P, offset : offset + B] <- sb`: stores the SBUF tensor `sb`
+    /// (`[P, B]`) into its slot of `out`.
+    pub(super) fn store(&mut self, out: TensorId, offset: Affine, sb: TensorId) {
+        let t = self.module.tensor(sb);
+        let (parts, bytes) = (t.partitions, u64::from(t.bytes));
+        self.dma(at(out, 0..parts, offset, bytes), self.whole(sb));
+    }
+
+    /// A loop `j` of `matmul.t`s transposing the square blocks of `src`
+    /// (`[M tile, 512]` bf16) through `ident` into the PSUM tile `tp`.
+    pub(super) fn transpose_blocks(&mut self, tp: TensorId, src: TensorId, ident: TensorId) {
+        let mt = self.m_tile();
+        let mt64 = u64::from(mt);
+        let j = self.open_loop("j", TILE_N / mt);
+        self.matmul_at(
+            MatmulKind::Transpose,
+            at(tp, 0..mt, aff(0, &[(j, mt64 * 4)]), mt64 * 4),
+            at(src, 0..mt, aff(0, &[(j, mt64 * 2)]), mt64 * 2),
+            self.whole(ident),
+            (0, 0),
+        );
+        self.close_loop();
+    }
+
+    /// A loop `j` over the square blocks of `lhs` (`[M tile, 512]` bf16, the
+    /// output of [`Builder::transpose_blocks`], evacuated):
+    /// `acc += lhs block j · rhs[:, rhs_at + j·len : … + len]`.
+    pub(super) fn block_matmuls(
+        &mut self,
+        acc: TensorId,
+        lhs: TensorId,
+        rhs: TensorId,
+        mut rhs_at: Affine,
+        len: u64,
+    ) {
+        let mt = self.m_tile();
+        let mt64 = u64::from(mt);
+        let j = self.open_loop("j", TILE_N / mt);
+        rhs_at.add_term(j, len as i64);
+        self.matmul(
+            self.whole(acc),
+            at(lhs, 0..mt, aff(0, &[(j, mt64 * 2)]), mt64 * 2),
+            at(rhs, 0..mt, rhs_at, len),
+        );
+        self.close_loop();
+    }
 }

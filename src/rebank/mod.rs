@@ -27,6 +27,7 @@ mod private;
 
 use crate::alloc::{self, AllocOptions, AllocOutcome, TensorReport};
 use crate::arch::{self, Arch};
+use crate::entity::IdMap;
 use crate::ir::{LoopId, Mem, Module, Stmt, TensorId, Visit};
 use crate::{estimate, matmul, reuse, unroll};
 use std::cmp::Reverse;
@@ -49,7 +50,7 @@ struct Score {
 /// its avoidable edges.
 struct Scored {
     score: Score,
-    involved: Vec<bool>,
+    involved: IdMap<TensorId, bool>,
 }
 
 /// The search's state: what it may still spend, and the context.
@@ -82,10 +83,10 @@ impl Search {
         let mut u = unroll::unroll(m).ok()?;
         matmul::legalize_program(&mut u, &self.arch).ok()?;
         let r = reuse::analyze(&u, self.num_banks);
-        let mut involved = vec![false; m.tensors.len()];
+        let mut involved = IdMap::with_len(m.tensors.len(), false);
         for e in r.edges.iter().filter(|e| e.avoidable) {
             for v in [e.from, e.to] {
-                involved[r.values[v].tensor.index()] = true;
+                involved[r.values[v].tensor] = true;
             }
         }
         let sum = r.summary();
@@ -128,7 +129,7 @@ impl Search {
         let mut copies = 0;
         for l in loops_inside_out(m) {
             let trips = m.loop_(l).trip_count();
-            let candidates = std::mem::take(&mut within[l.index()]);
+            let candidates = std::mem::take(&mut within[l]);
             if trips < 2 || candidates.is_empty() {
                 continue;
             }
@@ -136,8 +137,8 @@ impl Search {
             if !self.spend(unroll::unrolled_count(&out) + nodes) {
                 break;
             }
-            let (header, end) = (a.lin.header[l.index()], a.lin.end[l.index()]);
-            let held: u32 = (a.live.nodes.iter())
+            let (header, end) = (a.lin.header[l], a.lin.end[l]);
+            let held: u32 = (a.live.nodes.values())
                 .filter(|n| n.start <= header && n.end >= end)
                 .map(|n| n.banks)
                 .sum();
@@ -191,11 +192,11 @@ fn loops_inside_out(m: &Module) -> Vec<LoopId> {
 
 /// For each loop (by id), the PSUM tensors whose every access lies in it:
 /// the tensors that may be private to it.
-fn inside(m: &Module) -> Vec<Vec<TensorId>> {
-    let mut by_loop = vec![Vec::new(); m.loops.len()];
-    for (t, loops) in enclosing_loops(m).into_iter().enumerate() {
-        for l in loops.into_iter().flatten() {
-            by_loop[l.index()].push(TensorId::new(t));
+fn inside(m: &Module) -> IdMap<LoopId, Vec<TensorId>> {
+    let mut by_loop = IdMap::with_len(m.loops.len(), Vec::new());
+    for (t, loops) in enclosing_loops(m).iter() {
+        for &l in loops.iter().flatten() {
+            by_loop[l].push(t);
         }
     }
     by_loop
@@ -203,8 +204,8 @@ fn inside(m: &Module) -> Vec<Vec<TensorId>> {
 
 /// For each PSUM tensor, the loops around every one of its accesses
 /// (outermost first): the loops it may be private to.
-fn enclosing_loops(m: &Module) -> Vec<Option<Vec<LoopId>>> {
-    let mut common: Vec<Option<Vec<LoopId>>> = vec![None; m.tensors.len()];
+fn enclosing_loops(m: &Module) -> IdMap<TensorId, Option<Vec<LoopId>>> {
+    let mut common: IdMap<TensorId, Option<Vec<LoopId>>> = IdMap::with_len(m.tensors.len(), None);
     m.walk(|v, nest| {
         let Visit::Inst(i) = v else {
             return;
@@ -214,7 +215,7 @@ fn enclosing_loops(m: &Module) -> Vec<Option<Vec<LoopId>>> {
             if m.tensor(t).mem != Mem::Psum {
                 return;
             }
-            let c = &mut common[t.index()];
+            let c = &mut common[t];
             match c {
                 None => *c = Some(nest.to_vec()),
                 Some(prefix) => {
@@ -281,8 +282,8 @@ pub fn rotate(input: &Module, outcome: &mut AllocOutcome, opts: &AllocOptions) {
             break;
         }
         let trips = current.loop_(l).trip_count();
-        let candidates = std::mem::take(&mut within[l.index()]);
-        let involved = |t: &TensorId| best.0.involved.get(t.index()).copied().unwrap_or(false);
+        let candidates = std::mem::take(&mut within[l]);
+        let involved = |t: &TensorId| best.0.involved.get(*t).copied().unwrap_or(false);
         if trips < 2 || !candidates.iter().any(involved) {
             continue;
         }
@@ -351,7 +352,7 @@ fn rows(
     };
     let interval_of = |t: TensorId| {
         let a = analysis.as_ref()?;
-        let n = a.live.nodes.iter().find(|n| n.tensor == t)?;
+        let n = a.live.nodes.values().find(|n| n.tensor == t)?;
         Some([n.start, n.end])
     };
     let by_name: std::collections::HashMap<&str, &TensorReport> =

@@ -7,20 +7,21 @@
 
 use crate::alloc::Analysis;
 use crate::arch::bank_alignment;
-use crate::ir::Module;
+use crate::entity::IdMap;
+use crate::ir::{Module, TensorId};
 
 /// The banks of `a`'s nodes placed by rotation on `num_banks` banks, by
 /// tensor (`None` for a tensor that is no node), or `None` when some node
 /// finds no free block.
-pub fn rotate(a: &Analysis, num_banks: u32) -> Option<Vec<Option<u32>>> {
-    let nodes = &a.live.nodes;
+pub fn rotate(a: &Analysis, num_banks: u32) -> Option<IdMap<TensorId, Option<u32>>> {
+    let nodes = a.live.nodes.as_slice();
     let mut order: Vec<usize> = (0..nodes.len()).collect();
     order.sort_by_key(|&n| (nodes[n].start, n));
     let lanes = num_banks as usize;
     // Per bank: the end of its holder, and the end of its last holder (-1: never used).
     let mut held: Vec<Option<u32>> = vec![None; lanes];
     let mut released: Vec<i64> = vec![-1; lanes];
-    let mut banks = vec![None; a.module.tensors.len()];
+    let mut banks = IdMap::with_len(a.module.tensors.len(), None);
     for n in order {
         let node = &nodes[n];
         for b in 0..lanes {
@@ -42,14 +43,14 @@ pub fn rotate(a: &Analysis, num_banks: u32) -> Option<Vec<Option<u32>>> {
         for b in best..best + size {
             held[b as usize] = Some(node.end);
         }
-        banks[node.tensor.index()] = Some(best);
+        banks[node.tensor] = Some(best);
     }
     Some(banks)
 }
 
 /// Writes `banks` into `m` (tensors with `None` keep theirs).
-pub fn apply(m: &mut Module, banks: &[Option<u32>]) {
-    for (t, b) in m.tensors.iter_mut().zip(banks) {
+pub fn apply(m: &mut Module, banks: &IdMap<TensorId, Option<u32>>) {
+    for (t, b) in m.tensors.iter_mut().zip(banks.values()) {
         if b.is_some() {
             t.bank = *b;
         }
@@ -75,7 +76,8 @@ mod tests {
             psum_banks: Some(banks),
             ..AllocOptions::default()
         };
-        rotate(&analyze(m, &opts).unwrap(), banks)
+        let placed = rotate(&analyze(m, &opts).unwrap(), banks)?;
+        Some(placed.values().copied().collect())
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //! normally is private to its loop; psum proves it for every tensor,
 //! annotated or not.
 
-use crate::ir::{Access, InstKind, LoopId, Module, Region, Stmt, TensorId};
+use crate::entity::IdMap;
+use crate::ir::{Access, InstKind, LoopId, Module, Region, Stmt, TensorId, VarId};
 
 /// Dynamic instructions [`private_tensors`] replays at most; a larger
 /// program has no private tensors.
@@ -141,9 +142,9 @@ struct Replay<'m> {
     m: &'m Module,
     target: LoopId,
     k: u64,
-    env: Vec<i64>,
+    env: IdMap<VarId, i64>,
     /// Index into `cands` of each tensor (`usize::MAX`: not a candidate).
-    slot: Vec<usize>,
+    slot: IdMap<TensorId, usize>,
     cands: Vec<Candidate>,
     /// Inside the target loop: (iteration number, class of the iteration).
     inside: Option<(u64, usize)>,
@@ -162,7 +163,7 @@ impl Replay<'_> {
                     let m = self.m;
                     let lp = m.loop_(l);
                     for v in lp.lo..lp.hi {
-                        self.env[lp.var.index()] = v;
+                        self.env[lp.var] = v;
                         if l == self.target {
                             self.inside =
                                 Some((self.iterations, ((v - lp.lo) as u64 % self.k) as usize));
@@ -183,14 +184,10 @@ impl Replay<'_> {
             return;
         };
         let env = &self.env;
-        let region = |a: &Access| a.region(|v| env[v.index()]);
+        let region = |a: &Access| a.region(|v| env[v]);
         let mut reads: Vec<(usize, Region)> = Vec::new();
         kind.for_each_src(|a| {
-            if let Some(&s) = self
-                .slot
-                .get(a.tensor.index())
-                .filter(|&&s| s != usize::MAX)
-            {
+            if let Some(&s) = self.slot.get(a.tensor).filter(|&&s| s != usize::MAX) {
                 reads.push((s, region(a)));
             }
         });
@@ -204,11 +201,7 @@ impl Replay<'_> {
             c.alive &= c.one.covered(&r, it) && c.one.push(event) && c.copies[class].push(event);
         }
         let dst = kind.dst();
-        let Some(&s) = self
-            .slot
-            .get(dst.tensor.index())
-            .filter(|&&s| s != usize::MAX)
-        else {
+        let Some(&s) = self.slot.get(dst.tensor).filter(|&&s| s != usize::MAX) else {
             return;
         };
         let r = region(dst);
@@ -241,10 +234,10 @@ pub fn private_tensors(m: &Module, l: LoopId, k: u64, candidates: &[TensorId]) -
     if crate::unroll::unrolled_count(m) > MAX_REPLAY || k == 0 {
         return Vec::new();
     }
-    let mut slot = vec![usize::MAX; m.tensors.len()];
+    let mut slot = IdMap::with_len(m.tensors.len(), usize::MAX);
     let mut cands = Vec::new();
     for &t in candidates {
-        slot[t.index()] = cands.len();
+        slot[t] = cands.len();
         cands.push(Candidate {
             tensor: t,
             alive: true,
@@ -259,7 +252,7 @@ pub fn private_tensors(m: &Module, l: LoopId, k: u64, candidates: &[TensorId]) -
         m,
         target: l,
         k,
-        env: vec![0; m.vars.len()],
+        env: IdMap::with_len(m.vars.len(), 0),
         slot,
         cands,
         inside: None,
@@ -282,7 +275,7 @@ mod tests {
         let m = crate::text::parse(src).unwrap().module;
         let l = LoopId::new(0);
         let inside = super::super::inside(&m);
-        private_tensors(&m, l, k, &inside[l.index()])
+        private_tensors(&m, l, k, &inside[l])
             .iter()
             .map(|&t| m.tensor(t).name.clone())
             .collect()

@@ -21,6 +21,8 @@ macro_rules! put {
 }
 
 mod html;
+mod layout;
+mod style;
 mod svg;
 
 pub use html::html;
@@ -28,7 +30,7 @@ pub use svg::svg;
 
 use crate::alloc::linear::{Linear, PointKind};
 use crate::alloc::{self, AllocOptions, AllocOutcome, Analysis};
-use crate::ir::{InstId, InstKind, Mem, Module, Stmt};
+use crate::ir::{InstId, InstKind, LoopId, Mem, Module, Stmt};
 use crate::pipeline::Compiled;
 use crate::reuse;
 use std::collections::HashMap;
@@ -203,6 +205,7 @@ impl Timeline {
         }
 
         let mut loops: Vec<LoopSpan> = (m.loops.iter().enumerate())
+            .map(|(l, lp)| (LoopId::new(l), lp))
             .filter(|&(l, _)| lin.header[l] != u32::MAX)
             .map(|(l, lp)| LoopSpan {
                 label: format!("loop {} {}..{}", m.vars[lp.var.index()].name, lp.lo, lp.hi),
@@ -483,10 +486,10 @@ fn first_demand(original: &Module, num_banks: u32, lin: &Linear) -> Vec<u32> {
         return Vec::new();
     };
     let n0 = lin0.points.len() as u32;
-    let at = pressure(n0, live.nodes.iter().map(|v| (v.start, v.end, v.banks)));
+    let at = pressure(n0, live.nodes.values().map(|v| (v.start, v.end, v.banks)));
     let across = pressure(
         n0,
-        (live.nodes.iter())
+        (live.nodes.values())
             .filter(|v| v.end > v.start)
             .map(|v| (v.start, v.end - 1, v.banks)),
     );
@@ -494,8 +497,8 @@ fn first_demand(original: &Module, num_banks: u32, lin: &Linear) -> Vec<u32> {
     for (p, point) in lin0.points.iter().enumerate() {
         let q = match point.kind() {
             PointKind::Inst(i) => lin.point_of(i),
-            PointKind::Header(l) => lin.header.get(l.index()).copied(),
-            PointKind::End(l) => lin.end.get(l.index()).copied(),
+            PointKind::Header(l) => lin.header.get(l).copied(),
+            PointKind::End(l) => lin.end.get(l).copied(),
         };
         if let Some(slot) = q.and_then(|q| orig_of.get_mut(q as usize)) {
             *slot = Some(p);

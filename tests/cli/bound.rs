@@ -1,19 +1,7 @@
 //! `psum bound`, `psum export --minimalloc`, `psum import --minimalloc` and
 //! `psum export --split-lp` through the binary: exact output and exit codes.
 
-use std::process::{Command, Output};
-
-pub(crate) fn psum(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_psum"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("psum runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
+use crate::cli::{psum, stderr, stdout};
 
 #[test]
 fn bound_reports_peak_and_minimum_spills() {
@@ -46,7 +34,7 @@ fn export_then_import_round_trips_a_valid_solution() {
     ]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
-        String::from_utf8_lossy(&o.stderr),
+        stderr(&o),
         "capacity: 8 banks (run MiniMalloc with --capacity=8)\n"
     );
     let problem = std::fs::read_to_string(&csv).unwrap();
@@ -165,7 +153,7 @@ fn export_split_lp_refuses_held_stretches_over_the_aligned_blocks() {
     let _ = std::fs::remove_file(&path);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
-        String::from_utf8_lossy(&o.stderr),
+        stderr(&o),
         format!("{file}: error: what stays in PSUM even when spilled needs 5 aligned blocks of 2 banks at point 2, more than the 4 there are\n")
     );
 }

@@ -1,59 +1,21 @@
 //! The `psum` binary (SPEC §6): `fmt` and `arch`, exit codes, stdin, `-o`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn psum(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_psum"));
-    cmd.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    });
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    if let Some(text) = stdin {
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
-}
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("psum-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use crate::cli::{psum, psum_stdin, scratch, stderr, stdout};
+use std::path::Path;
 
 const GEMM: &str = "examples/04_gemm_k_loop.psum";
 
 #[test]
 fn fmt_prints_the_canonical_form_and_is_idempotent() {
-    let o = psum(&["fmt", GEMM], None);
+    let o = psum(&["fmt", GEMM]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.starts_with("arch trn1\n\npsum acc [128, 2048]\n"));
     assert!(text
         .contains("    matmul acc <- w[0:128, k*1024:k*1024+256], x[0:128, k*2048:k*2048+1024]\n"));
-    let again = psum(&["fmt", "-"], Some(&text));
+    let again = psum_stdin(&["fmt", "-"], &text);
     assert_eq!(stdout(&again), text);
-    let bad = psum(&["fmt", "-"], Some("arch trn9\n"));
+    let bad = psum_stdin(&["fmt", "-"], "arch trn9\n");
     assert_eq!(bad.status.code(), Some(1));
     assert!(
         stderr(&bad).starts_with("<stdin>:2:1: error: expected a declaration"),
@@ -66,17 +28,14 @@ fn fmt_prints_the_canonical_form_and_is_idempotent() {
 fn fmt_emits_and_reads_json() {
     let dir = scratch("json");
     let json = dir.join("m.json");
-    let o = psum(
-        &["fmt", GEMM, "--emit", "json", "-o", json.to_str().unwrap()],
-        None,
-    );
+    let o = psum(&["fmt", GEMM, "--emit", "json", "-o", json.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(o.stdout, b"");
-    let from_json = psum(&["fmt", json.to_str().unwrap()], None);
-    assert_eq!(stdout(&from_json), stdout(&psum(&["fmt", GEMM], None)));
+    let from_json = psum(&["fmt", json.to_str().unwrap()]);
+    assert_eq!(stdout(&from_json), stdout(&psum(&["fmt", GEMM])));
     let text = std::fs::read_to_string(&json).unwrap();
     assert_eq!(
-        stdout(&psum(&["fmt", "--emit", "json", "-"], Some(&text))),
+        stdout(&psum_stdin(&["fmt", "--emit", "json", "-"], &text)),
         text
     );
 }
@@ -91,10 +50,7 @@ fn input_errors_exit_1_with_position_and_caret_and_write_nothing() {
     )
     .unwrap();
     let out = dir.join("out.psum");
-    let o = psum(
-        &["fmt", bad.to_str().unwrap(), "-o", out.to_str().unwrap()],
-        None,
-    );
+    let o = psum(&["fmt", bad.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         stderr(&o),
@@ -113,19 +69,16 @@ fn input_errors_exit_1_with_position_and_caret_and_write_nothing() {
 
 #[test]
 fn missing_file_exits_1_and_usage_errors_exit_2() {
-    let o = psum(&["fmt", "no/such.psum"], None);
+    let o = psum(&["fmt", "no/such.psum"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).starts_with("no/such.psum: error: "),
         "{}",
         stderr(&o)
     );
-    assert_eq!(psum(&["fmt"], None).status.code(), Some(2));
-    assert_eq!(psum(&["frobnicate"], None).status.code(), Some(2));
-    assert_eq!(
-        psum(&["fmt", GEMM, "--emit", "xml"], None).status.code(),
-        Some(2)
-    );
+    assert_eq!(psum(&["fmt"]).status.code(), Some(2));
+    assert_eq!(psum(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(psum(&["fmt", GEMM, "--emit", "xml"]).status.code(), Some(2));
 }
 
 #[test]
@@ -133,22 +86,22 @@ fn output_replaces_an_existing_file_atomically() {
     let dir = scratch("out");
     let out = dir.join("o.psum");
     std::fs::write(&out, "old").unwrap();
-    let o = psum(&["fmt", GEMM, "-o", out.to_str().unwrap()], None);
+    let o = psum(&["fmt", GEMM, "-o", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
-        stdout(&psum(&["fmt", GEMM], None))
+        stdout(&psum(&["fmt", GEMM]))
     );
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
 }
 
 #[test]
 fn arch_lists_generations_and_codenames() {
-    let o = psum(&["arch"], None);
+    let o = psum(&["arch"]);
     assert_eq!(o.status.code(), Some(0));
     insta::assert_snapshot!("arch_list", stdout(&o));
     let json: serde_json::Value =
-        serde_json::from_slice(&psum(&["arch", "--json"], None).stdout).unwrap();
+        serde_json::from_slice(&psum(&["arch", "--json"]).stdout).unwrap();
     let names: Vec<&str> = json
         .as_array()
         .unwrap()
@@ -181,12 +134,12 @@ fn arch_lists_generations_and_codenames() {
 #[test]
 fn arch_name_prints_the_records() {
     for name in ["inf1", "trn1", "gen3", "core_v4"] {
-        let o = psum(&["arch", name], None);
+        let o = psum(&["arch", name]);
         assert_eq!(o.status.code(), Some(0));
         insta::assert_snapshot!(format!("arch_{name}"), stdout(&o));
     }
     let json: serde_json::Value =
-        serde_json::from_slice(&psum(&["arch", "inf1", "--json"], None).stdout).unwrap();
+        serde_json::from_slice(&psum(&["arch", "inf1", "--json"]).stdout).unwrap();
     let core = &json["board"]["device"]["core"];
     assert_eq!(
         core["psumbuf"],
@@ -209,7 +162,7 @@ fn arch_unknown_names_exit_1_with_hints() {
         ("core_v5", "0 && Unknown architecture"),
     ];
     for (name, hint) in cases {
-        let o = psum(&["arch", name], None);
+        let o = psum(&["arch", name]);
         assert_eq!(o.status.code(), Some(1));
         let err = stderr(&o);
         assert!(
@@ -230,7 +183,7 @@ fn every_example_formats() {
         if p.extension().is_none_or(|x| x != "psum") {
             continue; // examples/nki/ holds kernels
         }
-        let o = psum(&["fmt", p.to_str().unwrap()], None);
+        let o = psum(&["fmt", p.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     }
 }
@@ -253,7 +206,7 @@ fn keep_banks_runs_the_pass_list() {
         "--report",
         "json",
     ];
-    let o = psum(&args, Some(&sound));
+    let o = psum_stdin(&args, &sound);
     assert!(o.status.success(), "{}", stderr(&o));
     let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let banks: Vec<_> = (report["tensors"].as_array().unwrap().iter())
@@ -268,15 +221,15 @@ fn keep_banks_runs_the_pass_list() {
         passes,
         ["validate", "alloc", "rebank", "unroll", "legalize", "verify"]
     );
-    let o = psum(&["compile", "-", "--keep-banks"], Some(&sound));
+    let o = psum_stdin(&["compile", "-", "--keep-banks"], &sound);
     assert_eq!(
         stderr(&o),
         "psum compile --keep-banks: placement ok\n  verify    ok\n"
     );
     assert!(stdout(&o).contains("psum b [128, 2048] bank=2"));
-    let o = psum(
+    let o = psum_stdin(
         &["compile", "-", "--keep-banks"],
-        Some(&src.replace("bank=B", "bank=5")),
+        &src.replace("bank=B", "bank=5"),
     );
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(

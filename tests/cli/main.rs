@@ -1,6 +1,8 @@
 //! Integration tests of the `psum` command line end to end (SPEC §6, §7).
 
 mod bound;
+#[path = "../support/cli.rs"]
+mod cli;
 mod commands;
 mod compile_examples;
 mod mincost;

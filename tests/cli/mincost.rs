@@ -1,30 +1,7 @@
 //! `--allocator` through the binary: mincost and exact on a shipped
 //! example, exact's size limit (exit 1), and an unknown allocator (exit 2).
 
-use std::io::Write as _;
-use std::process::{Command, Output, Stdio};
-
-fn psum(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_psum"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("psum runs");
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(stdin.as_bytes())
-        .expect("stdin written");
-    child.wait_with_output().expect("psum finishes")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::cli::{psum, psum_stdin, stderr, stdout};
 
 #[test]
 fn mincost_and_exact_spill_the_one_tensor_of_the_example() {
@@ -37,14 +14,14 @@ fn mincost_and_exact_spill_the_one_tensor_of_the_example() {
             "--report",
             "json",
         ];
-        let o = psum(&args, "");
+        let o = psum(&args);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v["spilled"], serde_json::json!(["t0"]), "{allocator}");
         assert_eq!(v["spill_cost_cycles"], 128, "{allocator}");
         assert_eq!(v["iterations"], 2, "{allocator}");
     }
-    let o = psum(
+    let o = psum_stdin(
         &[
             "compile",
             "examples/02_one_spill.psum",
@@ -58,25 +35,22 @@ fn mincost_and_exact_spill_the_one_tensor_of_the_example() {
 
 #[test]
 fn exact_refuses_more_than_24_nodes() {
-    let gen = Command::new(env!("CARGO_BIN_EXE_psum"))
-        .args(["gen", "random", "--tensors", "25"])
-        .output()
-        .expect("psum gen runs");
-    let program = String::from_utf8(gen.stdout).unwrap();
-    let o = psum(&["alloc", "-", "--allocator", "exact"], &program);
+    let gen = psum(&["gen", "random", "--tensors", "25"]);
+    let program = stdout(&gen);
+    let o = psum_stdin(&["alloc", "-", "--allocator", "exact"], &program);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains("--allocator exact takes at most 24 PSUM nodes; this program has 25"),
         "{}",
         stderr(&o)
     );
-    let o = psum(&["alloc", "-", "--allocator", "mincost"], &program);
+    let o = psum_stdin(&["alloc", "-", "--allocator", "mincost"], &program);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
 #[test]
 fn an_unknown_allocator_is_a_usage_error() {
-    let o = psum(
+    let o = psum_stdin(
         &[
             "alloc",
             "examples/02_one_spill.psum",
@@ -106,13 +80,13 @@ fn reference_goes_with_briggs_only() {
             "--allocator",
             other,
         ];
-        let o = psum(&args, "");
+        let o = psum(&args);
         assert_eq!(o.status.code(), Some(2), "{other}");
         let want = format!("the argument '--reference' cannot be used with '--allocator {other}'");
         assert!(stderr(&o).contains(&want), "{}", stderr(&o));
     }
     let run = |args: &[&str]| {
-        let o = psum(args, "");
+        let o = psum(args);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         (o.stdout, o.stderr)
     };

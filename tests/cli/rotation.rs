@@ -1,16 +1,12 @@
 //! `--rotate` and `--no-rotate` through the binary (SPEC §3.12), with the
 //! `reuse` summary line and the report keys of SPEC §10 and §11.
 
-use crate::bound::psum;
+use crate::cli::{psum, stderr, stdout};
 use std::process::Output;
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// The `reuse` line of a compile summary.
 fn reuse_line(o: &Output) -> String {
-    let err = text(&o.stderr);
+    let err = stderr(o);
     let line = err
         .lines()
         .find(|l| l.starts_with("  reuse "))
@@ -23,7 +19,7 @@ const ATTENTION: &str = "examples/gen_attention.psum";
 #[test]
 fn rotation_is_on_after_mincost_and_asked_for_after_briggs() {
     let briggs = psum(&["compile", ATTENTION, "-o", "/dev/null"]);
-    assert!(briggs.status.success(), "{}", text(&briggs.stderr));
+    assert!(briggs.status.success(), "{}", stderr(&briggs));
     assert_eq!(
         reuse_line(&briggs),
         "  reuse     18 edges (18 avoidable), least slack 0"
@@ -36,12 +32,12 @@ fn rotation_is_on_after_mincost_and_asked_for_after_briggs() {
         let mut all = vec!["compile", ATTENTION, "-o", "/dev/null"];
         all.extend(args);
         let o = psum(&all);
-        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(o.status.success(), "{}", stderr(&o));
         assert_eq!(
             reuse_line(&o),
             "  reuse     12 edges (0 avoidable), least slack 30"
         );
-        assert!(text(&o.stderr).contains("  verify    ok\n"));
+        assert!(stderr(&o).contains("  verify    ok\n"));
     }
     let kept = psum(&[
         "compile",
@@ -61,7 +57,7 @@ fn rotation_is_on_after_mincost_and_asked_for_after_briggs() {
 #[test]
 fn the_report_carries_the_measure_and_the_estimate() {
     let o = psum(&["compile", ATTENTION, "--rotate", "--report", "json"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(o.status.success(), "{}", stderr(&o));
     let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         r["psum_reuse"],
@@ -101,8 +97,8 @@ fn rotate_and_no_rotate_conflict() {
 #[test]
 fn the_rotation_bench_meets_its_targets_on_the_workloads_and_a_folder() {
     let o = psum(&["bench", "--rotation", "examples", "no/such/corpus"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
     // The seven workloads, then the eleven programs of examples/.
     assert!(
         out.contains("18 programs: reuse edges 200 → 168, avoidable 110 → 0 (mincost --no-rotate → mincost); targets met on 18 of 18\n"),

@@ -1,24 +1,7 @@
 //! The bank timeline from the command line (SPEC §6, §8): `psum viz` to SVG
 //! or HTML by extension, and `psum compile --report html=FILE`.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn psum(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_psum"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
-
-/// A fresh scratch directory for one test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("psum-cli-viz-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+use crate::cli::{psum, scratch, stderr, stdout};
 
 fn read(p: &std::path::Path) -> String {
     std::fs::read_to_string(p).unwrap()
@@ -51,12 +34,7 @@ fn viz_writes_svg_and_html_by_extension() {
             "-o",
             out.to_str().unwrap(),
         ]);
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
         assert!(o.stdout.is_empty());
     }
     let (svg, html) = (read(&svg), read(&html));
@@ -78,7 +56,7 @@ fn viz_writes_svg_and_html_by_extension() {
 fn viz_without_output_writes_svg_to_stdout_with_clusters() {
     let o = psum(&["viz", "examples/03_column_tiles.psum"]);
     assert_eq!(o.status.code(), Some(0));
-    let out = String::from_utf8(o.stdout).unwrap();
+    let out = stdout(&o);
     assert!(out.contains(">03_column_tiles.psum</text>"));
     let t = titles(&out);
     let clusters: Vec<&String> = t.iter().filter(|l| l.starts_with("cluster ")).collect();
@@ -119,13 +97,8 @@ fn compile_report_html_writes_the_page_and_the_program() {
         "--report",
         &report,
     ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let program = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let program = stdout(&o);
     assert!(program.starts_with("arch trn1\n"), "{program}");
     let html = read(&page);
     let t = titles(&html);

@@ -4,20 +4,11 @@
 
 use psum::ir::Module;
 use psum::pipeline::{self, CompileOptions};
-use std::process::{Command, Output};
+use std::process::Command;
 
-/// Runs `psum ARGS` from the repository root.
-pub(crate) fn psum(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_psum"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
-
-pub(crate) fn text(b: &[u8]) -> String {
-    String::from_utf8(b.to_vec()).unwrap()
-}
+#[path = "../support/cli.rs"]
+mod cli;
+pub(crate) use cli::{psum, text};
 
 /// Traces `examples/nki/FILE` `FUNCTION` with `args`; the program text.
 fn trace(file: &str, function: &str, args: &[&str]) -> String {

@@ -41,7 +41,7 @@ impl Context<'_> {
             num_banks,
             ..
         } = &self.program;
-        let plan = (self.reuse).plan(&live.nodes, lin.len(), lin.has_loops());
+        let plan = (self.reuse).plan(live.nodes.as_slice(), lin.len(), lin.has_loops());
         let Buffers {
             mut nodes,
             costs,
@@ -49,7 +49,7 @@ impl Context<'_> {
             slots,
         } = std::mem::take(&mut self.buffers);
         nodes.clear();
-        nodes.extend(plan.dirty.iter().map(|v| live.nodes[v.index()]));
+        nodes.extend(plan.dirty.iter().map(|v| live.nodes[*v]));
         let (opts, num_banks, pinned) = (self.opts, *num_banks, &self.pinned);
         let parallel = opts.parallel && nodes.len() >= PARALLEL_MIN_NODES;
         let (graph, costs) = threads::join(

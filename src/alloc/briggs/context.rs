@@ -8,6 +8,7 @@ use crate::alloc::log::Log;
 use crate::alloc::setup::{Finish, Start};
 use crate::alloc::spill::Namer;
 use crate::alloc::{AllocOptions, AllocOutcome};
+use crate::entity::IdMap;
 use crate::ir::TensorId;
 
 /// Everything the iterations of one allocation share.
@@ -31,7 +32,7 @@ pub struct Context<'o> {
     pub buffers: Buffers,
     /// By tensor: the nodes spilling cannot help (reload temporaries and
     /// tensors spilled already).
-    pub pinned: Vec<bool>,
+    pub pinned: IdMap<TensorId, bool>,
     /// Names the spill code's tensors.
     pub namer: Namer,
     /// The tensors spilled, in spill order.
@@ -55,7 +56,7 @@ impl<'o> Context<'o> {
         let work = &first.module;
         Context {
             opts,
-            pinned: vec![false; work.tensors.len()],
+            pinned: IdMap::with_len(work.tensors.len(), false),
             namer: Namer::new(work),
             two_threads: parallel,
             program: first,

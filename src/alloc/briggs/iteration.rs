@@ -46,7 +46,7 @@ impl Iteration {
         let sel = self.sel();
         let h = self.best.index() as usize;
         let mut dirty = self.plan.dirty.iter().zip(&sel.bank).peekable();
-        (live.nodes.iter().enumerate())
+        (live.nodes.values().enumerate())
             .map(|(v, n)| match dirty.next_if(|(d, _)| d.index() == v) {
                 Some((_, &b)) => b.map(u32::from),
                 None => reuse.bank(n.tensor, h),

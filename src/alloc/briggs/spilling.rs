@@ -46,9 +46,9 @@ impl Context<'_> {
             }
         }
         if let Some(v) = stuck {
-            let n = &self.program.live.nodes[it.plan.dirty[v.index()].index()];
+            let n = &self.program.live.nodes[it.plan.dirty[v.index()]];
             let (pressure, point) = liveness::peak_in(
-                &self.program.live.nodes,
+                self.program.live.nodes.as_slice(),
                 self.program.lin.len(),
                 n.start,
                 n.end,
@@ -66,7 +66,7 @@ impl Context<'_> {
             .chain(
                 reused
                     .iter()
-                    .map(|v| self.reuse.cost(self.program.live.nodes[v.index()].tensor)),
+                    .map(|v| self.reuse.cost(self.program.live.nodes[*v].tensor)),
             )
             .fold(0u64, u64::saturating_add);
         let mut all: Vec<NodeId> = picked().map(|i| it.plan.dirty[i]).collect();
@@ -75,10 +75,7 @@ impl Context<'_> {
         self.log
             .v(format!("spilling from PSUM cost about {cycles} cycles"));
         self.spill_cost = self.spill_cost.saturating_add(cycles);
-        (self.spilled).extend(
-            all.iter()
-                .map(|v| self.program.live.nodes[v.index()].tensor),
-        );
+        (self.spilled).extend(all.iter().map(|v| self.program.live.nodes[*v].tensor));
         Ok(all)
     }
 
@@ -110,7 +107,7 @@ impl Context<'_> {
         let (reuse, namer) = (&mut self.reuse, &mut self.namer);
         let record = || {
             let sels = [0, 1, 2, 3].map(|h| &it.sels[h]);
-            reuse.record(&live.nodes, &it.plan, sels, &it.costs, chosen);
+            reuse.record(live.nodes.as_slice(), &it.plan, sels, &it.costs, chosen);
         };
         let insert = || {
             let plan = |ids: Range<usize>| costs::spill_plans(lin, live, &chosen[ids]);
@@ -120,10 +117,10 @@ impl Context<'_> {
         let ((), shift) = threads::join(big, record, insert);
         self.pinned.resize(self.program.module.tensors.len(), false);
         for &v in chosen {
-            self.pinned[self.program.live.nodes[v.index()].tensor.index()] = true;
+            self.pinned[self.program.live.nodes[v].tensor] = true;
         }
         for r in &shift.reloads {
-            self.pinned[r.tensor.index()] = true;
+            self.pinned[r.tensor] = true;
         }
         if keep {
             self.buffers = Buffers {

@@ -32,6 +32,7 @@ use super::setup::{Finish, Start};
 use super::spill::{self, SpillPlans};
 use super::split_cost::{cost_of, Pieces};
 use super::{blocks, AllocError, AllocOptions, AllocOutcome, NodeId};
+use crate::entity::IdMap;
 use crate::ir::{Module, TensorId};
 use search::Search;
 
@@ -69,7 +70,7 @@ fn realize(first: &Analysis, pieces: &Pieces, spills: &[Spill]) -> Option<Realiz
         for (v, reload) in spills {
             let groups = pieces.groups_of(v.index()).map(|g| pieces.groups[g]);
             plans.push_split(
-                live.nodes[v.index()].tensor,
+                live.nodes[*v].tensor,
                 pieces.save_after[v.index()],
                 groups.zip(reload.iter().copied()),
             );
@@ -78,7 +79,7 @@ fn realize(first: &Analysis, pieces: &Pieces, spills: &[Spill]) -> Option<Realiz
     }
     let lin = Linear::new(&module);
     let live = liveness::live_ranges(&module, &lin, arch, num_banks).ok()?;
-    let bank = blocks::place_all(&live.nodes, num_banks)?;
+    let bank = blocks::place_all(live.nodes.as_slice(), num_banks)?;
     Some(Realized {
         module,
         lin,
@@ -96,12 +97,16 @@ pub type SpillCandidate = (String, u64, Vec<u64>);
 /// order: what the exact search chooses among.
 pub fn candidates(m: &Module, opts: &AllocOptions) -> Result<Vec<SpillCandidate>, AllocError> {
     let first = Start::of(m.clone(), opts)?.analysis;
-    let pinned = vec![false; first.module.tensors.len()];
+    let pinned = IdMap::with_len(first.module.tensors.len(), false);
     let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
     Ok((0..first.live.nodes.len())
         .filter(|&v| pieces.cost[v] != Cost::Inf)
         .map(|v| {
-            let name = first.module.tensor(first.live.nodes[v].tensor).name.clone();
+            let name = first
+                .module
+                .tensor(first.live.nodes[NodeId::new(v)].tensor)
+                .name
+                .clone();
             let reloads = pieces.groups_of(v).map(|g| pieces.reload_cost[g]).collect();
             (name, pieces.save_cost[v], reloads)
         })
@@ -119,12 +124,15 @@ pub fn with_spills(
 ) -> Result<Option<AllocOutcome>, AllocError> {
     let start = Start::of(m.clone(), opts)?;
     let first = &start.analysis;
-    let pinned = vec![false; first.module.tensors.len()];
+    let pinned = IdMap::with_len(first.module.tensors.len(), false);
     let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
     let mut spills: Vec<Spill> = Vec::new();
     let mut cost = 0u64;
     for v in 0..first.live.nodes.len() {
-        let name = &first.module.tensor(first.live.nodes[v].tensor).name;
+        let name = &first
+            .module
+            .tensor(first.live.nodes[NodeId::new(v)].tensor)
+            .name;
         let Some((_, reload)) = spill.iter().find(|s| &s.0 == name) else {
             continue;
         };
@@ -163,7 +171,7 @@ fn outcome(start: Start, spills: &[Spill], cost: u64, r: Realized) -> AllocOutco
         log.v(format!("spilling from PSUM cost about {cost} cycles"));
     }
     let spilled: Vec<TensorId> = (spills.iter())
-        .map(|(v, _)| first.live.nodes[v.index()].tensor)
+        .map(|(v, _)| first.live.nodes[*v].tensor)
         .collect();
     let finish = Finish {
         work: r.module,
@@ -196,9 +204,13 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
             limit: MAX_NODES,
         });
     }
-    let pinned = vec![false; first.module.tensors.len()];
+    let pinned = IdMap::with_len(first.module.tensors.len(), false);
     let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
-    let (points, nodes, num_banks) = (first.lin.len(), &first.live.nodes, first.num_banks);
+    let (points, nodes, num_banks) = (
+        first.lin.len(),
+        first.live.nodes.as_slice(),
+        first.num_banks,
+    );
     let (search, low, high) = Search::new(first, &pieces);
     // The mincost sweep's placement, where it realizes, is the best found
     // to begin with: it cuts most of the search at once.

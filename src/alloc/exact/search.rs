@@ -102,7 +102,11 @@ impl<'a> Search<'a> {
     /// the loads it starts from: with every undecided idle point free
     /// (`low`) and held (`high`).
     pub(super) fn new(first: &'a Analysis, pieces: &'a Pieces) -> (Self, Vec<i64>, Vec<i64>) {
-        let (nodes, num_banks, points) = (&first.live.nodes, first.num_banks, first.lin.len());
+        let (nodes, num_banks, points) = (
+            first.live.nodes.as_slice(),
+            first.num_banks,
+            first.lin.len(),
+        );
         let measures = Measures::new(nodes, num_banks);
         let width = measures.cap.len();
         let mut cand = Vec::new();

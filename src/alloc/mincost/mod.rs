@@ -33,6 +33,7 @@ use super::spill;
 use super::split_cost::{cost_of, spill_plans, Pieces, Placement};
 use super::support::threads::{self, PARALLEL_MIN_NODES};
 use super::{AllocError, AllocOptions, AllocOutcome};
+use crate::entity::IdMap;
 use crate::ir::{InstKind, Module, Stmt, TensorId};
 use sweep::{Let, Problem};
 
@@ -69,21 +70,21 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, F
         parallel,
     } = Start::of(m, opts)?;
     let num_banks = a.num_banks;
-    let mut pinned = vec![false; a.module.tensors.len()];
+    let mut pinned = IdMap::with_len(a.module.tensors.len(), false);
     let mut namer = None;
     let before = (a.module.tensors.len(), a.module.insts.len());
     let mut spilled: Vec<TensorId> = Vec::new();
     let mut spill_cost = 0u64;
     let placed_all = 'rounds: {
         if peak <= u64::from(num_banks) {
-            if let Some(bank) = place_as_is(&a.live.nodes, num_banks) {
+            if let Some(bank) = place_as_is(a.live.nodes.as_slice(), num_banks) {
                 break 'rounds Some((bank, 1));
             }
         }
         for iteration in 1..=opts.max_iterations {
             let (lin, live) = (&a.lin, &a.live);
             let pieces = Pieces::of(lin, live, &pinned, opts.spill_latency, parallel);
-            let place = || best_placement(&live.nodes, &pieces, num_banks, lin.len());
+            let place = || best_placement(live.nodes.as_slice(), &pieces, num_banks, lin.len());
             // A large program over the banks spills: while the sweep
             // chooses what, the other thread grows the module for the
             // spill code and makes the namer, which would otherwise each
@@ -101,7 +102,7 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, F
             let placed = match placed {
                 Ok(placed) => placed,
                 Err(stuck) => {
-                    let name = &a.module.tensor(live.nodes[stuck.node.index()].tensor).name;
+                    let name = &a.module.tensor(live.nodes[stuck.node].tensor).name;
                     let why = format!(
                         "mincost cannot place {name} at point {}: briggs allocates the program",
                         stuck.point
@@ -122,24 +123,24 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, F
             let cycles = cost_of(&pieces, &placed);
             log.v(format!("spilling from PSUM cost about {cycles} cycles"));
             spill_cost = spill_cost.saturating_add(cycles);
-            spilled.extend(placed.spilled.iter().map(|v| live.nodes[v.index()].tensor));
+            spilled.extend(placed.spilled.iter().map(|v| live.nodes[*v].tensor));
             let big = parallel && placed.spilled.len() >= PARALLEL_MIN_NODES;
             let plans = [spill_plans(live, &pieces, &placed)];
             let namer = namer.get_or_insert_with(|| spill::Namer::new(&a.module));
             let shift = spill::insert_spill_code(&mut a.module, lin, &plans, namer, big);
             pinned.resize(a.module.tensors.len(), false);
             for &v in &placed.spilled {
-                pinned[live.nodes[v.index()].tensor.index()] = true;
+                pinned[live.nodes[v].tensor] = true;
             }
             for r in &shift.reloads {
-                pinned[r.tensor.index()] = true;
+                pinned[r.tensor] = true;
             }
             let by_tensor = banks_by_tensor(a.module.tensors.len(), live, &pieces, &placed, &shift);
             a.after_spill(&shift, parallel)?;
-            let bank: Vec<Option<u32>> = (a.live.nodes.iter())
-                .map(|n| by_tensor[n.tensor.index()])
+            let bank: Vec<Option<u32>> = (a.live.nodes.values())
+                .map(|n| by_tensor[n.tensor])
                 .collect();
-            if fits(&a.live.nodes, &bank, num_banks) {
+            if fits(a.live.nodes.as_slice(), &bank, num_banks) {
                 break 'rounds Some((bank, iteration + 1));
             }
         }
@@ -187,14 +188,14 @@ fn banks_by_tensor(
     pieces: &Pieces,
     placed: &Placement,
     shift: &spill::SpillShift,
-) -> Vec<Option<u32>> {
-    let mut by = vec![None; tensors];
-    for (n, &b) in live.nodes.iter().zip(&placed.bank) {
-        by[n.tensor.index()] = Some(u32::from(b));
+) -> IdMap<TensorId, Option<u32>> {
+    let mut by = IdMap::with_len(tensors, None);
+    for (n, &b) in live.nodes.values().zip(&placed.bank) {
+        by[n.tensor] = Some(u32::from(b));
     }
     let groups = (placed.spilled.iter()).flat_map(|v| pieces.groups_of(v.index()));
     for (g, r) in groups.filter(|&g| placed.reload[g]).zip(&shift.reloads) {
-        by[r.tensor.index()] = Some(u32::from(placed.group_bank[g]));
+        by[r.tensor] = Some(u32::from(placed.group_bank[g]));
     }
     by
 }
@@ -205,15 +206,14 @@ fn banks_by_tensor(
 fn without_spill_code(mut m: Module, (tensors, insts): (usize, usize)) -> Module {
     // What each new tensor holds: a save copies a tensor of the program,
     // a reload copies a save (created after it).
-    let mut holds: Vec<TensorId> = (0..m.tensors.len()).map(TensorId::new).collect();
+    let mut holds: IdMap<TensorId, TensorId> = (0..m.tensors.len()).map(TensorId::new).collect();
     for inst in &m.insts[insts..] {
         if let InstKind::Copy { dst, src } = &inst.kind {
-            holds[dst.tensor.index()] = holds[src.tensor.index()];
+            holds[dst.tensor] = holds[src.tensor];
         }
     }
     for inst in &mut m.insts[..insts] {
-        inst.kind
-            .for_each_src_mut(|a| a.tensor = holds[a.tensor.index()]);
+        inst.kind.for_each_src_mut(|a| a.tensor = holds[a.tensor]);
     }
     let keep = |s: &Stmt| !matches!(s, Stmt::Inst(i) if i.index() >= insts);
     for b in &mut m.blocks {

@@ -166,13 +166,13 @@ mod tests {
             let m = program(seed, &cfg).unwrap();
             let first = Start::of(m.clone(), &opts).unwrap().analysis;
             let num_banks = first.num_banks;
-            let pinned = vec![false; first.module.tensors.len()];
+            let pinned = crate::entity::IdMap::with_len(first.module.tensors.len(), false);
             let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
             assert!(pieces.unextended(), "seed {seed}");
-            let problem = Problem::new(&first.live.nodes, &pieces, num_banks);
+            let problem = Problem::new(first.live.nodes.as_slice(), &pieces, num_banks);
             let plain = (problem.sweep(&vec![Let::AtPrice; first.live.nodes.len()], &[])).unwrap();
             let given = cost_of(&pieces, &plain);
-            let found = reflow(&first.live.nodes, &pieces, num_banks, plain);
+            let found = reflow(first.live.nodes.as_slice(), &pieces, num_banks, plain);
             let cost = cost_of(&pieces, &found);
             assert!(cost <= given, "seed {seed}: {cost} > {given}");
             cheaper += usize::from(cost < given);

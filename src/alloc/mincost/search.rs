@@ -311,9 +311,9 @@ mod tests {
             let first = Start::of(program(seed, &cfg).unwrap(), &opts)
                 .unwrap()
                 .analysis;
-            let pinned = vec![false; first.module.tensors.len()];
+            let pinned = crate::entity::IdMap::with_len(first.module.tensors.len(), false);
             let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
-            let problem = Problem::new(&first.live.nodes, &pieces, first.num_banks);
+            let problem = Problem::new(first.live.nodes.as_slice(), &pieces, first.num_banks);
             let plain = problem
                 .sweep(&vec![Let::AtPrice; problem.nodes.len()], &[])
                 .unwrap();

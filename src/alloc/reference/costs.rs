@@ -26,7 +26,7 @@ pub fn spill_code(lin: &Linear, n: &Node, acc: &[Access]) -> Option<SpillCode> {
     let next_read = acc.iter().find(|a| a.read && a.point > last_write)?.point;
     let save_after = (lin.nest(last_write).into_iter())
         .find(|&l| !lin.inside(l, next_read))
-        .map_or(last_write, |l| lin.end[l.index()]);
+        .map_or(last_write, |l| lin.end[l]);
     let mut groups: Vec<(u32, u32)> = Vec::new();
     for a in acc.iter().filter(|a| a.read && a.point > save_after) {
         match groups.last_mut() {

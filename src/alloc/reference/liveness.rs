@@ -126,8 +126,8 @@ pub fn live_ranges(
         }
         let (mut start, mut end) = extend(lin, def, last_use);
         for l in carrying_loops(lin, acc) {
-            start = start.min(lin.header[l.index()]);
-            end = end.max(lin.end[l.index()]);
+            start = start.min(lin.header[l]);
+            end = end.max(lin.end[l]);
         }
         nodes.push(Node {
             tensor,
@@ -153,8 +153,8 @@ pub fn extend(lin: &Linear, def: u32, last_use: u32) -> (u32, u32) {
     let ld = lin.nest(def);
     let lu = lin.nest(last_use);
     let c = ld.iter().zip(&lu).take_while(|(a, b)| a == b).count();
-    let start = ld.get(c).map_or(def, |l| lin.header[l.index()]);
-    let end = lu.get(c).map_or(last_use, |l| lin.end[l.index()]);
+    let start = ld.get(c).map_or(def, |&l| lin.header[l]);
+    let end = lu.get(c).map_or(last_use, |&l| lin.end[l]);
     (start, end)
 }
 
