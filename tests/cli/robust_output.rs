@@ -2,7 +2,7 @@
 //! replaced FIFO, device, symlink or mode (SPEC §6); JSON input checked
 //! before use (SPEC §2.6); sizes refused by number; `--report KIND[=FILE]`.
 
-use crate::bound::psum;
+use crate::cli::{psum, text};
 use serde_json::{json, Value};
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
@@ -44,9 +44,7 @@ const VERIFY_ERROR: &str = "error: verification failed: static check: %0: flags=
 
 /// A fresh scratch directory holding `in.psum` (GOOD) and `bad.psum` (FAILS_VERIFY).
 fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("psum-cli-robust-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
+    let d = crate::cli::scratch(&format!("robust-{name}"));
     fs::write(d.join("in.psum"), GOOD).unwrap();
     fs::write(d.join("bad.psum"), FAILS_VERIFY).unwrap();
     d
@@ -64,10 +62,6 @@ fn listing(dir: &Path) -> Vec<String> {
 
 fn path(d: &Path, name: &str) -> String {
     d.join(name).to_str().unwrap().to_string()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn last_line(o: &Output) -> String {
