@@ -58,6 +58,7 @@ pub mod cli;
 pub mod estimate;
 pub mod export;
 pub mod flow;
+pub mod fuzzing;
 pub mod gen;
 pub mod ir;
 pub mod lint;

@@ -3,8 +3,8 @@
 //! and loop placed once, loop variables in scope — what JSON input can get
 //! wrong), the architecture, declarations, loops, every access (dtype
 //! alignment, constant extents, bounds for every iteration), the shape rules
-//! of each instruction kind, and that no PSUM tensor is read before it is
-//! written. [`validate_source`] adds the `tile=RxC` checks that only the
+//! of each instruction kind, and that no PSUM cell is read before an
+//! earlier instruction instance wrote it. [`validate_source`] adds the `tile=RxC` checks that only the
 //! source text carries.
 //!
 //! Bounds are affine in independent loop variables, so their extremes are

@@ -4,6 +4,7 @@ mod bound;
 mod commands;
 mod compile_examples;
 mod mincost;
+mod robust_passes;
 mod rotation;
 mod viz;
 mod workloads;
