@@ -1225,6 +1225,64 @@ mod tests {
     use super::*;
     use crate::text::parse;
 
+    fn read_error(src: &str) -> Option<(Loc, String)> {
+        let m = parse(src).unwrap().module;
+        validate(&m).err().map(|e| (e.loc, e.to_string()))
+    }
+
+    /// The read rule is per cell and per iteration (SPEC §2.4).
+    #[test]
+    fn psum_reads_follow_the_cells_written_so_far() {
+        let head = "arch trn1\npsum c [128, 4096]\nsbuf w [128, 256] bf16\nsbuf x [128, 1024] bf16\n\
+                    sbuf z [128, 2048]\nblock b {\n";
+        let mm = |at: &str| format!("matmul c[0:128, {at}] <- w, x\n");
+        let unwritten = "read of PSUM tensor c before any write".to_string();
+        let read = |inst: usize| Some((Loc::Operand(InstId::new(inst), 1), unwritten.clone()));
+        // One half written, the other read.
+        let src = format!("{head}{}act z <- c[0:128, 0:2048]\n}}\n", mm("2048:4096"));
+        assert_eq!(read_error(&src), read(1));
+        // Both halves, by the iterations of a loop.
+        let src = format!(
+            "{head}loop k 0..2 {{\n{}}}\nact z <- c[0:128, 0:2048]\nact z <- c[0:128, 2048:4096]\n}}\n",
+            mm("k*2048:k*2048+2048")
+        );
+        assert_eq!(read_error(&src), None);
+        // A read of the half the next iteration writes.
+        let src = format!(
+            "{head}loop k 0..2 {{\n{}act z <- c[0:128, 2048:4096]\n}}\n}}\n",
+            mm("k*2048:k*2048+2048")
+        );
+        assert_eq!(read_error(&src), read(1));
+        // In a loop of 2^24 trips whose accesses do not move (one iteration
+        // is walked): the half the iteration before wrote, then the half
+        // the next iteration writes.
+        let src = format!(
+            "{head}{}loop k 0..16777216 {{\nloop j 0..2 {{\n\
+             act z <- c[0:128, j*2048:j*2048+2048]\n{}}}\n}}\n}}\n",
+            mm("0:2048"),
+            mm("2048:4096")
+        );
+        assert_eq!(read_error(&src), None);
+        let src = src.replacen("c[0:128, j*2048:j*2048+2048]", "c[0:128, 2048-j*2048:4096-j*2048]", 1);
+        assert_eq!(read_error(&src), read(1));
+    }
+
+    /// A walk past the unroll limit is refused at the instruction it reached.
+    #[test]
+    fn the_read_walk_is_bounded() {
+        let src = "arch trn1\npsum c [1, 67108864]\nsbuf z [1, 4]\nblock b {\n\
+                   loop k 0..16777216 {\nmemset c[0:1, k*4:k*4+4] = 0\nact z <- c[0:1, k*4:k*4+4]\n}\n}\n";
+        assert_eq!(
+            read_error(src),
+            Some((
+                Loc::Inst(InstId::new(0)),
+                "checking that PSUM is written before it is read would step through more than \
+                 10000000 instructions"
+                    .to_string()
+            ))
+        );
+    }
+
     /// The residue search of `bank_crossing` agrees with enumerating every
     /// iteration, and its witness really crosses a bank.
     #[test]
