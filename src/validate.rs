@@ -1233,7 +1233,8 @@ mod tests {
     /// The read rule is per cell and per iteration (SPEC §2.4).
     #[test]
     fn psum_reads_follow_the_cells_written_so_far() {
-        let head = "arch trn1\npsum c [128, 4096]\nsbuf w [128, 256] bf16\nsbuf x [128, 1024] bf16\n\
+        let head =
+            "arch trn1\npsum c [128, 4096]\nsbuf w [128, 256] bf16\nsbuf x [128, 1024] bf16\n\
                     sbuf z [128, 2048]\nblock b {\n";
         let mm = |at: &str| format!("matmul c[0:128, {at}] <- w, x\n");
         let unwritten = "read of PSUM tensor c before any write".to_string();
@@ -1263,7 +1264,11 @@ mod tests {
             mm("2048:4096")
         );
         assert_eq!(read_error(&src), None);
-        let src = src.replacen("c[0:128, j*2048:j*2048+2048]", "c[0:128, 2048-j*2048:4096-j*2048]", 1);
+        let src = src.replacen(
+            "c[0:128, j*2048:j*2048+2048]",
+            "c[0:128, 2048-j*2048:4096-j*2048]",
+            1,
+        );
         assert_eq!(read_error(&src), read(1));
     }
 
