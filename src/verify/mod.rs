@@ -123,7 +123,8 @@ pub fn verify(original: &Module, result: &Module) -> VerifyReport {
 
 /// [`verify`] with the value simulator `simulator`. The simulator runs on a
 /// thread of its own beside the checker and the static checks: the three
-/// only read the two programs.
+/// only read the two programs. Each visits every instruction instance, so
+/// a caller bounds the programs first with [`admit`] (SPEC §5.4).
 pub fn verify_with(original: &Module, result: &Module, simulator: Simulator) -> VerifyReport {
     let seed = sim::DEFAULT_SEED;
     std::thread::scope(|s| {
