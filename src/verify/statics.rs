@@ -16,6 +16,10 @@
 //!   and then on all of its matmuls (none of which has `start`);
 //! - `zr` is `bit_width(span − 1)`: span = the cluster's merged quadrant span
 //!   for the head, the group's bank span for every other matmul.
+//!
+//! [`check_allocated`] is the part of these checks an allocated program
+//! must pass before legalization (SPEC §4.3), which `legalize_program`
+//! runs on its input.
 
 use super::exec::{region_fits, InstNames, RunTracker};
 use super::layout::{Layout, PlaceError};
