@@ -1272,6 +1272,22 @@ impl Module {
         out
     }
 
+    /// Per tensor, whether a placed instruction accesses it.
+    pub fn accessed_tensors(&self) -> Vec<bool> {
+        let mut used = vec![false; self.tensors.len()];
+        self.walk(|v, _| {
+            if let Visit::Inst(i) = v {
+                let kind = &self.inst(i).kind;
+                for a in std::iter::once(kind.dst()).chain(kind.srcs()) {
+                    if let Some(u) = used.get_mut(a.tensor.index()) {
+                        *u = true;
+                    }
+                }
+            }
+        });
+        used
+    }
+
     /// Whether the program has any loop.
     pub fn has_loops(&self) -> bool {
         self.blocks

@@ -273,7 +273,10 @@ impl<'a> Run<'a> {
 
     /// Verifies the current program, the output of `pass`, against the input.
     fn check_after(&self, pass: Pass) -> Result<(), CompileError> {
-        let report = verify::verify(self.input, self.current());
+        let current = self.current();
+        verify::admit_instances(self.input)?;
+        verify::admit_instances(current)?;
+        let report = verify::verify(self.input, current);
         match report.first_error() {
             None => Ok(()),
             Some(_) => {

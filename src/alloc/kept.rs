@@ -11,7 +11,7 @@ use super::log::hundredths;
 use super::setup::unused_warnings;
 use super::support::threads::PARALLEL_MIN_NODES;
 use super::{liveness, outcome, AllocError, AllocOptions, AllocOutcome, AllocReport};
-use crate::ir::Module;
+use crate::ir::{Mem, Module};
 
 /// A placed tile as a problem names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,7 +134,11 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
 fn check(a: &Analysis) -> Vec<PlacementError> {
     let mut errors = Vec::new();
     let mut placed = Vec::new();
+    let past_last =
+        |bank: u32, banks: u32| u64::from(bank) + u64::from(banks) > u64::from(a.num_banks);
+    let mut has_node = vec![false; a.module.tensors.len()];
     for n in a.live.nodes.values() {
+        has_node[n.tensor.index()] = true;
         let t = a.module.tensor(n.tensor);
         let tile = Placed {
             name: t.name.clone(),
@@ -142,13 +146,31 @@ fn check(a: &Analysis) -> Vec<PlacementError> {
         };
         match t.bank {
             None => errors.push(PlacementError::Unplaced(tile)),
-            Some(bank) if bank + n.banks > a.num_banks => errors.push(PlacementError::OutOfRange {
+            Some(bank) if past_last(bank, n.banks) => errors.push(PlacementError::OutOfRange {
                 tile,
                 bank,
                 banks: n.banks,
                 num_banks: a.num_banks,
             }),
             Some(bank) => placed.push((tile, bank, n)),
+        }
+    }
+    // An unused tile needs no bank (SPEC §3.3), but one it is given must fit.
+    for (t, _) in
+        (a.module.tensors.iter().zip(has_node)).filter(|(t, node)| !node && t.mem == Mem::Psum)
+    {
+        let banks = a.arch.aligned_bank_num(a.arch.bank_num(u64::from(t.bytes)));
+        if let Some(bank) = t.bank.filter(|&b| past_last(b, banks)) {
+            let tile = Placed {
+                name: t.name.clone(),
+                loc: t.loc.clone(),
+            };
+            errors.push(PlacementError::OutOfRange {
+                tile,
+                bank,
+                banks,
+                num_banks: a.num_banks,
+            });
         }
     }
     for (i, (a, ab, ai)) in placed.iter().enumerate() {

@@ -84,6 +84,20 @@ pub enum Allocator {
     Kept,
 }
 
+impl Allocator {
+    /// The allocator's name on the command line (`--allocator NAME`;
+    /// `kept` is `--keep-banks`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Allocator::Briggs => "briggs",
+            Allocator::BriggsReference => "briggs-reference",
+            Allocator::Mincost => "mincost",
+            Allocator::Exact => "exact",
+            Allocator::Kept => "kept",
+        }
+    }
+}
+
 /// What the allocator's log collects (`-v`, `-vv`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LogLevel {

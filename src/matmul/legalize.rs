@@ -27,6 +27,7 @@ use super::order::order_column_tiled_mms;
 use super::MatmulError;
 use crate::arch::Arch;
 use crate::ir::{Access, FlagSet, Flags, Inst, InstId, InstKind, Matmul, Module, Stmt};
+use crate::verify::statics::check_allocated;
 use std::collections::HashSet;
 
 /// One accumulation cluster (SPEC §4.3.3) as legalized.
@@ -252,10 +253,16 @@ fn assign(m: &mut Module, arch: &Arch, an: &Analysis) -> Plan {
 }
 
 /// Runs §4.2 (ordered edges) and §4.3 (groups, clusters, flags, memsets,
-/// zero regions) on an allocated loop-free program, then labels every
+/// zero regions) on an allocated loop-free program — refusing first, with
+/// [`check_allocated`], one that allocation could not have produced or
+/// that keeps an illegal explicit cluster — then labels every
 /// unlabelled instruction `N` (its final program position) and records the
 /// edges as `after=%L`.
 pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, MatmulError> {
+    if m.has_loops() {
+        return Err(MatmulError::HasLoops);
+    }
+    check_allocated(m).map_err(MatmulError::Input)?;
     let edges = order_column_tiled_mms(m, arch)?;
     let an = analyze(m, arch)?;
     let plan = assign(m, arch, &an);

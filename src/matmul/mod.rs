@@ -27,13 +27,18 @@ pub use legalize::{legalize_program, Cluster, MatmulReport};
 pub use order::order_column_tiled_mms;
 
 use crate::arch::{Arch, PSUM_BANK_SIZE};
-use crate::ir::{Access, Flags, InstId, InstKind, Mem, Module, TensorId};
+use crate::ir::{Access, Flags, InstId, InstKind, Loc, Mem, Module, TensorId};
+use crate::verify::StaticError;
 use cells::Rect;
 use order::is_column_tiled;
 
 /// Why a matmul pass could not run.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum MatmulError {
+    /// The input is not what allocation produces, or keeps an explicit
+    /// cluster that is not legal ([`crate::verify::statics::check_allocated`]).
+    #[error("{0}")]
+    Input(StaticError),
     /// The pass needs a loop-free program.
     #[error("the matmul passes need a loop-free program (unroll it first)")]
     HasLoops,
@@ -53,6 +58,23 @@ pub enum MatmulError {
         /// Last bank of the group.
         hi: i64,
     },
+}
+
+impl MatmulError {
+    /// Where the error points in the module `m` it is about: the
+    /// instruction or the tensor declaration it names.
+    pub fn loc(&self, m: &Module) -> Loc {
+        let tensor = |name: &str| m.tensor_by_name(name).map(Loc::Tensor);
+        let found = match self {
+            MatmulError::Input(e) => e
+                .inst()
+                .map(Loc::Inst)
+                .or_else(|| e.tensor().and_then(tensor)),
+            MatmulError::Unallocated { tensor: t } => tensor(t),
+            MatmulError::HasLoops | MatmulError::ZeroRegionTooWide { .. } => None,
+        };
+        found.unwrap_or(Loc::Module)
+    }
 }
 
 /// A PSUM access of one instruction, placed physically. Within one tensor

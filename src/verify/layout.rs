@@ -190,14 +190,18 @@ impl Layout {
         }
     }
 
-    /// PSUM tensors at their banks in physical PSUM (SPEC §4.4).
+    /// PSUM tensors at their banks in physical PSUM (SPEC §4.4); a PSUM
+    /// tensor no instruction accesses may have no bank, and then has storage
+    /// of its own that nothing touches.
     pub fn physical(m: &Module, arch: &Arch) -> Result<Self, PlaceError> {
         let num_banks = arch.num_banks();
         let part_size = arch.psum().part_size;
         let mut gran = 4;
         let mut places = Vec::with_capacity(m.tensors.len());
-        for t in &m.tensors {
-            if t.mem != Mem::Psum {
+        let used = m.accessed_tensors();
+        for (t, used) in m.tensors.iter().zip(used) {
+            // An unused PSUM tensor needs no bank (SPEC §3.3); one it has must fit.
+            if t.mem != Mem::Psum || (!used && t.bank.is_none()) {
                 places.push(Place::Own);
                 continue;
             }

@@ -12,6 +12,8 @@
 //!    multiply-add ([`Simulator::Exact`], `psum verify --exact`).
 //! 3. [`statics`]: banks, spill/reload declarations, flags and `zr` (§5.3).
 //!
+//! [`admit`] bounds what the checks may cost before they run (§5.4).
+//!
 //! The abstract states live in `rects` maps, whose cost grows with the
 //! pieces a program writes, not with its cells. [`verify`] runs all three
 //! checks; [`VerifyReport`] serializes to the `verify` key of the JSON report.
@@ -19,7 +21,8 @@
 pub mod checker;
 mod exec;
 mod layout;
-mod rects;
+pub mod limits;
+pub(crate) mod rects;
 pub mod sim;
 pub mod statics;
 pub mod symbolic;
@@ -27,6 +30,7 @@ pub mod symbolic;
 pub use checker::CheckError;
 pub use exec::BadAccess;
 pub use layout::PlaceError;
+pub use limits::{admit, admit_instances, LimitError, DEFAULT_EXACT_LIMIT};
 pub use sim::SimError;
 pub use statics::StaticError;
 
@@ -119,7 +123,8 @@ pub fn verify(original: &Module, result: &Module) -> VerifyReport {
 
 /// [`verify`] with the value simulator `simulator`. The simulator runs on a
 /// thread of its own beside the checker and the static checks: the three
-/// only read the two programs.
+/// only read the two programs. Each visits every instruction instance, so
+/// a caller bounds the programs first with [`admit`] (SPEC §5.4).
 pub fn verify_with(original: &Module, result: &Module, simulator: Simulator) -> VerifyReport {
     let seed = sim::DEFAULT_SEED;
     std::thread::scope(|s| {

@@ -16,6 +16,10 @@
 //!   and then on all of its matmuls (none of which has `start`);
 //! - `zr` is `bit_width(span − 1)`: span = the cluster's merged quadrant span
 //!   for the head, the group's bank span for every other matmul.
+//!
+//! [`check_allocated`] is the part of these checks an allocated program
+//! must pass before legalization (SPEC §4.3), which `legalize_program`
+//! runs on its input.
 
 use super::exec::{region_fits, InstNames, RunTracker};
 use super::layout::{Layout, PlaceError};
@@ -162,7 +166,27 @@ pub fn check(original: &Module, result: &Module) -> Result<(), StaticError> {
     check_alignment(result, &arch)?;
     check_declarations(original, result)?;
     if !result.has_loops() {
-        check_flags(result, &arch, &layout)?;
+        check_flags(result, &arch, &layout, false)?;
+    }
+    Ok(())
+}
+
+/// What an allocated program must satisfy before legalization (SPEC §4.3):
+/// every accessed PSUM tensor has a bank, every bank is in range and
+/// aligned, and on a loop-free program every cluster whose matmuls all
+/// carry explicit flags — which legalization keeps — has the flags §5.3
+/// requires and, where given, the `zr` of §4.3.5.
+pub fn check_allocated(m: &Module) -> Result<(), StaticError> {
+    let arch = arch::lookup(&m.arch).map_err(|e| StaticError::Arch(e.to_string()))?;
+    let layout = Layout::physical(m, &arch)?;
+    check_alignment(m, &arch)?;
+    let explicit = m.insts.iter().any(|i| {
+        i.kind
+            .as_matmul()
+            .is_some_and(|mm| matches!(mm.flags, Flags::Set(_)))
+    });
+    if explicit && !m.has_loops() {
+        check_flags(m, &arch, &layout, true)?;
     }
     Ok(())
 }
@@ -441,7 +465,15 @@ fn clusters(groups: &[Group]) -> Vec<Vec<usize>> {
     out
 }
 
-fn check_flags(m: &Module, arch: &Arch, layout: &Layout) -> Result<(), StaticError> {
+/// The flag and `zr` rules of §5.3 on every cluster whose matmuls all carry
+/// explicit flags; with `zr_optional`, a missing `zr` passes (legalization
+/// computes it).
+fn check_flags(
+    m: &Module,
+    arch: &Arch,
+    layout: &Layout,
+    zr_optional: bool,
+) -> Result<(), StaticError> {
     let names = InstNames::new(m);
     let groups = collect_groups(m, arch, layout, &names)?;
     let gen4 = arch.arch_level() == 40;
@@ -540,7 +572,7 @@ fn check_flags(m: &Module, arch: &Arch, layout: &Layout) -> Result<(), StaticErr
                     format!("bank span {bspan}"),
                 )
             };
-            if zr != Some(expected) {
+            if zr.map_or(!zr_optional, |z| z != expected) {
                 return Err(StaticError::Zr {
                     inst: names.get(m, id),
                     inst_id: id,

@@ -7,6 +7,7 @@ mod commands;
 mod compile_examples;
 mod mincost;
 mod robust_output;
+mod robust_passes;
 mod rotation;
 mod viz;
 mod workloads;

@@ -391,8 +391,8 @@ fn all_explicit_cluster_is_kept_and_missing_zr_computed() {
     let src = format!(
         "arch trn1\n{CHAIN_DECLS}
 block main {{
-  %m0: matmul acc <- w[0:128, 0:256], x[0:128, 0:1024] flags=start|stop
-  %m1: matmul acc <- w[0:128, 256:512], x[0:128, 1024:2048] flags=acc zr=5
+  %m0: matmul acc <- w[0:128, 0:256], x[0:128, 0:1024] flags=start
+  %m1: matmul acc <- w[0:128, 256:512], x[0:128, 1024:2048] flags=stop zr=0
   act y <- acc
   dma out <- y
 }}
@@ -402,12 +402,69 @@ block main {{
     assert_eq!(
         lines(&out)[..2],
         [
-            "%m0: matmul acc <- w[0:128, 0:256], x[0:128, 0:1024] flags=start|stop zr=2",
-            "%m1: matmul acc <- w[0:128, 256:512], x[0:128, 1024:2048] flags=acc zr=5",
+            "%m0: matmul acc <- w[0:128, 0:256], x[0:128, 0:1024] flags=start zr=2",
+            "%m1: matmul acc <- w[0:128, 256:512], x[0:128, 1024:2048] flags=stop zr=0",
         ]
     );
     assert!(r.warnings.is_empty());
     assert_eq!(r.memsets_inserted, 0);
+}
+
+/// An explicit cluster legalization would keep is refused, at its matmul,
+/// when its flags or a given `zr` break SPEC §5.3.
+#[test]
+fn an_illegal_explicit_cluster_is_refused() {
+    let cluster = |m0: &str, m1: &str| {
+        format!(
+            "arch trn1\n{CHAIN_DECLS}
+block main {{
+  %m0: matmul acc <- w[0:128, 0:256], x[0:128, 0:1024] {m0}
+  %m1: matmul acc <- w[0:128, 256:512], x[0:128, 1024:2048] {m1}
+  act y <- acc
+  dma out <- y
+}}
+"
+        )
+    };
+    let refused = |m0: &str, m1: &str| {
+        let m = parse(&cluster(m0, m1));
+        let err = try_legalize(&m).unwrap_err();
+        let MatmulError::Input(e) = &err else {
+            panic!("{err:?}");
+        };
+        let inst = e.inst().expect("names a matmul");
+        (m.inst(inst).label().unwrap().to_string(), err.to_string())
+    };
+    assert_eq!(
+        refused("flags=start|stop", "flags=acc zr=0"),
+        (
+            "m0".to_string(),
+            "%m0: flags=start|stop: stop on a matmul that is not the tail of its cluster (tail %m1)"
+                .to_string()
+        )
+    );
+    assert_eq!(
+        refused("flags=none", "flags=stop"),
+        (
+            "m0".to_string(),
+            "%m0: flags=none: cluster head has neither start nor an init to accumulate onto"
+                .to_string()
+        )
+    );
+    assert_eq!(
+        refused("flags=start", "flags=stop zr=5"),
+        (
+            "m1".to_string(),
+            "%m1: zr=5 but §4.3.5 gives zr=0 (bank span 1)".to_string()
+        )
+    );
+    assert_eq!(
+        refused("flags=start zr=1", "flags=stop"),
+        (
+            "m0".to_string(),
+            "%m0: zr=1 but §4.3.5 gives zr=2 (cluster head, quadrant span 4)".to_string()
+        )
+    );
 }
 
 #[test]
@@ -460,7 +517,8 @@ block main {
 }
 ";
     let m = psum::text::parse(src).unwrap().module;
-    let err = try_legalize(&m).unwrap_err();
+    let mut u = psum::unroll::unroll(&m).unwrap();
+    let err = analyze(&u, &arch(&m)).err().unwrap();
     assert_eq!(
         err,
         MatmulError::ZeroRegionTooWide {
@@ -472,6 +530,11 @@ block main {
     assert_eq!(
         err.to_string(),
         "%mm: the PSUM zero region for banks 7..=8 would need a 16-bank window"
+    );
+    // Allocation never places a tensor there: legalization refuses the input.
+    assert_eq!(
+        legalize_program(&mut u, &arch(&m)).unwrap_err().to_string(),
+        "PSUM tensor acc at bank 7 needs 2 bank(s) but core_v4 has 8"
     );
 }
 
@@ -516,11 +579,11 @@ fn needs_loop_free_allocated_programs() {
     );
     m.tensors[0].bank = None;
     let mut u = psum::unroll::unroll(&m).unwrap();
+    let err = legalize_program(&mut u, &a).unwrap_err();
+    assert_eq!(err.to_string(), "PSUM tensor acc has no bank");
     assert_eq!(
-        legalize_program(&mut u, &a),
-        Err(MatmulError::Unallocated {
-            tensor: "acc".into()
-        })
+        err.loc(&u),
+        psum::ir::Loc::Tensor(psum::ir::TensorId::new(0))
     );
 }
 

@@ -43,7 +43,7 @@ block main {
 }
 
 block tail {
-  %c: act y <- acc
+  %c: act y[0:128, 0:1024] <- acc[0:128, 0:1024]
 }
 ",
     );
@@ -80,7 +80,7 @@ block main {
 }
 
 block tail {
-  %c: act y <- acc
+  %c: act y[0:128, 0:1024] <- acc[0:128, 0:1024]
 }
 "
     );
@@ -239,10 +239,10 @@ fn origins_name_the_copied_instruction() {
     let m = parse(
         "arch trn1
 
-psum acc [128, 2048]
+psum acc [128, 1024]
 sbuf w [128, 1024] bf16
 sbuf x [128, 1024] bf16
-sbuf y [128, 2048]
+sbuf y [128, 1024]
 
 block main {
   %z: memset y = 0

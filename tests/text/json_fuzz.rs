@@ -1,10 +1,10 @@
 //! A bounded, seeded run of the JSON fuzz property
-//! ([`psum::fuzzing::check_json`], SPEC §2.5, §2.6): JSON modules of
+//! ([`psum::fuzzing::json::check_json`], SPEC §2.5, §2.6): JSON modules of
 //! generated programs, mutated deterministically, byte by byte and value by
 //! value (ids, bounds, bodies), must each fail with a diagnostic or print
 //! and re-parse.
 
-use psum::fuzzing::check_json;
+use psum::fuzzing::json::check_json;
 use psum::gen::random::{program, Arches, RandomConfig, Rng};
 use psum::text::to_json;
 use serde_json::Value;

@@ -5,5 +5,4 @@ mod mutations;
 mod oracle;
 mod pipeline_stages;
 mod property;
-mod verify_compile;
 mod verify_fixtures;

@@ -3,10 +3,9 @@
 //!
 //! Runs seeds `0..2000`; `PSUM_PROPTEST_SEEDS=N` runs `0..N` instead.
 
-use crate::verify_compile;
-
+use psum::alloc::Allocator;
+use psum::fuzzing::compile::{check_allocator, Outcome};
 use psum::gen::random::{program, program_text, RandomConfig};
-use verify_compile::{compile_and_verify, Outcome};
 
 /// The number of seeds: `PSUM_PROPTEST_SEEDS`, else 2000.
 fn seeds() -> u64 {
@@ -26,9 +25,9 @@ fn random_programs_compile_and_verify() {
             ..RandomConfig::rich()
         };
         let m = program(seed, &cfg).unwrap();
-        match compile_and_verify(&m) {
-            Ok(Outcome::Verified) => verified += 1,
-            Ok(Outcome::Refused) => refused += 1,
+        match check_allocator(&m, Allocator::Briggs) {
+            Ok((Outcome::Verified, _)) => verified += 1,
+            Ok((Outcome::Refused, _)) => refused += 1,
             Err(e) => panic!("seed {seed}: {e}\n{}", program_text(seed, &cfg).unwrap()),
         }
     }

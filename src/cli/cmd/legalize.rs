@@ -1,7 +1,7 @@
 //! `psum legalize` (SPEC §4.2, §4.3) on an allocated, loop-free program.
 
 use crate::cli::args::{OutputArgs, Report};
-use crate::cli::io::{json_text, load, Failure};
+use crate::cli::io::{json_text, load, located, Failure};
 use crate::cli::output::Outputs;
 use crate::{arch, matmul, report, text};
 use clap::Args;
@@ -26,7 +26,8 @@ pub(crate) fn run(a: LegalizeArgs) -> Result<(), Failure> {
     let arch = arch::lookup(&loaded.module.arch)?;
     let mut m = loaded.module.clone();
     let t0 = Instant::now();
-    let r = matmul::legalize_program(&mut m, &arch)?;
+    let r = matmul::legalize_program(&mut m, &arch)
+        .map_err(|e| located(&loaded, e.loc(&loaded.module), e.to_string()))?;
     let elapsed = t0.elapsed();
     for w in &r.warnings {
         eprintln!("warning: {w}");

@@ -1,5 +1,5 @@
-//! Properties the fuzz targets check, as library functions so that a normal
-//! test can run them on seeded inputs too (SPEC §2.5, §2.6).
+//! The JSON form on arbitrary bytes (SPEC §2.5, §2.6): a located error,
+//! or a module that prints and reads back as the same program.
 
 use crate::source;
 use crate::text;
