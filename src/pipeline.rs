@@ -145,9 +145,16 @@ pub enum CompileError {
     /// Unrolling failed (too many instructions).
     #[error(transparent)]
     Unroll(#[from] UnrollError),
-    /// Ordering or legalization failed.
-    #[error(transparent)]
-    Matmul(#[from] MatmulError),
+    /// Ordering or legalization failed (or refused its input, §4.3).
+    #[error("{error}")]
+    Matmul {
+        /// What failed.
+        #[source]
+        error: MatmulError,
+        /// Where it points in the input: the instruction the unrolled one
+        /// is a copy of, or the tensor, when the input has it.
+        at: Loc,
+    },
     /// With [`CompileOptions::verify_each`]: the output of `pass` does not
     /// compute what the input computes.
     #[error("verification failed after pass {pass}: {}", report.first_error().unwrap_or_default())]
@@ -166,6 +173,7 @@ impl CompileError {
         match self {
             CompileError::Invalid(v) => v.loc,
             CompileError::Alloc(a) => a.loc(),
+            CompileError::Matmul { at, .. } => *at,
             _ => Loc::Module,
         }
     }
@@ -246,8 +254,12 @@ impl<'a> Run<'a> {
             }
             Pass::Legalize => {
                 let arch = self.arch.as_ref().expect("validate runs first");
-                let (m, _) = self.unrolled.as_mut().expect("unroll runs before legalize");
-                self.matmul = Some(matmul::legalize_program(m, arch)?);
+                let (m, origins) = self.unrolled.as_mut().expect("unroll runs before legalize");
+                let report = matmul::legalize_program(m, arch).map_err(|error| {
+                    let at = input_loc(error.loc(m), origins, self.input);
+                    CompileError::Matmul { error, at }
+                })?;
+                self.matmul = Some(report);
             }
         }
         Ok(())
@@ -285,6 +297,28 @@ impl<'a> Run<'a> {
             }
         }
     }
+}
+
+/// The entity of `input` that `loc`, in the unrolled program whose
+/// instructions are copies of `origins`, stands for: the allocator appends
+/// its spill tensors and copies after the input's, so an id within the
+/// input's arenas is the input's own.
+fn input_loc(loc: Loc, origins: &[InstId], input: &Module) -> Loc {
+    let inst = |i: InstId| {
+        origins
+            .get(i.index())
+            .copied()
+            .filter(|o| o.index() < input.insts.len())
+    };
+    let found = match loc {
+        Loc::Inst(i) => inst(i).map(Loc::Inst),
+        Loc::Operand(i, k) => inst(i).map(|o| Loc::Operand(o, k)),
+        Loc::Bound(i, k, b) => inst(i).map(|o| Loc::Bound(o, k, b)),
+        Loc::Attr(i, a) => inst(i).map(|o| Loc::Attr(o, a)),
+        Loc::Tensor(t) => (t.index() < input.tensors.len()).then_some(loc),
+        Loc::Module | Loc::Arch | Loc::Loop(_) | Loc::LoopRange(_) => None,
+    };
+    found.unwrap_or(Loc::Module)
 }
 
 /// Runs `f`, recording its wall time under `name`.

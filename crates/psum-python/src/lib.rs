@@ -319,7 +319,7 @@ impl Program {
             CompileError::VerifyAfter { .. } => {
                 error(py, "VerifyError", format!("error: {e}"), (None, None, None))
             }
-            CompileError::Unroll(_) | CompileError::Matmul(_) => noted_error(
+            CompileError::Unroll(_) | CompileError::Matmul { .. } => noted_error(
                 py,
                 "AllocationError",
                 &loaded.located(e.loc(), e.to_string()),

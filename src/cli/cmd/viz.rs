@@ -42,7 +42,7 @@ pub(crate) fn run(a: VizArgs) -> Result<(), Failure> {
             Timeline::from_compiled(title(&a.file), m, &c)
         }
         Err(Stopped {
-            error: e @ (CompileError::Unroll(_) | CompileError::Matmul(_)),
+            error: e @ (CompileError::Unroll(_) | CompileError::Matmul { .. }),
             alloc: Some(outcome),
         }) => {
             eprintln!("warning: accumulation clusters not drawn: {e}");
