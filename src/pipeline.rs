@@ -150,7 +150,7 @@ pub enum CompileError {
     Matmul {
         /// What failed.
         #[source]
-        error: MatmulError,
+        error: Box<MatmulError>,
         /// Where it points in the input: the instruction the unrolled one
         /// is a copy of, or the tensor, when the input has it.
         at: Loc,
@@ -257,6 +257,7 @@ impl<'a> Run<'a> {
                 let (m, origins) = self.unrolled.as_mut().expect("unroll runs before legalize");
                 let report = matmul::legalize_program(m, arch).map_err(|error| {
                     let at = input_loc(error.loc(m), origins, self.input);
+                    let error = Box::new(error);
                     CompileError::Matmul { error, at }
                 })?;
                 self.matmul = Some(report);
