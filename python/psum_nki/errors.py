@@ -34,6 +34,11 @@ class Unsupported(TraceError):
         super().__init__(what, "unsupported")
 
 
+class RefusedImport(Unsupported, ModuleNotFoundError):
+    """An import of an ``nki`` submodule the tracer does not have (an
+    ``ImportError``, so a kernel may catch it)."""
+
+
 class Invalid(TraceError):
     """A kernel that breaks a rule of the NKI API."""
 

@@ -86,6 +86,18 @@ def _broadcast_to(self, shape):
     return _nl("broadcast_to")(self, shape=shape)
 
 
+_data_condition = _refuse("data-dependent control flow (a tile's value used as a condition)")
+
+
+def _truth(self):
+    """An HBM tensor is a handle whose values the kernel never sees while it
+    is traced (``if bias:`` asks whether an optional tensor was passed): true;
+    an on-chip tile's truth would be its values."""
+    if self.buffer.mem == "dram":
+        return True
+    return _data_condition(self)
+
+
 def install():
     """Puts the operators on Tile and View."""
     for cls in (Tile, View):
@@ -99,7 +111,7 @@ def install():
         for py in ("sub", "mul", "truediv"):
             setattr(cls, "__i%s__" % py, _inplace(BINARY[py]))
         cls.__setitem__ = _setitem
-        cls.__bool__ = _refuse("data-dependent control flow (a tile's value used as a condition)")
+        cls.__bool__ = _truth
         cls.__index__ = _refuse("data-dependent index (a tile's value used as an integer)")
         cls.__int__ = cls.__index__
         cls.__float__ = cls.__index__

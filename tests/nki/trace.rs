@@ -172,6 +172,55 @@ fn a_kernel_file_as_found_traces_and_fails_only_where_it_uses_what_is_missing() 
 }
 
 #[test]
+fn framework_decorators_private_modules_optional_tensors_and_operator_arguments() {
+    let k = "trace_frameworks.py";
+    let x = ["--arg", "x=float32[128,8]"];
+    let (program, _) = traces(
+        k,
+        "framework_jit",
+        &["--arg", "x=float32[128,8]", "--arg", "out=float32[128,8]"],
+    );
+    assert!(
+        program.contains("block framework_jit {\n  dma tile <- x"),
+        "{program}"
+    );
+    fails(
+        k,
+        "uses_private",
+        &x,
+        "8: error: neuronxcc.nki.language.constants is not part of the NKI API psum trace knows",
+    );
+    let (program, _) = traces(k, "caught", &x);
+    assert!(program.contains("dma tile <- x"), "{program}");
+    let (program, _) = traces(
+        k,
+        "optional_bias",
+        &["--arg", "x=float32[128,8]", "--arg", "bias=float32[128,8]"],
+    );
+    assert!(program.contains("act t_2 <- t, t_1"), "{program}");
+    let (program, _) = traces(
+        k,
+        "optional_bias",
+        &["--arg", "x=float32[128,8]", "--kwarg", "bias=None"],
+    );
+    assert!(!program.contains("dram bias"), "{program}");
+    let (program, _) = traces(
+        k,
+        "operator_argument",
+        &["--arg", "x=float32[128,8]", "--kwarg", "op=nl.maximum"],
+    );
+    assert!(program.contains("act tile_1 <- tile"), "{program}");
+    for bad in ["op=nl.nothing", "op=os.system"] {
+        fails(
+            k,
+            "operator_argument",
+            &["--arg", "x=float32[128,8]", "--kwarg", bad],
+            &format!(" error: --kwarg {bad} is neither a Python literal nor a name in numpy or the NKI modules")[..],
+        );
+    }
+}
+
+#[test]
 fn a_program_that_would_not_validate_is_refused_at_the_kernel_line() {
     fails(
         "invalid_layout.py",
