@@ -13,7 +13,7 @@ by name unless it keeps its default; a missing argument is named.
 
 import inspect
 
-from .errors import Invalid, Unsupported
+from .errors import Invalid, Unsupported, show
 
 REGISTRY = {}
 
@@ -143,8 +143,8 @@ def bind(entry, args, kwargs):
         for kw, reason in entry.unmodelled.items():
             if kw in given and not _is_default(sig, kw, bound.arguments[kw]):
                 raise Unsupported(
-                    "%s(%s=%r): the keyword '%s' is not modelled (%s)"
-                    % (entry.qualname, kw, bound.arguments[kw], kw, reason)
+                    "%s(%s=%s): the keyword '%s' is not modelled (%s)"
+                    % (entry.qualname, kw, show(bound.arguments[kw]), kw, reason)
                 )
         return a
     report = first_error[1]

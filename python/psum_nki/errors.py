@@ -13,6 +13,20 @@ import re
 import sys
 
 
+def show(value):
+    """A kernel's value as an error message names it: its repr, unless that
+    is an object's address (``<… at 0x…>``), then what it is; at most 80
+    characters."""
+    text = repr(value)
+    if " at 0x" in text:
+        name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+        if callable(value) and isinstance(name, str):
+            text = "function %s" % name
+        else:
+            text = getattr(type(value), "shown_as", None) or "a value of type %s" % type(value).__name__
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 class TraceError(Exception):
     """A failure reported as ``FILE:LINE: error: MESSAGE``.
 

@@ -13,7 +13,7 @@ accumulating it into a tile moves that write to the target.
 import math
 
 from . import access, core, dtypes
-from .errors import STATE, Invalid, Unsupported, kernel_loc
+from .errors import STATE, Invalid, Unsupported, kernel_loc, show
 from .index import IndexExpr, Pred, region
 from .tiles import PSUM, SBUF, Tile, View, buffer_of
 
@@ -35,7 +35,7 @@ def view_of(x):
 def tensor_arg(x, what):
     v = view_of(x)
     if v is None:
-        raise Invalid("%s must be a tensor, not %r" % (what, x))
+        raise Invalid("%s must be a tensor, not %s" % (what, show(x)))
     return v
 
 
@@ -46,7 +46,7 @@ def number(x, what):
     try:
         v = float(x)
     except (TypeError, ValueError):
-        raise Invalid("%s %r is not a number" % (what, x)) from None
+        raise Invalid("%s %s is not a number" % (what, show(x))) from None
     if not math.isfinite(v):
         raise Unsupported("%s %r is not a finite number (psum's memset takes finite values)" % (what, v))
     return v
@@ -73,7 +73,7 @@ def mask_boxes(mask, operands):
     if not isinstance(mask, Pred):
         if type(mask).__name__ in ("bool_", "bool"):
             return [None] if bool(mask) else []
-        raise Unsupported("mask=%r (a mask is an index predicate or a bool)" % (mask,))
+        raise Unsupported("mask=%s (a mask is an index predicate or a bool)" % show(mask))
     order, boxes = region(mask)
     sizes = mask.keys()
     axes = [mask_axes(v, order, sizes) for v in operands]
@@ -366,7 +366,7 @@ def matmul(op, dst, stationary, moving, pos=None, accumulate=None, mask=None, dt
     """``dst = stationary.T @ moving`` (``op`` is ``matmul`` or ``matmul.mx``)."""
     s, m = tensor_arg(stationary, "stationary"), tensor_arg(moving, "moving")
     if accumulate is not None and not isinstance(accumulate, bool):
-        raise Unsupported("accumulate=%r (a bool or None)" % (accumulate,))
+        raise Unsupported("accumulate=%s (a bool or None)" % show(accumulate))
     if dst is not None:
         emit(op, dst, [s, m], pos=pos, accumulate=accumulate, mask=mask)
         return dst

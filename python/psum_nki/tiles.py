@@ -10,7 +10,7 @@ installed by ``ops``.
 """
 
 from . import dtypes
-from .errors import STATE, Invalid, Unsupported, kernel_loc, source_name, ASSIGN
+from .errors import STATE, Invalid, Unsupported, kernel_loc, show, source_name, ASSIGN
 from .index import DynamicIndex, IndexExpr, as_int
 
 
@@ -50,7 +50,7 @@ def buffer_of(buffer, default=None):
     name = getattr(buffer, "name", buffer)
     if isinstance(name, str) and name.replace("nl.", "") in BUFFERS:
         return BUFFERS[name.replace("nl.", "")]
-    raise Unsupported("buffer %r" % (buffer,))
+    raise Unsupported("buffer %s" % show(buffer))
 
 
 class ParDim:
@@ -286,7 +286,7 @@ class View:
         shape, strides = [], []
         for entry in pattern:
             if not isinstance(entry, (list, tuple)) or len(entry) != 2:
-                raise Invalid(".ap() pattern entry %r is not [stride, num]" % (entry,))
+                raise Invalid(".ap() pattern entry %s is not [stride, num]" % show(entry))
             stride, num = as_int(entry[0], "access pattern stride"), as_int(entry[1], "access pattern size")
             if num <= 0:
                 raise Invalid(".ap() pattern size %d is not positive" % num)

@@ -291,6 +291,27 @@ class Indexing(Traces):
         )
         self.assertEqual(self.body(t), ["dma a <- x"])
 
+    def test_a_mask_that_compares_nothing_is_named_without_an_address(self):
+        self.refused(
+            """
+            def kernel(x):
+                ip = nl.arange(128)[:, None]
+                return nl.exp(nl.load(x), mask=ip + 1)
+            """,
+            {"x": ("float32", [128, 8])},
+            7,
+            "mask=an index expression (a mask is an index predicate or a bool)",
+        )
+        self.refused(
+            """
+            def kernel(x):
+                return nl.exp(nl.load(x), mask=len)
+            """,
+            {"x": ("float32", [128, 8])},
+            6,
+            "mask=<built-in function len> (a mask is an index predicate or a bool)",
+        )
+
     def test_a_strided_sbuf_access_is_its_bounding_rectangle(self):
         t = self.trace(
             """
