@@ -39,16 +39,24 @@ def tensor_arg(x, what):
     return v
 
 
+#: The largest finite float32, the stand-in of an infinite fill value.
+F32_MAX = 3.4028234663852886e38
+
+
 def number(x, what):
-    """A finite Python float from a scalar argument."""
+    """A finite Python float from a scalar argument: an infinity (the start
+    of a running maximum) becomes the largest finite float32 of its sign, a
+    stand-in, since values are not PSUM traffic; NaN is refused."""
     if is_tensor(x) or isinstance(x, (IndexExpr, Pred)):
         raise Unsupported("%s given as a tensor where the tracer takes a number" % what)
     try:
         v = float(x)
     except (TypeError, ValueError):
         raise Invalid("%s %s is not a number" % (what, show(x))) from None
-    if not math.isfinite(v):
-        raise Unsupported("%s %r is not a finite number (psum's memset takes finite values)" % (what, v))
+    if math.isinf(v):
+        return math.copysign(F32_MAX, v)
+    if math.isnan(v):
+        raise Unsupported("%s nan is not a number psum's memset takes" % what)
     return v
 
 
