@@ -199,6 +199,30 @@ class Signatures(Traces):
         self.assertEqual(self.body(t), ["dma a <- x", "copy b <- a", "copy c <- b", "copy c <- b"])
 
 
+    def test_every_form_takes_an_instruction_name(self):
+        t = self.trace(
+            """
+            def kernel(x):
+                a = nl.load(x, name="ld")
+                r = nl.ndarray((128, 1), dtype=nl.float32)
+                b = nisa.tensor_scalar_reduce(
+                    data=a, op0=nl.multiply, operand0=2.0, reduce_op=nl.max, reduce_res=r, name="tsr"
+                )
+                return nl.exp(b, name="e")
+            """,
+            {"x": ("float32", [128, 512])},
+        )
+        self.assertEqual(self.body(t), ["dma a <- x", "act b <- a", "engine r <- b", "act tile <- b"])
+        self.refused(
+            """
+            def kernel(x):
+                return nl.exp(nl.load(x), nmae="e")
+            """,
+            {"x": ("float32", [128, 512])},
+            6,
+            "nki.language.exp() got an unexpected keyword argument 'nmae' (it takes: x, dtype, mask)",
+        )
+
 class Matmul(Traces):
     def test_tile_position_is_the_start_row_and_column(self):
         t = self.trace(
