@@ -17,7 +17,6 @@ from .errors import STATE, Invalid, Unsupported, kernel_loc, show
 from .index import IndexExpr, Pred, region
 from .tiles import PSUM, SBUF, Tile, View, buffer_of
 
-KEY_SIZE = {key: size for key, size, _, _ in dtypes.TABLE.values()}
 
 
 def is_tensor(x):
@@ -135,8 +134,9 @@ def mask_axes(v, order, sizes):
 
 
 def rect_shape(a):
+    """(partitions, elements per partition) of an access, in the elements the kernel accessed."""
     p0, p1, b0, b1 = (b[0] for b in a.bounds)
-    return (p1 - p0, (b1 - b0) // KEY_SIZE[a.tensor.dtype])
+    return (p1 - p0, (b1 - b0) // a.esize)
 
 
 def choose(op, dst, srcs):

@@ -275,12 +275,15 @@ class View:
             raise Unsupported("reshape of a view that is not contiguous in its tile")
         return View(self.tile, shape, row_major(shape), self.offset, [frozenset()] * len(shape))
 
-    def ap(self, pattern, offset=0, **kwargs):
-        """``.ap(pattern, offset)``: the hardware access pattern ``[[stride, num], …]``
-        (partition first) over the tensor's elements, from ``offset``."""
+    def ap(self, pattern, offset=0, dtype=None, **kwargs):
+        """``.ap(pattern, offset, dtype)``: the hardware access pattern ``[[stride, num], …]``
+        (partition first) over the tensor's elements, from ``offset``; with
+        ``dtype``, over the whole tensor's storage read as ``dtype``."""
         if kwargs:
             name = next(iter(kwargs))
-            raise Unsupported("the .ap() keyword '%s' (only pattern and offset are modelled)" % name)
+            raise Unsupported("the .ap() keyword '%s' (pattern, offset and dtype are modelled)" % name)
+        if dtype is not None and dtypes.lookup(dtype) != self.dtype:
+            return self.view(dtype).ap(pattern, offset)
         if not isinstance(pattern, (list, tuple)) or not pattern:
             raise Invalid(".ap() takes a list of [stride, num] pairs")
         shape, strides = [], []

@@ -180,7 +180,7 @@ class Signatures(Traces):
             """,
             {"x": ("float32", [128, 512])},
             7,
-            "the .ap() keyword 'scalar_offset' (only pattern and offset are modelled)",
+            "the .ap() keyword 'scalar_offset' (pattern, offset and dtype are modelled)",
         )
 
     def test_both_calling_forms_bind(self):
@@ -374,6 +374,18 @@ class Indexing(Traces):
             {"x": ("float32", [512])},
         )
         self.assertEqual(self.body(t)[2], "copy tile <- a[0:4, 256:512]")
+
+    def test_an_access_pattern_may_read_the_storage_as_another_dtype(self):
+        t = self.trace(
+            """
+            def kernel(x):
+                t = nl.ndarray((64, 32), dtype=nl.float16)
+                nisa.dma_copy(dst=t, src=x.ap(dtype=nl.float16, pattern=[[64, 64], [1, 32]], offset=32))
+                return t
+            """,
+            {"x": ("float32", [64, 32])},
+        )
+        self.assertEqual(self.body(t), ["dma t <- x[0:64, 64:128]"])
 
     def test_an_indirect_dram_index_covers_the_dimension(self):
         t = self.trace(
