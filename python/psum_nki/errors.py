@@ -53,6 +53,11 @@ class RefusedImport(Unsupported, ModuleNotFoundError):
     ``ImportError``, so a kernel may catch it)."""
 
 
+class UnknownAttribute(Unsupported, AttributeError):
+    """An attribute of an NKI tensor the tracer does not know (an
+    ``AttributeError``, so ``getattr(t, name, default)`` still works)."""
+
+
 class Invalid(TraceError):
     """A kernel that breaks a rule of the NKI API."""
 

@@ -63,6 +63,18 @@ def _inplace(name):
     return op
 
 
+def _compare(name):
+    """``tile == number`` and ``tile != number``: element-wise (``nl.equal``,
+    ``nl.not_equal``); against anything else, identity, as for any object."""
+
+    def op(self, other):
+        if isinstance(other, (bool, int, float)) or type(other).__module__ == "numpy":
+            return _nl(name)(self, other)
+        return NotImplemented
+
+    return op
+
+
 def _iadd(self, other):
     lower.accumulate(lower.view_of(self), other)
     return self
@@ -107,6 +119,8 @@ def install():
             setattr(cls, "__r%s__" % py, _reflected(BINARY[py]))
         for py, name in UNARY.items():
             setattr(cls, "__%s__" % py, lambda self, n=name: _nl(n)(self))
+        cls.__eq__ = _compare("equal")
+        cls.__ne__ = _compare("not_equal")
         cls.__iadd__ = _iadd
         for py in ("sub", "mul", "truediv"):
             setattr(cls, "__i%s__" % py, _inplace(BINARY[py]))

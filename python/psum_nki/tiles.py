@@ -10,7 +10,7 @@ installed by ``ops``.
 """
 
 from . import dtypes
-from .errors import STATE, Invalid, Unsupported, kernel_loc, show, source_name, ASSIGN
+from .errors import STATE, Invalid, Unsupported, UnknownAttribute, kernel_loc, show, source_name, ASSIGN
 from .index import DynamicIndex, IndexExpr, as_int
 
 
@@ -223,6 +223,11 @@ class View:
 
     def view_of(self):
         return self
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UnknownAttribute("'%s' is not an attribute of an NKI tensor psum trace knows" % name)
 
     def elements(self):
         return product(self.shape)

@@ -223,6 +223,34 @@ class Signatures(Traces):
             "nki.language.exp() got an unexpected keyword argument 'nmae' (it takes: x, dtype, mask)",
         )
 
+class Operators(Traces):
+    def test_comparing_a_tile_with_a_number_is_element_wise(self):
+        t = self.trace(
+            """
+            def kernel(x):
+                a = nl.load(x)
+                b = a != 0
+                c = a == 1.5
+                return b, c, a == a
+            """,
+            {"x": ("float32", [128, 8])},
+        )
+        self.assertEqual(self.body(t), ["dma a <- x", "act b <- a", "act c <- a"])
+
+    def test_an_unknown_tensor_attribute_is_refused_by_name(self):
+        self.refused(
+            """
+            def kernel(x):
+                a = nl.load(x)
+                assert getattr(a, "astype", None) is None
+                return a.astype(nl.float16)
+            """,
+            {"x": ("float32", [128, 8])},
+            8,
+            "'astype' is not an attribute of an NKI tensor psum trace knows",
+        )
+
+
 class Matmul(Traces):
     def test_tile_position_is_the_start_row_and_column(self):
         t = self.trace(
