@@ -7,6 +7,7 @@ kernel file, or the root of the package it belongs to), outside any
 one of them, written as the user named the kernel file.
 """
 
+import inspect
 import linecache
 import os
 import re
@@ -14,9 +15,13 @@ import sys
 
 
 def show(value):
-    """A kernel's value as an error message names it: its repr, unless that
-    is an object's address (``<… at 0x…>``), then what it is; at most 80
-    characters."""
+    """A kernel's value as an error message names it: a function or method by
+    its name, else its repr, unless that is an object's address
+    (``<… at 0x…>``), then what it is; at most 80 characters."""
+    if inspect.ismethod(value) and getattr(value.__self__, "is_nki_tensor", False):
+        return "a method of an NKI tensor"
+    if inspect.isroutine(value):
+        return "function %s" % (getattr(value, "__qualname__", None) or getattr(value, "__name__", "?"))
     text = repr(value)
     if " at 0x" in text:
         name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)

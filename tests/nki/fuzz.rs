@@ -1,11 +1,11 @@
 //! A bounded, seeded mutation smoke test of `psum trace` (SPEC §9.3): kernels
 //! of our own (`tests/nki_kernels/fuzz_*.py`) are mutated deterministically —
-//! a line deleted or duplicated, a number, a keyword, an operator or an API
-//! name changed, a line re-indented — and every mutant must either trace to a
-//! program that validates, or fail with exit 1, one error line
-//! (`FILE:LINE[:COL]: error: …`, or `FILE: error: …` for an error no kernel
-//! line owns) last on stderr, no Python traceback, no internal error, no
-//! object address in a message, and no output file.
+//! a line deleted or duplicated, a number, a keyword, an operator, an API
+//! or an attribute name changed, a line re-indented — and every mutant must
+//! either trace to a program that validates, or fail with exit 1, one error
+//! line (`FILE:LINE[:COL]: error: …`, or `FILE: error: …` for an error no
+//! kernel line owns) last on stderr, no Python traceback, no internal error,
+//! no object's address or bound method in a message, and no output file.
 
 use super::kernels::{psum, text};
 
@@ -79,6 +79,19 @@ const APIS: [&str; 18] = [
     "nisa.activation",
     "nisa.memset",
     "nisa.nc_transpose",
+];
+
+const ATTRIBUTES: [&str; 10] = [
+    "shape",
+    "dtype",
+    "reshape",
+    "broadcast_to",
+    "view",
+    "ap",
+    "buffer",
+    "astype",
+    "T",
+    "no_such_attribute",
 ];
 
 /// SplitMix64: a small deterministic generator (the test must not depend on a crate's stream).
@@ -157,6 +170,34 @@ fn keywords(line: &str) -> Vec<(usize, usize)> {
     at
 }
 
+/// Ranges of the attribute names of `line` (`x.name`, not a module's `nl.name`
+/// nor a number's fraction).
+fn attributes(line: &str) -> Vec<(usize, usize)> {
+    let b = line.as_bytes();
+    let mut at = Vec::new();
+    for (i, _) in line.match_indices('.') {
+        let owner_end = i;
+        let mut s = owner_end;
+        while s > 0 && (b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b'_') {
+            s -= 1;
+        }
+        let owner = &line[s..owner_end];
+        let attribute_of_value = (!owner.is_empty() && !owner.bytes().all(|c| c.is_ascii_digit()))
+            || (i > 0 && matches!(b[i - 1], b']' | b')'));
+        if !attribute_of_value || ["nl", "nisa", "nki", "np", "math"].contains(&owner) {
+            continue;
+        }
+        let mut e = i + 1;
+        while e < b.len() && (b[e].is_ascii_alphanumeric() || b[e] == b'_') {
+            e += 1;
+        }
+        if e > i + 1 {
+            at.push((i + 1, e));
+        }
+    }
+    at
+}
+
 /// One mutant of `src` and what was done, or None when the chosen mutation
 /// does not apply to the chosen line.
 fn mutate(src: &str, rng: &mut Rng) -> Option<(String, String)> {
@@ -174,7 +215,7 @@ fn mutate(src: &str, rng: &mut Rng) -> Option<(String, String)> {
     let line = lines[i].clone();
     let replace =
         |(s, e): (usize, usize), with: &str| format!("{}{}{}", &line[..s], with, &line[e..]);
-    let what = match rng.below(10) {
+    let what = match rng.below(11) {
         0 => {
             lines.remove(i);
             format!("deleted line {}", i + 1)
@@ -200,6 +241,12 @@ fn mutate(src: &str, rng: &mut Rng) -> Option<(String, String)> {
             let op = rng.pick(&OPERATORS);
             lines[i] = replace(*at.get(rng.below(at.len().max(1)))?, op);
             format!("line {}: an operator became {op:?}", i + 1)
+        }
+        9 => {
+            let at = attributes(&line);
+            let name = rng.pick(&ATTRIBUTES);
+            lines[i] = replace(*at.get(rng.below(at.len().max(1)))?, name);
+            format!("line {}: an attribute became .{name}", i + 1)
         }
         7 | 8 => {
             let at = occurrences(&line, &APIS);
@@ -260,11 +307,17 @@ fn check(
             "{seed}, {what}: {why}\n--- stderr\n{stderr}--- mutant\n{src}"
         ))
     };
-    if ["Traceback", "internal error", "panicked", " at 0x"]
-        .iter()
-        .any(|t| stderr.contains(t))
+    if [
+        "Traceback",
+        "internal error",
+        "panicked",
+        " at 0x",
+        "<bound method",
+    ]
+    .iter()
+    .any(|t| stderr.contains(t))
     {
-        return fail("a traceback, an internal error, a panic or an object's address");
+        return fail("a traceback, an internal error, a panic or an object's repr");
     }
     match o.status.code() {
         Some(0) => {

@@ -361,7 +361,7 @@ class Indexing(Traces):
             """,
             {"x": ("float32", [128, 8])},
             6,
-            "mask=<built-in function len> (a mask is an index predicate or a bool)",
+            "mask=function len (a mask is an index predicate or a bool)",
         )
 
     def test_a_strided_sbuf_access_is_its_bounding_rectangle(self):
