@@ -370,13 +370,30 @@ def pe_transpose(data, dst=None, mask=None):
     return produce("matmul.t", [v, ident], (f, p), v.dtype, PSUM, mask=mask)
 
 
+def one_rectangle(v):
+    """Whether a view is exactly one rectangle of its tensor."""
+    a = access.accesses(v)
+    return a.exact and len(a.accesses) == 1
+
+
+def split_columns(d, m):
+    """(destination, moving) pairs of one matmul: split along their leading
+    free axis, while they are not each one rectangle and have the same free
+    shape, since an output column depends on its moving column only."""
+    if d.ndim < 3 or d.shape[1:] != m.shape[1:] or (one_rectangle(d) and one_rectangle(m)):
+        return [(d, m)]
+    return [pair for i in range(d.shape[1]) for pair in split_columns(d[:, i], m[:, i])]
+
+
 def matmul(op, dst, stationary, moving, pos=None, accumulate=None, mask=None, dtype=None):
     """``dst = stationary.T @ moving`` (``op`` is ``matmul`` or ``matmul.mx``)."""
     s, m = tensor_arg(stationary, "stationary"), tensor_arg(moving, "moving")
     if accumulate is not None and not isinstance(accumulate, bool):
         raise Unsupported("accumulate=%s (a bool or None)" % show(accumulate))
     if dst is not None:
-        emit(op, dst, [s, m], pos=pos, accumulate=accumulate, mask=mask)
+        d = tensor_arg(dst, "the destination")
+        for dp, mp in split_columns(d, m) if mask is None else [(d, m)]:
+            emit(op, dp, [s, mp], pos=pos, accumulate=accumulate, mask=mask)
         return dst
     cols = s.elements() // s.part_extent()
     n = m.elements() // m.part_extent()

@@ -266,6 +266,29 @@ class Matmul(Traces):
         )
         self.assertIn("matmul acc <- s, m pos=64,0", self.body(t))
 
+    def test_a_destination_of_several_free_axes_splits_into_one_matmul_per_rectangle(self):
+        t = self.trace(
+            """
+            def kernel(x, w):
+                s = nl.load(w)
+                m = nl.ndarray((128, 2, 64), dtype=nl.float32)
+                nisa.dma_copy(dst=m, src=x)
+                z = nl.ndarray((128, 2, 64), dtype=nl.float32, buffer=nl.psum)
+                nisa.nc_matmul(dst=z[:, :, 16:32], stationary=s, moving=m[:, :, 16:32])
+                return z
+            """,
+            {"x": ("float32", [128, 2, 64]), "w": ("float32", [128, 128])},
+        )
+        self.assertEqual(
+            self.body(t),
+            [
+                "dma s <- w",
+                "dma m <- x",
+                "matmul z[0:128, 64:128] <- s, m[0:128, 64:128]",
+                "matmul z[0:128, 320:384] <- s, m[0:128, 320:384]",
+            ],
+        )
+
     def test_a_tile_position_off_the_tile_size_grid_is_refused(self):
         self.refused(
             """
