@@ -13,6 +13,7 @@ kernel's stdout (which is sent to stderr): ``{"program", "arch", "warnings",
 import ast
 import json
 import os
+import re
 import signal
 import sys
 import traceback
@@ -40,15 +41,55 @@ def limit_memory(mib):
         resource.setrlimit(resource.RLIMIT_AS, (want, hard))
 
 
+#: The module spellings a ``--kwarg`` value may name an attribute of.
+ALIASES = {"np": "numpy", "nl": "nki.language", "nisa": "nki.isa", "ni": "nki.isa"}
+
+
 def literal(kw):
+    """The value of a ``--kwarg``: a Python literal, or a dotted name of numpy
+    or of the NKI modules (``np.add``, ``nl.max``, ``nisa.reduce_cmd.reduce``)."""
+    text = kw["value"].strip()
     try:
-        return ast.literal_eval(kw["value"])
+        return ast.literal_eval(text)
     except (ValueError, SyntaxError):
-        raise TraceErrorSetup("--kwarg %s=%s is not a Python literal" % (kw["name"], kw["value"])) from None
+        pass
+    parts = text.split(".")
+    if len(parts) >= 2 and all(p.isidentifier() for p in parts):
+        head = ALIASES.get(parts[0], parts[0])
+        if head in ("numpy", "nki") or head.startswith(("nki.", "neuronxcc.nki")) or head == "neuronxcc":
+            import importlib
+
+            try:
+                obj = importlib.import_module(head)
+            except ImportError:
+                raise TraceErrorSetup(
+                    "--kwarg %s=%s names %s, which %s cannot import (PSUM_PYTHON names the Python psum runs)"
+                    % (kw["name"], kw["value"], head, sys.executable)
+                ) from None
+            try:
+                for attr in parts[1:]:
+                    obj = getattr(obj, attr)
+                return obj
+            except Exception:
+                pass
+    raise TraceErrorSetup(
+        "--kwarg %s=%s is neither a Python literal nor a name in numpy or the NKI modules" % (kw["name"], kw["value"])
+    ) from None
 
 
 class TraceErrorSetup(Exception):
     pass
+
+
+def undefined_by_failure(e, failed):
+    """The error of the failed top-level statement that would have defined the
+    name ``e`` (a NameError) misses (a refused import, say), else ``e``."""
+    match = re.match(r"name '([^']+)' is not defined", str(e))
+    name = getattr(e, "name", None) or (match.group(1) if match else None)
+    for _line, names, exc in failed:
+        if name in names:
+            return exc
+    return e
 
 
 def run(request):
@@ -90,7 +131,10 @@ def run(request):
         if geo is None:
             return error("platform_target '%s' names no architecture psum knows" % target, kind="setup")
         tensors = {a["name"]: (a["dtype"], a["shape"]) for a in request["args"]}
-        traced = driver.trace(kernel, tensors, literals, geo, request.get("grid") or (), request.get("program_id") or ())
+        try:
+            traced = driver.trace(kernel, tensors, literals, geo, request.get("grid") or (), request.get("program_id") or ())
+        except NameError as e:
+            raise undefined_by_failure(e, module.failed) from None
         return {"program": traced.program, "arch": traced.arch, "warnings": traced.warnings, "affine": traced.affine}
     except TraceErrorSetup as e:
         return error(str(e), kind="setup")

@@ -96,18 +96,18 @@ def accesses(view, box=None):
         plo, phi, pcont = span(part)
         rect = (p0 + plo, p0 + phi + 1, (f0 + flo) * size, (f0 + fhi + 1) * size)
         if pcont and fcont:
-            return Accessed([rectangle(tensor, rect)], True, elements)
+            return Accessed([rectangle(tensor, rect, size)], True, elements)
     else:
         rect = (lo // S - block * t.par, hi // S - block * t.par + 1, 0, S * size)
         if rect[1] - rect[0] == 1:
             rect = (rect[0], rect[1], (lo % S) * size, (hi % S + 1) * size)
     if t.mem != "psum":
-        return Accessed([rectangle(tensor, rect)], False, elements)
+        return Accessed([rectangle(tensor, rect, size)], False, elements)
     return Accessed(pieces(tensor, local, axes, S, size), True, elements)
 
 
-def rectangle(tensor, rect):
-    return core.Access(tensor, tuple(core.aff_const(c) for c in rect))
+def rectangle(tensor, rect, size):
+    return core.Access(tensor, tuple(core.aff_const(c) for c in rect), size)
 
 
 def pieces(tensor, local, axes, S, size):
@@ -141,6 +141,6 @@ def pieces(tensor, local, axes, S, size):
         while j + 1 < len(ps) and ps[j + 1] == ps[j] + 1 and runs_of[ps[j + 1]] == runs_of[ps[i]]:
             j += 1
         for a, b in runs_of[ps[i]]:
-            out.append(rectangle(tensor, (ps[i], ps[j] + 1, a * size, b * size)))
+            out.append(rectangle(tensor, (ps[i], ps[j] + 1, a * size, b * size), size))
         i = j + 1
     return out

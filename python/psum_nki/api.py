@@ -13,7 +13,7 @@ by name unless it keeps its default; a missing argument is named.
 
 import inspect
 
-from .errors import Invalid, Unsupported
+from .errors import Invalid, Unsupported, show
 
 REGISTRY = {}
 
@@ -71,6 +71,21 @@ def signature(text, ns):
     return inspect.signature(scope["_f"])
 
 
+#: The default of the ``name`` keyword a form gets when its NKI signature ends
+#: with ``**kwargs`` instead (NKI's older forms): an instruction's label.
+IMPLICIT_NAME = Named("None")
+
+
+def with_name(sig):
+    """``sig`` taking ``name=`` (an instruction's label, without effect on the
+    program), which every NKI API accepts: by name in the newer forms, through
+    ``**kwargs`` in the older ones."""
+    if "name" in sig.parameters or any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+        return sig
+    extra = inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, default=IMPLICIT_NAME)
+    return sig.replace(parameters=list(sig.parameters.values()) + [extra])
+
+
 def is_tensor(x):
     return getattr(x, "is_nki_tensor", False)
 
@@ -81,9 +96,9 @@ def api(qualname, sig, legacy=None, unmodelled=None, ns=None):
     the reason the tracer does not model them."""
 
     def register(lower):
-        forms = [("dst" if "(dst" in sig.replace(" ", "") else "only", signature(sig, ns or {}))]
+        forms = [("dst" if "(dst" in sig.replace(" ", "") else "only", with_name(signature(sig, ns or {})))]
         if legacy is not None:
-            forms.append(("legacy", signature(legacy, ns or {})))
+            forms.append(("legacy", with_name(signature(legacy, ns or {}))))
         entry = Entry(qualname, forms=forms, unmodelled=unmodelled)
         entry.value = wrapper(entry, lower)
         REGISTRY[qualname] = entry
@@ -117,7 +132,11 @@ def refuse_all(module, names, reason):
 
 
 def _describe(sig):
-    return ", ".join(p.name for p in sig.parameters.values() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+    return ", ".join(
+        p.name
+        for p in sig.parameters.values()
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.default is not IMPLICIT_NAME
+    )
 
 
 def bind(entry, args, kwargs):
@@ -143,8 +162,8 @@ def bind(entry, args, kwargs):
         for kw, reason in entry.unmodelled.items():
             if kw in given and not _is_default(sig, kw, bound.arguments[kw]):
                 raise Unsupported(
-                    "%s(%s=%r): the keyword '%s' is not modelled (%s)"
-                    % (entry.qualname, kw, bound.arguments[kw], kw, reason)
+                    "%s(%s=%s): the keyword '%s' is not modelled (%s)"
+                    % (entry.qualname, kw, show(bound.arguments[kw]), kw, reason)
                 )
         return a
     report = first_error[1]

@@ -96,13 +96,16 @@ class IRTensor:
 
 
 class Access:
-    """``tensor[p0:p1, b0:b1]`` with affine bounds."""
+    """``tensor[p0:p1, b0:b1]`` with affine bounds; ``esize`` is the byte size
+    of the elements the kernel accessed (its view's dtype, which a
+    ``view(dtype)`` makes differ from the tensor's)."""
 
-    __slots__ = ("tensor", "bounds")
+    __slots__ = ("tensor", "bounds", "esize")
 
-    def __init__(self, tensor, bounds):
+    def __init__(self, tensor, bounds, esize):
         self.tensor = tensor
         self.bounds = bounds
+        self.esize = esize
 
     def text(self):
         t = self.tensor.canon()
@@ -331,7 +334,7 @@ def rebuild(body, var, lo, steps):
                 d = next(steps)
                 b = aff_add_var((const - d * lo, ts), var, d)
                 bounds.append(b)
-            accs.append(Access(a.tensor, tuple(bounds)))
+            accs.append(Access(a.tensor, tuple(bounds), a.esize))
         inst = Inst(item.op, accs[0], accs[1:], item.loc, item.value, item.pos, item.accumulate)
         inst.iterations = item.iterations
         out.append(inst)

@@ -3,7 +3,7 @@ byte size. A DType is also a numpy dtype-like object: numpy reads its
 ``dtype`` attribute, which imports numpy (and ml_dtypes for bfloat16 and the
 fp8 types) only when a kernel hands the dtype to numpy."""
 
-from .errors import TraceError, Unsupported
+from .errors import TraceError, Unsupported, show
 
 # name: (psum keyword, bytes, numpy name or None, needs ml_dtypes)
 TABLE = {
@@ -89,7 +89,7 @@ def name_of(dtype):
     else:
         name = getattr(dtype, "name", None)
         if not isinstance(name, str):
-            raise Unsupported("dtype %r" % (dtype,))
+            raise Unsupported("dtype %s" % show(dtype))
     name = name.replace("nl.", "").replace("np.", "")
     return ALIASES.get(name, name)
 
@@ -98,5 +98,5 @@ def lookup(dtype):
     """The :class:`DType` of ``dtype`` (any spelling :func:`name_of` accepts)."""
     name = name_of(dtype)
     if name not in BY_NAME:
-        raise Unsupported("dtype %r" % (dtype,))
+        raise Unsupported("dtype %s" % show(dtype))
     return BY_NAME[name]

@@ -7,10 +7,29 @@ kernel file, or the root of the package it belongs to), outside any
 one of them, written as the user named the kernel file.
 """
 
+import inspect
 import linecache
 import os
 import re
 import sys
+
+
+def show(value):
+    """A kernel's value as an error message names it: a function or method by
+    its name, else its repr, unless that is an object's address
+    (``<… at 0x…>``), then what it is; at most 80 characters."""
+    if inspect.ismethod(value) and getattr(value.__self__, "is_nki_tensor", False):
+        return "a method of an NKI tensor"
+    if inspect.isroutine(value):
+        return "function %s" % (getattr(value, "__qualname__", None) or getattr(value, "__name__", "?"))
+    text = repr(value)
+    if " at 0x" in text:
+        name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+        if callable(value) and isinstance(name, str):
+            text = "function %s" % name
+        else:
+            text = getattr(type(value), "shown_as", None) or "a value of type %s" % type(value).__name__
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class TraceError(Exception):
@@ -32,6 +51,16 @@ class Unsupported(TraceError):
 
     def __init__(self, what):
         super().__init__(what, "unsupported")
+
+
+class RefusedImport(Unsupported, ModuleNotFoundError):
+    """An import of an ``nki`` submodule the tracer does not have (an
+    ``ImportError``, so a kernel may catch it)."""
+
+
+class UnknownAttribute(Unsupported, AttributeError):
+    """An attribute of an NKI tensor the tracer does not know (an
+    ``AttributeError``, so ``getattr(t, name, default)`` still works)."""
 
 
 class Invalid(TraceError):

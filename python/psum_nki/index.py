@@ -10,7 +10,7 @@ rank, as numpy right-aligns shapes.
 
 import operator
 
-from .errors import Invalid, Unsupported
+from .errors import Invalid, Unsupported, show
 
 
 def as_int(x, what):
@@ -24,7 +24,7 @@ def as_int(x, what):
     except TypeError:
         if isinstance(x, float) and x.is_integer():
             return int(x)
-        raise Unsupported("%s %r is not an integer" % (what, x)) from None
+        raise Unsupported("%s %s is not an integer" % (what, show(x))) from None
 
 
 class Base:
@@ -42,6 +42,7 @@ class IndexExpr:
     """``const + Σ coef·var`` over index variables, an index of ``ndim`` dimensions."""
 
     __slots__ = ("const", "terms", "ndim", "bases")
+    shown_as = "an index expression"
 
     def __init__(self, const, terms, ndim, bases):
         self.const = const
@@ -235,6 +236,7 @@ class Pred:
     """A mask: comparisons of index expressions joined by ``&``, ``|`` and ``~``."""
 
     __slots__ = ("kind", "a", "b")
+    shown_as = "an index predicate"
 
     def __init__(self, kind, a, b=None):
         self.kind = kind  # "cmp" (a: IndexExpr, b: op against 0), "and", "or", "not"
@@ -247,7 +249,7 @@ class Pred:
                 return self if other else False
             return True if other else self
         if not isinstance(other, Pred):
-            raise Unsupported("a mask combining an index predicate with %r" % (other,))
+            raise Unsupported("a mask combining an index predicate with %s" % show(other))
         return Pred(kind, self, other)
 
     def __and__(self, o):

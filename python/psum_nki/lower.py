@@ -13,11 +13,10 @@ accumulating it into a tile moves that write to the target.
 import math
 
 from . import access, core, dtypes
-from .errors import STATE, Invalid, Unsupported, kernel_loc
+from .errors import STATE, Invalid, Unsupported, kernel_loc, show
 from .index import IndexExpr, Pred, region
 from .tiles import PSUM, SBUF, Tile, View, buffer_of
 
-KEY_SIZE = {key: size for key, size, _, _ in dtypes.TABLE.values()}
 
 
 def is_tensor(x):
@@ -35,20 +34,28 @@ def view_of(x):
 def tensor_arg(x, what):
     v = view_of(x)
     if v is None:
-        raise Invalid("%s must be a tensor, not %r" % (what, x))
+        raise Invalid("%s must be a tensor, not %s" % (what, show(x)))
     return v
 
 
+#: The largest finite float32, the stand-in of an infinite fill value.
+F32_MAX = 3.4028234663852886e38
+
+
 def number(x, what):
-    """A finite Python float from a scalar argument."""
+    """A finite Python float from a scalar argument: an infinity (the start
+    of a running maximum) becomes the largest finite float32 of its sign, a
+    stand-in, since values are not PSUM traffic; NaN is refused."""
     if is_tensor(x) or isinstance(x, (IndexExpr, Pred)):
         raise Unsupported("%s given as a tensor where the tracer takes a number" % what)
     try:
         v = float(x)
     except (TypeError, ValueError):
-        raise Invalid("%s %r is not a number" % (what, x)) from None
-    if not math.isfinite(v):
-        raise Unsupported("%s %r is not a finite number (psum's memset takes finite values)" % (what, v))
+        raise Invalid("%s %s is not a number" % (what, show(x))) from None
+    if math.isinf(v):
+        return math.copysign(F32_MAX, v)
+    if math.isnan(v):
+        raise Unsupported("%s nan is not a number psum's memset takes" % what)
     return v
 
 
@@ -73,7 +80,7 @@ def mask_boxes(mask, operands):
     if not isinstance(mask, Pred):
         if type(mask).__name__ in ("bool_", "bool"):
             return [None] if bool(mask) else []
-        raise Unsupported("mask=%r (a mask is an index predicate or a bool)" % (mask,))
+        raise Unsupported("mask=%s (a mask is an index predicate or a bool)" % show(mask))
     order, boxes = region(mask)
     sizes = mask.keys()
     axes = [mask_axes(v, order, sizes) for v in operands]
@@ -127,8 +134,9 @@ def mask_axes(v, order, sizes):
 
 
 def rect_shape(a):
+    """(partitions, elements per partition) of an access, in the elements the kernel accessed."""
     p0, p1, b0, b1 = (b[0] for b in a.bounds)
-    return (p1 - p0, (b1 - b0) // KEY_SIZE[a.tensor.dtype])
+    return (p1 - p0, (b1 - b0) // a.esize)
 
 
 def choose(op, dst, srcs):
@@ -362,13 +370,30 @@ def pe_transpose(data, dst=None, mask=None):
     return produce("matmul.t", [v, ident], (f, p), v.dtype, PSUM, mask=mask)
 
 
+def one_rectangle(v):
+    """Whether a view is exactly one rectangle of its tensor."""
+    a = access.accesses(v)
+    return a.exact and len(a.accesses) == 1
+
+
+def split_columns(d, m):
+    """(destination, moving) pairs of one matmul: split along their leading
+    free axis, while they are not each one rectangle and have the same free
+    shape, since an output column depends on its moving column only."""
+    if d.ndim < 3 or d.shape[1:] != m.shape[1:] or (one_rectangle(d) and one_rectangle(m)):
+        return [(d, m)]
+    return [pair for i in range(d.shape[1]) for pair in split_columns(d[:, i], m[:, i])]
+
+
 def matmul(op, dst, stationary, moving, pos=None, accumulate=None, mask=None, dtype=None):
     """``dst = stationary.T @ moving`` (``op`` is ``matmul`` or ``matmul.mx``)."""
     s, m = tensor_arg(stationary, "stationary"), tensor_arg(moving, "moving")
     if accumulate is not None and not isinstance(accumulate, bool):
-        raise Unsupported("accumulate=%r (a bool or None)" % (accumulate,))
+        raise Unsupported("accumulate=%s (a bool or None)" % show(accumulate))
     if dst is not None:
-        emit(op, dst, [s, m], pos=pos, accumulate=accumulate, mask=mask)
+        d = tensor_arg(dst, "the destination")
+        for dp, mp in split_columns(d, m) if mask is None else [(d, m)]:
+            emit(op, dp, [s, mp], pos=pos, accumulate=accumulate, mask=mask)
         return dst
     cols = s.elements() // s.part_extent()
     n = m.elements() // m.part_extent()

@@ -63,6 +63,18 @@ def _inplace(name):
     return op
 
 
+def _compare(name):
+    """``tile == number`` and ``tile != number``: element-wise (``nl.equal``,
+    ``nl.not_equal``); against anything else, identity, as for any object."""
+
+    def op(self, other):
+        if isinstance(other, (bool, int, float)) or type(other).__module__ == "numpy":
+            return _nl(name)(self, other)
+        return NotImplemented
+
+    return op
+
+
 def _iadd(self, other):
     lower.accumulate(lower.view_of(self), other)
     return self
@@ -86,6 +98,18 @@ def _broadcast_to(self, shape):
     return _nl("broadcast_to")(self, shape=shape)
 
 
+_data_condition = _refuse("data-dependent control flow (a tile's value used as a condition)")
+
+
+def _truth(self):
+    """An HBM tensor is a handle whose values the kernel never sees while it
+    is traced (``if bias:`` asks whether an optional tensor was passed): true;
+    an on-chip tile's truth would be its values."""
+    if self.buffer.mem == "dram":
+        return True
+    return _data_condition(self)
+
+
 def install():
     """Puts the operators on Tile and View."""
     for cls in (Tile, View):
@@ -95,11 +119,13 @@ def install():
             setattr(cls, "__r%s__" % py, _reflected(BINARY[py]))
         for py, name in UNARY.items():
             setattr(cls, "__%s__" % py, lambda self, n=name: _nl(n)(self))
+        cls.__eq__ = _compare("equal")
+        cls.__ne__ = _compare("not_equal")
         cls.__iadd__ = _iadd
         for py in ("sub", "mul", "truediv"):
             setattr(cls, "__i%s__" % py, _inplace(BINARY[py]))
         cls.__setitem__ = _setitem
-        cls.__bool__ = _refuse("data-dependent control flow (a tile's value used as a condition)")
+        cls.__bool__ = _truth
         cls.__index__ = _refuse("data-dependent index (a tile's value used as an integer)")
         cls.__int__ = cls.__index__
         cls.__float__ = cls.__index__

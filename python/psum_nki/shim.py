@@ -4,7 +4,9 @@
 registry; each exports the public names only, and a name the registry does not
 know is refused where the kernel uses it. Modules that are not installed
 (``torch``, ``pytest``…) import as placeholders that fail only where the
-kernel uses them. :func:`install` and :func:`uninstall` undo each other."""
+kernel uses them, but for the frameworks' NKI decorators (``FRAMEWORK_JIT``),
+which are ``nki.jit``; a submodule of ``nki`` the registry does not have fails
+to import, naming it. :func:`install` and :func:`uninstall` undo each other."""
 
 import importlib.abc
 import importlib.machinery
@@ -12,7 +14,7 @@ import sys
 import types
 
 from . import api, isa, language, ops, toplevel  # noqa: F401 (the registrations)
-from .errors import STATE, Unsupported, kernel_loc
+from .errors import STATE, RefusedImport, Unsupported, kernel_loc
 
 MODULES = ("nki", "nki.language", "nki.isa", "nki.compiler", "nki.compiler.psum", "nki.compiler.sbuf", "nki.typing", "nki.collectives")
 DOCS = {
@@ -25,6 +27,12 @@ DOCS = {
     "nki.typing": "Type annotations.",
     "nki.collectives": "Collective communication (refused by psum).",
 }
+
+
+#: Decorators of the machine-learning frameworks that compile an NKI kernel
+#: (the older SDK's ``from torch_neuronx import nki_jit``): ``nki.jit`` when
+#: the framework is not installed.
+FRAMEWORK_JIT = {("torch_neuronx", "nki_jit"), ("torch_neuronx.xla_impl.ops", "nki_jit")}
 
 
 def build_module(name, attrs):
@@ -45,10 +53,10 @@ def build():
     """{module name: module} for every spelling a kernel may import."""
     mods = {name: build_module(name, api.names(name)) for name in MODULES}
     for name in MODULES:
+        mods[name].__path__ = []
         parent, _, child = name.rpartition(".")
         if parent:
             mods[parent].__dict__[child] = mods[name]
-            mods[parent].__path__ = []
     out = {}
     for name, m in mods.items():
         out[name] = m
@@ -70,6 +78,8 @@ class Placeholder(types.ModuleType):
     def __getattr__(self, attr):
         if attr.startswith("__"):
             raise AttributeError(attr)
+        if (self.__name__, attr) in FRAMEWORK_JIT:
+            return api.REGISTRY["nki.jit"].value
         return Missing("%s.%s" % (self.__name__, attr), self.__name__, self.__psum_loc)
 
 
@@ -109,6 +119,8 @@ class PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             f = f.f_back
         if f is None or STATE.display(f.f_code.co_filename) is None:
             return None
+        if fullname.startswith(("nki.", "neuronxcc.nki.")):
+            raise RefusedImport("%s is not part of the NKI API psum trace knows" % fullname)
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
     def create_module(self, spec):

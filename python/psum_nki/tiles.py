@@ -10,7 +10,7 @@ installed by ``ops``.
 """
 
 from . import dtypes
-from .errors import STATE, Invalid, Unsupported, kernel_loc, source_name, ASSIGN
+from .errors import STATE, Invalid, Unsupported, UnknownAttribute, kernel_loc, show, source_name, ASSIGN
 from .index import DynamicIndex, IndexExpr, as_int
 
 
@@ -50,7 +50,7 @@ def buffer_of(buffer, default=None):
     name = getattr(buffer, "name", buffer)
     if isinstance(name, str) and name.replace("nl.", "") in BUFFERS:
         return BUFFERS[name.replace("nl.", "")]
-    raise Unsupported("buffer %r" % (buffer,))
+    raise Unsupported("buffer %s" % show(buffer))
 
 
 class ParDim:
@@ -224,6 +224,11 @@ class View:
     def view_of(self):
         return self
 
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UnknownAttribute("'%s' is not an attribute of an NKI tensor psum trace knows" % name)
+
     def elements(self):
         return product(self.shape)
 
@@ -275,18 +280,21 @@ class View:
             raise Unsupported("reshape of a view that is not contiguous in its tile")
         return View(self.tile, shape, row_major(shape), self.offset, [frozenset()] * len(shape))
 
-    def ap(self, pattern, offset=0, **kwargs):
-        """``.ap(pattern, offset)``: the hardware access pattern ``[[stride, num], …]``
-        (partition first) over the tensor's elements, from ``offset``."""
+    def ap(self, pattern, offset=0, dtype=None, **kwargs):
+        """``.ap(pattern, offset, dtype)``: the hardware access pattern ``[[stride, num], …]``
+        (partition first) over the tensor's elements, from ``offset``; with
+        ``dtype``, over the whole tensor's storage read as ``dtype``."""
         if kwargs:
             name = next(iter(kwargs))
-            raise Unsupported("the .ap() keyword '%s' (only pattern and offset are modelled)" % name)
+            raise Unsupported("the .ap() keyword '%s' (pattern, offset and dtype are modelled)" % name)
+        if dtype is not None and dtypes.lookup(dtype) != self.dtype:
+            return self.view(dtype).ap(pattern, offset)
         if not isinstance(pattern, (list, tuple)) or not pattern:
             raise Invalid(".ap() takes a list of [stride, num] pairs")
         shape, strides = [], []
         for entry in pattern:
             if not isinstance(entry, (list, tuple)) or len(entry) != 2:
-                raise Invalid(".ap() pattern entry %r is not [stride, num]" % (entry,))
+                raise Invalid(".ap() pattern entry %s is not [stride, num]" % show(entry))
             stride, num = as_int(entry[0], "access pattern stride"), as_int(entry[1], "access pattern size")
             if num <= 0:
                 raise Invalid(".ap() pattern size %d is not positive" % num)

@@ -4,7 +4,7 @@ the function they wrap), direct allocation, type annotations; collectives are
 refused (the program is one NeuronCore's)."""
 
 from .api import api, refuse_all, value
-from .errors import Invalid, Unsupported
+from .errors import Invalid, Unsupported, show
 from .tiles import Buffer
 
 
@@ -28,7 +28,7 @@ def decorator(name):
     def deco(a):
         target = a.kwargs.get("platform_target") if a.kwargs else None
         if target is not None and not isinstance(target, str):
-            raise Invalid("platform_target=%r names no architecture (a name such as 'trn2')" % (target,))
+            raise Invalid("platform_target=%s names no architecture (a name such as 'trn2')" % show(target))
         if a.func is None:
             return lambda f: Kernel(f, target)
         return Kernel(a.func, target)

@@ -53,13 +53,13 @@ fn kernel_exceptions_and_refusals_name_their_line() {
         "trace_errors.py",
         "nan_fill",
         &X,
-        "16: error: the fill value nan is not a finite number (psum's memset takes finite values)",
+        "16: error: the fill value nan is not a number psum's memset takes",
     );
     fails(
         "trace_errors.py",
-        "inf_memset",
+        "nan_memset",
         &X,
-        "22: error: the memset value inf is not a finite number (psum's memset takes finite values)",
+        "22: error: the memset value nan is not a number psum's memset takes",
     );
     fails(
         "trace_errors.py",
@@ -169,6 +169,60 @@ fn a_kernel_file_as_found_traces_and_fails_only_where_it_uses_what_is_missing() 
         "18: error: torch_neuron_missing.relu: module 'torch_neuron_missing' is not installed \
          (imported at tests/nki_kernels/trace_file_as_found.py:3)",
     );
+}
+
+#[test]
+fn framework_decorators_private_modules_optional_tensors_and_operator_arguments() {
+    let k = "trace_frameworks.py";
+    let x = ["--arg", "x=float32[128,8]"];
+    let (program, _) = traces(
+        k,
+        "framework_jit",
+        &["--arg", "x=float32[128,8]", "--arg", "out=float32[128,8]"],
+    );
+    assert!(
+        program.contains("block framework_jit {\n  dma tile <- x"),
+        "{program}"
+    );
+    fails(
+        k,
+        "uses_private",
+        &x,
+        "9: error: neuronxcc.nki.language.constants is not part of the NKI API psum trace knows",
+    );
+    let (program, _) = traces(k, "caught", &x);
+    assert!(program.contains("dma tile <- x"), "{program}");
+    let (program, _) = traces(
+        k,
+        "optional_bias",
+        &["--arg", "x=float32[128,8]", "--arg", "bias=float32[128,8]"],
+    );
+    assert!(program.contains("act t_2 <- t, t_1"), "{program}");
+    let (program, _) = traces(
+        k,
+        "optional_bias",
+        &["--arg", "x=float32[128,8]", "--kwarg", "bias=None"],
+    );
+    assert!(!program.contains("dram bias"), "{program}");
+    let (program, _) = traces(
+        k,
+        "operator_argument",
+        &["--arg", "x=float32[128,8]", "--kwarg", "op=nl.maximum"],
+    );
+    assert!(program.contains("act tile_1 <- tile"), "{program}");
+    let (program, _) = traces(k, "running_max", &x);
+    assert!(
+        program.contains("memset m = -340282346638528860000000000000000000000 "),
+        "{program}"
+    );
+    for bad in ["op=nl.nothing", "op=os.system"] {
+        fails(
+            k,
+            "operator_argument",
+            &["--arg", "x=float32[128,8]", "--kwarg", bad],
+            &format!(" error: --kwarg {bad} is neither a Python literal nor a name in numpy or the NKI modules")[..],
+        );
+    }
 }
 
 #[test]

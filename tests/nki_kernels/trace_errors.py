@@ -17,9 +17,9 @@ def nan_fill(x):
 
 
 @nki.jit
-def inf_memset(x):
+def nan_memset(x):
     t = nl.ndarray((128, 8), dtype=nl.float32)
-    nisa.memset(dst=t, value=float("inf"))
+    nisa.memset(dst=t, value=float("nan"))
     return t
 
 

@@ -180,7 +180,7 @@ class Signatures(Traces):
             """,
             {"x": ("float32", [128, 512])},
             7,
-            "the .ap() keyword 'scalar_offset' (only pattern and offset are modelled)",
+            "the .ap() keyword 'scalar_offset' (pattern, offset and dtype are modelled)",
         )
 
     def test_both_calling_forms_bind(self):
@@ -199,6 +199,58 @@ class Signatures(Traces):
         self.assertEqual(self.body(t), ["dma a <- x", "copy b <- a", "copy c <- b", "copy c <- b"])
 
 
+    def test_every_form_takes_an_instruction_name(self):
+        t = self.trace(
+            """
+            def kernel(x):
+                a = nl.load(x, name="ld")
+                r = nl.ndarray((128, 1), dtype=nl.float32)
+                b = nisa.tensor_scalar_reduce(
+                    data=a, op0=nl.multiply, operand0=2.0, reduce_op=nl.max, reduce_res=r, name="tsr"
+                )
+                return nl.exp(b, name="e")
+            """,
+            {"x": ("float32", [128, 512])},
+        )
+        self.assertEqual(self.body(t), ["dma a <- x", "act b <- a", "engine r <- b", "act tile <- b"])
+        self.refused(
+            """
+            def kernel(x):
+                return nl.exp(nl.load(x), nmae="e")
+            """,
+            {"x": ("float32", [128, 512])},
+            6,
+            "nki.language.exp() got an unexpected keyword argument 'nmae' (it takes: x, dtype, mask)",
+        )
+
+class Operators(Traces):
+    def test_comparing_a_tile_with_a_number_is_element_wise(self):
+        t = self.trace(
+            """
+            def kernel(x):
+                a = nl.load(x)
+                b = a != 0
+                c = a == 1.5
+                return b, c, a == a
+            """,
+            {"x": ("float32", [128, 8])},
+        )
+        self.assertEqual(self.body(t), ["dma a <- x", "act b <- a", "act c <- a"])
+
+    def test_an_unknown_tensor_attribute_is_refused_by_name(self):
+        self.refused(
+            """
+            def kernel(x):
+                a = nl.load(x)
+                assert getattr(a, "astype", None) is None
+                return a.astype(nl.float16)
+            """,
+            {"x": ("float32", [128, 8])},
+            8,
+            "'astype' is not an attribute of an NKI tensor psum trace knows",
+        )
+
+
 class Matmul(Traces):
     def test_tile_position_is_the_start_row_and_column(self):
         t = self.trace(
@@ -213,6 +265,29 @@ class Matmul(Traces):
             {"w": ("bfloat16", [64, 128]), "x": ("bfloat16", [64, 128])},
         )
         self.assertIn("matmul acc <- s, m pos=64,0", self.body(t))
+
+    def test_a_destination_of_several_free_axes_splits_into_one_matmul_per_rectangle(self):
+        t = self.trace(
+            """
+            def kernel(x, w):
+                s = nl.load(w)
+                m = nl.ndarray((128, 2, 64), dtype=nl.float32)
+                nisa.dma_copy(dst=m, src=x)
+                z = nl.ndarray((128, 2, 64), dtype=nl.float32, buffer=nl.psum)
+                nisa.nc_matmul(dst=z[:, :, 16:32], stationary=s, moving=m[:, :, 16:32])
+                return z
+            """,
+            {"x": ("float32", [128, 2, 64]), "w": ("float32", [128, 128])},
+        )
+        self.assertEqual(
+            self.body(t),
+            [
+                "dma s <- w",
+                "dma m <- x",
+                "matmul z[0:128, 64:128] <- s, m[0:128, 64:128]",
+                "matmul z[0:128, 320:384] <- s, m[0:128, 320:384]",
+            ],
+        )
 
     def test_a_tile_position_off_the_tile_size_grid_is_refused(self):
         self.refused(
@@ -291,6 +366,27 @@ class Indexing(Traces):
         )
         self.assertEqual(self.body(t), ["dma a <- x"])
 
+    def test_a_mask_that_compares_nothing_is_named_without_an_address(self):
+        self.refused(
+            """
+            def kernel(x):
+                ip = nl.arange(128)[:, None]
+                return nl.exp(nl.load(x), mask=ip + 1)
+            """,
+            {"x": ("float32", [128, 8])},
+            7,
+            "mask=an index expression (a mask is an index predicate or a bool)",
+        )
+        self.refused(
+            """
+            def kernel(x):
+                return nl.exp(nl.load(x), mask=len)
+            """,
+            {"x": ("float32", [128, 8])},
+            6,
+            "mask=function len (a mask is an index predicate or a bool)",
+        )
+
     def test_a_strided_sbuf_access_is_its_bounding_rectangle(self):
         t = self.trace(
             """
@@ -329,6 +425,18 @@ class Indexing(Traces):
             {"x": ("float32", [512])},
         )
         self.assertEqual(self.body(t)[2], "copy tile <- a[0:4, 256:512]")
+
+    def test_an_access_pattern_may_read_the_storage_as_another_dtype(self):
+        t = self.trace(
+            """
+            def kernel(x):
+                t = nl.ndarray((64, 32), dtype=nl.float16)
+                nisa.dma_copy(dst=t, src=x.ap(dtype=nl.float16, pattern=[[64, 64], [1, 32]], offset=32))
+                return t
+            """,
+            {"x": ("float32", [64, 32])},
+        )
+        self.assertEqual(self.body(t), ["dma t <- x[0:64, 64:128]"])
 
     def test_an_indirect_dram_index_covers_the_dimension(self):
         t = self.trace(
