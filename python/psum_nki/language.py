@@ -130,7 +130,10 @@ class Range:
 RANGE = "(start, stop=None, step=1)"
 
 
-@api(L + "affine_range", RANGE)
+#: ``precise_schedule`` asks the scheduler to keep the iterations' order; it
+#: changes when instructions run, not what they compute, so it has no effect
+#: on the traced program.
+@api(L + "affine_range", "(start, stop=None, step=1, precise_schedule=False)")
 def affine_range(a):
     return Range("affine", a.start, a.stop, a.step)
 
@@ -145,6 +148,12 @@ def static_range(a):
     if a.stop is None:
         return builtins.range(as_int(a.start, "static_range bound"))
     return builtins.range(as_int(a.start, "static_range bound"), as_int(a.stop, "static_range bound"), as_int(a.step, "static_range step"))
+
+
+@api(L + "constants.sizeinbytes", "(dtype)")
+def sizeinbytes(a):
+    """The bytes of one element of ``dtype`` (``nki.language.constants``)."""
+    return dtypes.lookup(a.dtype).size
 
 
 refuse(L + "dynamic_range", "a loop whose bounds are runtime values (psum programs have static loops)")

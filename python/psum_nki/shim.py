@@ -1,4 +1,5 @@
-"""The modules a kernel imports (SPEC §9.1): ``nki``, ``nki.language``,
+"""The modules a kernel imports (SPEC §9.1): ``nki``, ``nki.language`` (a
+package, with ``constants``),
 ``nki.isa``, ``nki.compiler`` (with ``psum`` and ``sbuf``), ``nki.typing``,
 ``nki.collectives`` and the older ``neuronxcc.nki…`` spellings, built from the
 registry; each exports the public names only, and a name the registry does not
@@ -16,10 +17,11 @@ import types
 from . import api, isa, language, ops, toplevel  # noqa: F401 (the registrations)
 from .errors import STATE, RefusedImport, Unsupported, kernel_loc
 
-MODULES = ("nki", "nki.language", "nki.isa", "nki.compiler", "nki.compiler.psum", "nki.compiler.sbuf", "nki.typing", "nki.collectives")
+MODULES = ("nki", "nki.language", "nki.language.constants", "nki.isa", "nki.compiler", "nki.compiler.psum", "nki.compiler.sbuf", "nki.typing", "nki.collectives")
 DOCS = {
     "nki": "NKI, traced by psum.",
     "nki.language": "nki.language, traced by psum.",
+    "nki.language.constants": "Constants of nki.language (sizeinbytes), traced by psum.",
     "nki.isa": "nki.isa, traced by psum.",
     "nki.compiler": "Compiler controls and direct allocation, traced by psum.",
     "nki.compiler.psum": "Direct PSUM allocation.",

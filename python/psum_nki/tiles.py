@@ -376,11 +376,18 @@ def index_view(v, idx):
                 lo += n
             if hi is not None and hi < 0:
                 hi += n
-            if (lo is not None and not 0 <= lo <= n) or (hi is not None and not 0 <= hi <= n):
+            past_end = step > 0 and lo is not None and 0 <= lo < n and hi is not None and hi > n
+            if not past_end and (
+                (lo is not None and not 0 <= lo <= n) or (hi is not None and not 0 <= hi <= n)
+            ):
                 raise Invalid("slice [%s:%s] is out of range for a dimension of size %d" % (start, stop, n))
-            r = range(*slice(lo, hi, step).indices(n))
+            # A slice past the end (nl.ds(p * 128, 128) over fewer rows) is
+            # checked where it is accessed, after the mask, like an index.
+            r = range(lo, hi, step) if past_end else range(*slice(lo, hi, step).indices(n))
             if len(r) == 0:
                 raise Invalid("slice [%s:%s] of a dimension of size %d is empty" % (start, stop, n))
+            if past_end:
+                checks.append((r.start, [(("P", len(pending)), r.step)], n))
             offset += s * r.start
             whole = r.start == 0 and r.step == 1 and len(r) == n
             image.append((r.start, [(("P", len(pending)), r.step)]))

@@ -1,6 +1,6 @@
 """Kernels written against the frameworks and names around NKI: the older
-SDK's torch_neuronx decorator, an undocumented nki submodule (refused where
-the kernel uses what it would define, caught where the kernel catches it),
+SDK's torch_neuronx decorator, nki.language.constants, an undocumented nki
+submodule (caught where the kernel catches it),
 an optional HBM argument tested for presence, operators passed in, a
 running maximum that starts at minus infinity."""
 from torch_neuronx import nki_jit
@@ -19,8 +19,8 @@ def framework_jit(x, out):
     nl.store(out, value=nl.exp(nl.load(x)))
 
 
-def uses_private(x):
-    width = 1024 // sizeinbytes(x.dtype)
+def element_sizes(x):
+    width = 16 // sizeinbytes(x.dtype)
     return nl.load(x[:, 0:width])
 
 

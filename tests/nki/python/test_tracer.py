@@ -451,6 +451,23 @@ class Indexing(Traces):
         self.assertEqual(self.body(t)[1], "engine tile <- x, r")
 
 
+class PastTheEnd(Traces):
+    KERNEL = """
+        def kernel(x):
+            i_p = nl.arange(128)[:, None]
+            return nl.load(x[nl.ds(0, 128), :]%s)
+        """
+
+    def test_a_slice_past_the_end_is_checked_after_the_mask(self):
+        t = self.trace(self.KERNEL % ", mask=(i_p < 4)", {"x": ("float32", [4, 32])})
+        self.assertEqual(self.body(t), ["dma tile[0:4, 0:128] <- x"])
+
+    def test_an_unmasked_slice_past_the_end_is_refused_where_it_is_read(self):
+        self.refused(
+            self.KERNEL % "", {"x": ("float32", [4, 32])}, 7, "index values [0, 127] are out of range for a dimension of size 4"
+        )
+
+
 class Grids(Traces):
     KERNEL = """
         def kernel(x):
@@ -501,6 +518,21 @@ class Files(Traces):
             9,
             "torch_is_not_installed.relu: module 'torch_is_not_installed' is not installed (imported at k.py:5)",
         )
+
+    def test_language_constants_and_schedule_hints(self):
+        t = self.trace(
+            """
+            from neuronxcc.nki.language.constants import sizeinbytes
+
+            def kernel(x):
+                n = 64 // sizeinbytes(x.dtype)
+                for i in nl.affine_range(2, precise_schedule=True):
+                    t = nl.load(x[i * 64:(i + 1) * 64, 0:n])
+                return t
+            """,
+            {"x": ("bfloat16", [128, 64])},
+        )
+        self.assertEqual(self.body(t), ["loop i 0..2 affine {", "dma t <- x[i*64:i*64+64, 0:64]", "}"])
 
     def test_package_relative_imports_load(self):
         pkg = os.path.join(self.dir, "pkg")
