@@ -172,7 +172,8 @@ fn a_kernel_file_as_found_traces_and_fails_only_where_it_uses_what_is_missing() 
 }
 
 #[test]
-fn framework_decorators_language_constants_private_modules_optional_tensors_and_operator_arguments() {
+fn framework_decorators_language_constants_private_modules_optional_tensors_and_operator_arguments()
+{
     let k = "trace_frameworks.py";
     let x = ["--arg", "x=float32[128,8]"];
     let (program, _) = traces(
