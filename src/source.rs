@@ -99,7 +99,12 @@ const MAX_SHOWN: usize = 120;
 
 impl Diagnostic {
     /// A diagnostic for `span` of `src` (no position when `span` is `None`).
-    pub fn new(file: &str, src: &str, span: Option<Span>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        file: &str,
+        src: &str,
+        span: Option<Span>,
+        message: impl Into<String>,
+    ) -> Self {
         let mut d = Diagnostic {
             file: file.to_string(),
             message: message.into(),

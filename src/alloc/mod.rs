@@ -52,10 +52,10 @@ pub(crate) mod support;
 
 pub(crate) use analysis::{analyze, Analysis};
 pub use costs::Cost;
-pub use kept::{KeptErrors, Placed, PlacementError};
+pub(crate) use kept::KeptErrors;
 pub(crate) use liveness::NodeId;
 pub use problem::{problem, AllocProblem, Buffer, Interval};
-pub use split_cost::SplitSpans;
+pub(crate) use split_cost::SplitSpans;
 
 use crate::arch::{self, ArchError};
 use crate::ir::{InstKind, Loc, Module, TensorId};
@@ -87,7 +87,7 @@ pub enum Allocator {
 impl Allocator {
     /// The allocator's name on the command line (`--allocator NAME`;
     /// `kept` is `--keep-banks`).
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             Allocator::Briggs => "briggs",
             Allocator::BriggsReference => "briggs-reference",
@@ -135,7 +135,7 @@ pub struct AllocOptions {
 impl AllocOptions {
     /// The banks the allocator may use on `arch`: all of them, or
     /// `--psum-banks N` when `1 ≤ N ≤ numBanks`.
-    pub fn num_banks(&self, arch: &arch::Arch) -> Result<u32, AllocError> {
+    pub(crate) fn num_banks(&self, arch: &arch::Arch) -> Result<u32, AllocError> {
         let max = arch.num_banks();
         match self.psum_banks {
             None => Ok(max),

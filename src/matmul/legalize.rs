@@ -104,7 +104,7 @@ impl MatmulReport {
 }
 
 /// `bit_width(span − 1)`, 0 when `span ≤ 1` (the seed's `bsr` idiom).
-pub fn zero_region_width(span: i64) -> u32 {
+pub(crate) fn zero_region_width(span: i64) -> u32 {
     if span <= 1 {
         0
     } else {

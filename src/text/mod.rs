@@ -15,7 +15,7 @@ mod printer;
 use crate::ir::{Attr, Bound, InstId, Loc, LoopId, Module, TensorId};
 use serde::{Deserialize, Serialize};
 
-pub use names::InstNames;
+pub(crate) use names::InstNames;
 pub use printer::{access_to_string, inst_to_string};
 
 /// A byte range `[start, end)` in the source text.
@@ -29,12 +29,12 @@ pub struct Span {
 
 impl Span {
     /// The span `[start, end)`.
-    pub fn new(start: usize, end: usize) -> Self {
+    pub(crate) fn new(start: usize, end: usize) -> Self {
         Span { start, end }
     }
 
     /// The smallest span covering both.
-    pub fn to(self, other: Span) -> Span {
+    pub(crate) fn to(self, other: Span) -> Span {
         Span::new(self.start.min(other.start), self.end.max(other.end))
     }
 }
@@ -121,7 +121,7 @@ fn narrow(s: Span) -> [u32; 2] {
 
 impl SourceMap {
     /// The span of a tensor declaration's name.
-    pub fn tensor(&self, t: TensorId) -> Option<Span> {
+    pub(crate) fn tensor(&self, t: TensorId) -> Option<Span> {
         self.tensors.get(t.index()).copied()
     }
 
@@ -152,7 +152,7 @@ impl SourceMap {
 
     /// The span of attribute `attr` of instruction `i` (the label, a
     /// `NAME=VALUE`, a memset value), if written.
-    pub fn attr(&self, i: InstId, attr: Attr) -> Option<Span> {
+    pub(crate) fn attr(&self, i: InstId, attr: Attr) -> Option<Span> {
         let (_, attrs) = self.runs(i)?;
         self.attrs[attrs]
             .iter()
@@ -166,7 +166,7 @@ impl SourceMap {
     }
 
     /// The span of a loop header.
-    pub fn loop_(&self, l: LoopId) -> Option<Span> {
+    pub(crate) fn loop_(&self, l: LoopId) -> Option<Span> {
         self.loops.get(l.index()).map(|s| s.header)
     }
 
@@ -329,7 +329,7 @@ pub fn print(module: &Module) -> String {
 
 /// Writes the canonical form (SPEC §2.5) to `w` as it is printed, without
 /// holding the whole text: what [`print`](fn@print) returns, in chunks.
-pub fn write(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub(crate) fn write(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     printer::write_module(module, w)
 }
 
@@ -346,7 +346,7 @@ pub fn parse_json(src: &str) -> Result<Module, ParseError> {
 
 /// Writes the JSON form to `w` as it is made, without holding it whole:
 /// what [`to_json`] returns.
-pub fn write_json(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub(crate) fn write_json(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     serde_json::to_writer_pretty(&mut *w, module)?;
     w.write_all(b"\n")
 }

@@ -21,18 +21,17 @@
 pub mod checker;
 mod exec;
 mod layout;
-pub mod limits;
+pub(crate) mod limits;
 pub(crate) mod rects;
 pub mod sim;
 pub mod statics;
 pub mod symbolic;
 
 pub use checker::CheckError;
-pub use exec::BadAccess;
-pub use layout::PlaceError;
-pub use limits::{admit, admit_instances, LimitError, DEFAULT_EXACT_LIMIT};
+pub use limits::{admit, LimitError, MAX_EXACT_CELLS};
+pub(crate) use limits::{admit_instances, DEFAULT_EXACT_LIMIT};
 pub use sim::SimError;
-pub use statics::StaticError;
+pub(crate) use statics::StaticError;
 
 use crate::ir::{Loc, Module, TensorId};
 use serde::ser::SerializeMap;
@@ -180,7 +179,7 @@ pub(crate) struct Families {
 
 impl Families {
     /// Derives the families of `result`'s tensors.
-    pub fn new(original: &Module, result: &Module) -> Self {
+    pub(crate) fn new(original: &Module, result: &Module) -> Self {
         let n = result.tensors.len();
         let mut base_of: Vec<TensorId> = (0..n).map(TensorId::new).collect();
         let (orig_names, res_names) = (original.name_index(), result.name_index());
@@ -226,17 +225,17 @@ impl Families {
     }
 
     /// The family of tensor `t`.
-    pub fn of(&self, t: TensorId) -> u32 {
+    pub(crate) fn of(&self, t: TensorId) -> u32 {
         self.of[t.index()]
     }
 
     /// The base tensor of family `f`.
-    pub fn base(&self, f: u32) -> TensorId {
+    pub(crate) fn base(&self, f: u32) -> TensorId {
         self.bases[f as usize]
     }
 
     /// Whether `t`'s family lives in PSUM (and so is checked).
-    pub fn tracked(&self, t: TensorId) -> bool {
+    pub(crate) fn tracked(&self, t: TensorId) -> bool {
         self.tracked[self.of(t) as usize]
     }
 }
