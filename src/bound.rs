@@ -150,6 +150,17 @@ pub struct Peak {
 
 /// The maximum over program points of the banks live there (SPEC §3.4
 /// `peak_demand`), by a sweep over interval endpoints in O(n log n).
+///
+/// ```
+/// use psum::alloc::Interval;
+/// use psum::bound::peak_demand;
+///
+/// let iv = |start, end, banks| Interval { start, end, banks };
+/// // Points 2–3 hold 1 + 2 banks, points 4–5 hold 2 + 2: the peak is 4, first at point 4.
+/// let peak = peak_demand(&[iv(0, 3, 1), iv(2, 6, 2), iv(4, 5, 2)]);
+/// assert_eq!((peak.banks, peak.point), (4, Some(4)));
+/// assert_eq!(peak_demand(&[]).banks, 0);
+/// ```
 pub fn peak_demand(intervals: &[Interval]) -> Peak {
     // Events at `start` add banks; events at `end + 1` remove them. At one
     // coordinate removals sort first, so `[a, p]` and `[p + 1, b]` never count

@@ -365,6 +365,30 @@ impl Machine<'_> {
 /// Estimates the running time of `m` (loops run as they would, every
 /// iteration), its PSUM tensors in their banks; a PSUM tensor without a
 /// bank is its own storage. Errors: an unknown arch.
+///
+/// ```
+/// let src = "arch trn1
+///
+/// psum a [128, 2048]
+/// psum b [128, 2048]
+/// sbuf w [128, 256] bf16
+/// sbuf x [128, 1024] bf16
+/// sbuf y [128, 2048]
+///
+/// block main {
+///   matmul a <- w, x
+///   act y <- a
+///   matmul b <- w, x
+///   act y <- b
+/// }
+/// ";
+/// let m = psum::text::parse(src)?.module;
+/// let e = psum::estimate::estimate(&m)?;
+/// // Two matmuls on the Tensor Engine, two activations on the Scalar Engine.
+/// assert_eq!(e.cycles, 1400);
+/// assert_eq!(e.busy, [512, 0, 1144, 0, 0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn estimate(m: &Module) -> Result<Estimate, ArchError> {
     let arch = arch::lookup(&m.arch)?;
     let banks: IdMap<TensorId, Option<u32>> = (m.tensors.iter())

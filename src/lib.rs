@@ -46,6 +46,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! [`validate::validate`] is the check every pass assumes (SPEC §2.1–2.4);
+//! [`text::parse`] only reads the syntax:
+//!
+//! ```
+//! let src = "arch trn1\n\npsum a [128, 512]\nsbuf y [128, 512]\n\nblock main {\n  act y <- a\n}\n";
+//! let m = psum::text::parse(src)?.module;
+//! let err = psum::validate::validate(&m).unwrap_err();
+//! assert_eq!(err.to_string(), "read of PSUM tensor a before any write");
+//! # Ok::<(), psum::text::ParseError>(())
+//! ```
+//!
 //! This crate is the library; the command line is [`cli`], behind the
 //! `cli` feature (the only part that depends on clap), and the `psum` binary
 //! is a thin shell over it.

@@ -395,6 +395,31 @@ fn reply_error(err: &serde_json::Value) -> TraceError {
 /// Runs the kernel under the tracer and returns its psum program, which is
 /// validated: a program that would not validate is refused at the kernel
 /// line of the instruction or tile it names.
+///
+/// ```no_run
+/// use psum::trace::{trace, TensorArg, TraceRequest};
+///
+/// let req = TraceRequest {
+///     python: "python3".into(),
+///     kernel: "kernel.py".into(),
+///     function: "matmul_kernel".into(),
+///     args: vec![
+///         TensorArg { name: "a".into(), dtype: "bfloat16".into(), shape: vec![128, 128] },
+///         TensorArg { name: "b".into(), dtype: "bfloat16".into(), shape: vec![128, 512] },
+///     ],
+///     kwargs: Vec::new(),
+///     arch: Some("trn2".into()),
+///     grid: Vec::new(),
+///     program_id: Vec::new(),
+///     limits: Default::default(),
+/// };
+/// let traced = trace(&req)?;
+/// psum::validate::validate(&traced.module)?;
+/// for lint in psum::lint::lint_with(&traced.module, &traced.unrolled_affine) {
+///     eprintln!("warning: {lint}");
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn trace(req: &TraceRequest) -> Result<Traced, TraceError> {
     let kernel = std::fs::canonicalize(&req.kernel).map_err(|e| TraceError::Kernel {
         loc: None,

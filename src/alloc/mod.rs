@@ -318,6 +318,34 @@ pub struct AllocOutcome {
 
 /// Allocates the PSUM tensors of a validated module (SPEC §3), leaving `m`
 /// as it is (see [`allocate_owned`]).
+///
+/// ```
+/// use psum::alloc::{allocate, AllocOptions};
+///
+/// let src = "arch trn1
+///
+/// psum a [128, 2048]
+/// psum b [128, 2048]
+/// sbuf w [128, 256] bf16
+/// sbuf x [128, 1024] bf16
+/// sbuf y [128, 2048]
+///
+/// block main {
+///   matmul a <- w, x
+///   act y <- a
+///   matmul b <- w, x
+///   act y <- b
+/// }
+/// ";
+/// let m = psum::text::parse(src)?.module;
+/// let out = allocate(&m, &AllocOptions::default())?;
+/// // `a` is dead when `b` is written: both fit in bank 0, nothing spills.
+/// let banks: Vec<_> = out.report.tensors.iter().map(|t| t.bank).collect();
+/// assert_eq!(banks, [Some(0), Some(0)]);
+/// assert!(out.report.spilled.is_empty());
+/// assert!(psum::text::print(&out.module).contains("psum b [128, 2048] bank=0"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
     allocate_owned(m.clone(), opts)
 }

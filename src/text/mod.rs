@@ -296,6 +296,18 @@ impl ParseError {
 }
 
 /// Parses a module in the text format (SPEC §2).
+///
+/// ```
+/// let src = "arch trn1\n\nsbuf x [128, 512]\n\nblock main {\n  act x <- x\n}\n";
+/// let parsed = psum::text::parse(src)?;
+/// assert_eq!(parsed.module.tensors.len(), 1);
+/// // Canonical text prints back as it was read.
+/// assert_eq!(psum::text::print(&parsed.module), src);
+///
+/// let err = psum::text::parse("arch trn1\n\nblock main {\n  act y <- x\n}\n").unwrap_err();
+/// assert_eq!(err.to_string(), "undefined tensor 'y'");
+/// # Ok::<(), psum::text::ParseError>(())
+/// ```
 pub fn parse(src: &str) -> Result<Parsed, ParseError> {
     parser::Parser::new(src, true).module()
 }
@@ -323,6 +335,16 @@ pub fn parse_module(src: &str) -> Result<ParsedModule, ParseError> {
 }
 
 /// Prints the canonical form (SPEC §2.5); the same as `module.to_string()`.
+///
+/// ```
+/// // Spacing, the default dtype and a whole-tensor region are canonicalized.
+/// let m = psum::text::parse("arch trn1\nsbuf   x [128,512] f32\nblock main { act x <- x[0:128, 0:512] }")?.module;
+/// assert_eq!(
+///     psum::text::print(&m),
+///     "arch trn1\n\nsbuf x [128, 512]\n\nblock main {\n  act x <- x\n}\n"
+/// );
+/// # Ok::<(), psum::text::ParseError>(())
+/// ```
 pub fn print(module: &Module) -> String {
     printer::module_to_string(module)
 }

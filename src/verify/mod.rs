@@ -116,6 +116,38 @@ pub enum Simulator {
 
 /// Verifies that `result` (allocated, possibly unrolled and legalized)
 /// computes what `original` computes (SPEC §5), with the symbolic simulator.
+///
+/// ```
+/// let src = "arch trn1
+///
+/// psum a [128, 2048]
+/// psum b [128, 2048]
+/// sbuf w [128, 256] bf16
+/// sbuf x [128, 1024] bf16
+/// sbuf y [128, 2048]
+///
+/// block main {
+///   matmul a <- w, x
+///   act y <- a
+///   matmul b <- w, x
+///   act y <- b
+/// }
+/// ";
+/// let input = psum::text::parse(src)?.module;
+/// let out = psum::alloc::allocate(&input, &Default::default())?;
+/// assert!(psum::verify::verify(&input, &out.module).is_ok());
+///
+/// // Reading `b` first reads what the input does not: a wrong value.
+/// let mut wrong = out.module.clone();
+/// wrong.insts.swap(1, 3);
+/// let report = psum::verify::verify(&input, &wrong);
+/// assert!(!report.is_ok());
+/// assert_eq!(
+///     report.checker.unwrap_err().to_string(),
+///     "%1 reads b at bank 0, partition 0, byte 0: expected a write of b (there was none), found a written by %0"
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn verify(original: &Module, result: &Module) -> VerifyReport {
     verify_with(original, result, Simulator::Symbolic)
 }

@@ -186,6 +186,18 @@ impl RandomConfig {
 }
 
 /// A random valid program (see the module doc), deterministic in `seed`.
+///
+/// ```
+/// use psum::gen::random::{program, RandomConfig};
+///
+/// let cfg = RandomConfig::default();
+/// let m = program(7, &cfg)?;
+/// psum::validate::validate(&m)?;
+/// // The same seed gives the same program.
+/// assert_eq!(psum::text::print(&program(7, &cfg)?), psum::text::print(&m));
+/// assert_eq!(m.tensors.len(), 30);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn program(seed: u64, cfg: &RandomConfig) -> Result<Module, GenError> {
     let mut rng = Rng::new(seed);
     let b = Builder::new(&cfg.arch.pick(&mut rng))?;

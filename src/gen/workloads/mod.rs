@@ -157,6 +157,16 @@ impl Workload {
 }
 
 /// Generates the program for `w` (SPEC §7).
+///
+/// ```
+/// use psum::gen::workloads::{generate, GemmParams, Workload};
+///
+/// let m = generate(&Workload::Gemm(GemmParams { m: 128, n: 512, k: 256, ..Default::default() }))?;
+/// psum::validate::validate(&m)?;
+/// assert_eq!(m.arch, "trn1");
+/// assert_eq!(m.tensors.len(), 7);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn generate(w: &Workload) -> Result<Module, GenError> {
     match w {
         Workload::Gemm(p) => gemm(p),
