@@ -10,10 +10,10 @@ use serde::Serialize;
 use std::fmt;
 
 /// The PSUM bank size in bytes per partition (`getPsumBankSize`), the same on every generation.
-pub const PSUM_BANK_SIZE: u32 = 2048;
+pub(crate) const PSUM_BANK_SIZE: u32 = 2048;
 
 /// Default cycles per bank moved by one spill/reload TensorCopy (SPEC §1 **\[decision\]**).
-pub const DEFAULT_SPILL_LATENCY: u64 = 64;
+pub(crate) const DEFAULT_SPILL_LATENCY: u64 = 64;
 
 /// The ten accepted codenames, in table order (ties in "did you mean" go to the first).
 pub const CODENAMES: [&str; 10] = [
@@ -45,7 +45,7 @@ pub enum Generation {
 
 impl Generation {
     /// All generations in order.
-    pub const ALL: [Generation; 4] = [
+    pub(crate) const ALL: [Generation; 4] = [
         Generation::Gen1,
         Generation::Gen2,
         Generation::Gen3,
@@ -53,7 +53,7 @@ impl Generation {
     ];
 
     /// The reference's ArchLevel number.
-    pub fn arch_level(self) -> u32 {
+    pub(crate) fn arch_level(self) -> u32 {
         match self {
             Generation::Gen1 => 10,
             Generation::Gen2 => 20,
@@ -63,7 +63,7 @@ impl Generation {
     }
 
     /// Human name of the generation.
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Generation::Gen1 => "gen1 (Inferentia)",
             Generation::Gen2 => "gen2 (Trainium)",
@@ -73,7 +73,7 @@ impl Generation {
     }
 
     /// The codenames that map to this generation, in table order.
-    pub fn codenames(self) -> &'static [&'static str] {
+    pub(crate) fn codenames(self) -> &'static [&'static str] {
         match self {
             Generation::Gen1 => &CODENAMES[0..3],
             Generation::Gen2 => &CODENAMES[3..7],
@@ -105,7 +105,7 @@ pub struct Statebuf {
 
 impl Statebuf {
     /// Total SBUF bytes (`partitionSize × numPartitions`).
-    pub fn total_bytes(&self) -> u64 {
+    pub(crate) fn total_bytes(&self) -> u64 {
         u64::from(self.partition_size) * u64::from(self.num_partitions)
     }
 }
@@ -124,7 +124,7 @@ pub struct Psumbuf {
 
 impl Psumbuf {
     /// PSUM bytes per partition (`numBanks × bankSize`).
-    pub fn bytes_per_partition(&self) -> u32 {
+    pub(crate) fn bytes_per_partition(&self) -> u32 {
         self.num_banks * self.bank_size
     }
 }
@@ -245,7 +245,7 @@ fn unknown(name: &str) -> ArchError {
 /// The "did you mean" codename for an unknown name: a well-known product name
 /// first (`trn2` → `cayman`, `trn3` → `core_v4`), else the closest codename
 /// within edit distance 2 (ties: the first in table order).
-pub fn suggestion(name: &str) -> Option<&'static str> {
+pub(crate) fn suggestion(name: &str) -> Option<&'static str> {
     match name {
         "trn2" => return Some("cayman"),
         "trn3" => return Some("core_v4"),
@@ -277,7 +277,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The static board for a generation (the immediates of seed 003).
-pub fn board(g: Generation) -> Board {
+pub(crate) fn board(g: Generation) -> Board {
     let (sb_size, banks, psum_parts, pe_cols, engine_parts) = match g {
         Generation::Gen1 => (98304, 4, 64, 64, 64),
         Generation::Gen2 => (196608, 8, 128, 128, 128),
@@ -328,7 +328,7 @@ pub fn bank_alignment(banks: u32) -> u32 {
 /// `⌈banks / size⌉`, or 0 when it has at most half a block. Such a tensor
 /// is aligned to at least `size` ([`bank_alignment`]), so it starts where
 /// a block starts; `⌈numBanks / size⌉` blocks hold all of them at a point.
-pub fn aligned_blocks(banks: u32, size: u32) -> u32 {
+pub(crate) fn aligned_blocks(banks: u32, size: u32) -> u32 {
     if 2 * banks > size {
         banks.div_ceil(size)
     } else {
@@ -338,7 +338,7 @@ pub fn aligned_blocks(banks: u32, size: u32) -> u32 {
 
 /// The sizes `1, 2, 4, …` up to `num_banks` rounded up to a power of two:
 /// banks, then each block size that [`aligned_blocks`] counts in.
-pub fn block_sizes(num_banks: u32) -> impl Iterator<Item = u32> {
+pub(crate) fn block_sizes(num_banks: u32) -> impl Iterator<Item = u32> {
     let last = num_banks.next_power_of_two();
     std::iter::successors(Some(1u32), |&s| Some(2 * s)).take_while(move |&s| s <= last)
 }
@@ -356,23 +356,23 @@ pub fn zero_region_bank_range(lo: u32, hi: u32) -> Option<(u32, u32)> {
 
 impl Arch {
     /// The core record.
-    pub fn core(&self) -> &Core {
+    pub(crate) fn core(&self) -> &Core {
         &self.board.device.core
     }
     /// PSUM geometry.
-    pub fn psum(&self) -> &Psumbuf {
+    pub(crate) fn psum(&self) -> &Psumbuf {
         &self.board.device.core.psumbuf
     }
     /// SBUF geometry.
-    pub fn sbuf(&self) -> &Statebuf {
+    pub(crate) fn sbuf(&self) -> &Statebuf {
         &self.board.device.core.statebuf
     }
     /// PE geometry.
-    pub fn pe(&self) -> &Pe {
+    pub(crate) fn pe(&self) -> &Pe {
         &self.board.device.core.pe
     }
     /// The reference's ArchLevel (10, 20, 30, 40).
-    pub fn arch_level(&self) -> u32 {
+    pub(crate) fn arch_level(&self) -> u32 {
         self.generation.arch_level()
     }
     /// Number of PSUM banks.
@@ -380,7 +380,7 @@ impl Arch {
         self.psum().num_banks
     }
     /// Largest matmul free size N (elements): 4096 on gen4 (all eight banks), else 512 (one bank).
-    pub fn max_matmul_n(&self) -> u32 {
+    pub(crate) fn max_matmul_n(&self) -> u32 {
         if self.arch_level() >= 40 {
             4096
         } else {
@@ -409,7 +409,7 @@ impl Arch {
 }
 
 /// Renders the geometry tree of one architecture as text (`psum arch NAME`).
-pub fn describe(a: &Arch) -> String {
+pub(crate) fn describe(a: &Arch) -> String {
     let c = a.core();
     let sb = &c.statebuf;
     let ps = &c.psumbuf;
@@ -454,7 +454,7 @@ pub fn describe(a: &Arch) -> String {
 }
 
 /// Renders the list of generations and codenames (`psum arch`).
-pub fn describe_all() -> String {
+pub(crate) fn describe_all() -> String {
     let mut s = String::new();
     for g in Generation::ALL {
         let b = board(g);

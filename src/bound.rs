@@ -21,7 +21,7 @@
 //!   total spill cost (SPEC §3.5 cycles) of a set of nodes whose removal
 //!   leaves at most `k` banks live at every point: the complement of the
 //!   heaviest k-colorable subgraph, weighted by cost, by the minimum-cost
-//!   flow of Carlisle & Lloyd (1995) ([`crate::flow`]). A spilled node
+//!   flow of Carlisle & Lloyd (1995) (`flow`). A spilled node
 //!   still holds PSUM at its writes and reads, so no spill set under SPEC
 //!   §3.8 costs less.
 //!
@@ -150,6 +150,17 @@ pub struct Peak {
 
 /// The maximum over program points of the banks live there (SPEC §3.4
 /// `peak_demand`), by a sweep over interval endpoints in O(n log n).
+///
+/// ```
+/// use psum::alloc::Interval;
+/// use psum::bound::peak_demand;
+///
+/// let iv = |start, end, banks| Interval { start, end, banks };
+/// // Points 2–3 hold 1 + 2 banks, points 4–5 hold 2 + 2: the peak is 4, first at point 4.
+/// let peak = peak_demand(&[iv(0, 3, 1), iv(2, 6, 2), iv(4, 5, 2)]);
+/// assert_eq!((peak.banks, peak.point), (4, Some(4)));
+/// assert_eq!(peak_demand(&[]).banks, 0);
+/// ```
 pub fn peak_demand(intervals: &[Interval]) -> Peak {
     // Events at `start` add banks; events at `end + 1` remove them. At one
     // coordinate removals sort first, so `[a, p]` and `[p + 1, b]` never count
@@ -219,7 +230,7 @@ pub fn min_spills_one_bank(intervals: &[Interval], num_banks: u32) -> Option<Vec
 /// leaves no point covered more than `num_banks` times, `costs[i]` being
 /// interval `i`'s ([`Cost::Inf`]: it cannot be removed): the total cost
 /// minus the heaviest kept set of Carlisle & Lloyd's flow
-/// ([`flow::max_weight_k_colorable`]). `None` when some interval holds
+/// (`flow::max_weight_k_colorable`). `None` when some interval holds
 /// other than one bank, or when the unremovable ones alone cover a point
 /// more than `num_banks` times.
 pub fn min_spill_cost_one_bank(
@@ -240,7 +251,7 @@ pub fn min_spill_cost_one_bank(
 /// The least total weight of a set of the one-bank `spans` whose removal
 /// leaves no point covered more than `num_banks` times, none of the
 /// [`Weight::Forced`] ones removed, and which spans Carlisle & Lloyd's
-/// flow ([`flow::max_weight_k_colorable`]) keeps. `None` when the forced
+/// flow (`flow::max_weight_k_colorable`) keeps. `None` when the forced
 /// spans alone do not fit.
 fn least_removal(
     spans: &[(u32, u32)],
@@ -271,7 +282,7 @@ fn least_removal(
 /// as many as [`SPLIT_WORK`] allows, fewer when no share moves). The
 /// bound is the best round's. `None` when some interval holds other than
 /// one bank, or when the held stretches alone do not fit.
-pub fn min_split_cost_one_bank(
+pub(crate) fn min_split_cost_one_bank(
     intervals: &[Interval],
     split: &[SplitSpans],
     num_banks: u32,
@@ -331,13 +342,13 @@ pub fn min_split_cost_one_bank(
 }
 
 /// Rounds of [`min_split_cost_one_bank`]'s Lagrangian relaxation at most.
-pub const SPLIT_ROUNDS: usize = 24;
+pub(crate) const SPLIT_ROUNDS: usize = 24;
 
 /// What [`min_split_cost_one_bank`]'s rounds may spend together: rounds
 /// times spans (held and idle). Past it, a program gets fewer rounds, at
 /// least one: 24 up to about 700,000 spans (some 150,000 one-bank nodes),
 /// 3 at a million nodes.
-pub const SPLIT_WORK: usize = 1 << 24;
+pub(crate) const SPLIT_WORK: usize = 1 << 24;
 
 /// Round `r` of [`min_split_cost_one_bank`] moves `a / (b + 2r)` of each
 /// share of a node's kept ranges, for `SPLIT_STEP = (a, b)`.

@@ -46,7 +46,7 @@ impl Engine {
     ];
 
     /// Its key in the report (`tensor`, `vector`, …).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Engine::Tensor => "tensor",
             Engine::Vector => "vector",
@@ -75,7 +75,7 @@ pub struct Clocks {
 }
 
 /// Tensor Engine cycles a matmul takes at least (`MM_INIT_LATENCY`).
-pub const MM_INIT_LATENCY: u64 = 64;
+pub(crate) const MM_INIT_LATENCY: u64 = 64;
 /// How much longer a matmul of FP32 inputs takes.
 pub const FP32_MATMUL_FACTOR: u64 = 4;
 /// Engine cycles to start an access to SBUF or PSUM.
@@ -86,7 +86,7 @@ pub const IDEAL_TRANSFER: u64 = 32 * 1024;
 /// The numbers of generation `g`: NeuronCore-v2 (Trainium, Inferentia2)
 /// for gen1 and gen2, NeuronCore-v3 (Trainium2) for gen3, NeuronCore-v4
 /// (Trainium3) for gen4.
-pub fn clocks(g: Generation) -> Clocks {
+pub(crate) fn clocks(g: Generation) -> Clocks {
     match g {
         Generation::Gen1 | Generation::Gen2 => Clocks {
             tensor_mhz: 2800,
@@ -130,7 +130,7 @@ impl Clocks {
 }
 
 /// The engine `kind` runs on, in `m`.
-pub fn engine_of(m: &Module, kind: &InstKind) -> Engine {
+pub(crate) fn engine_of(m: &Module, kind: &InstKind) -> Engine {
     match kind {
         InstKind::Matmul(_) => Engine::Tensor,
         InstKind::Act { srcs, .. } if srcs.len() == 1 => Engine::Scalar,
@@ -365,6 +365,30 @@ impl Machine<'_> {
 /// Estimates the running time of `m` (loops run as they would, every
 /// iteration), its PSUM tensors in their banks; a PSUM tensor without a
 /// bank is its own storage. Errors: an unknown arch.
+///
+/// ```
+/// let src = "arch trn1
+///
+/// psum a [128, 2048]
+/// psum b [128, 2048]
+/// sbuf w [128, 256] bf16
+/// sbuf x [128, 1024] bf16
+/// sbuf y [128, 2048]
+///
+/// block main {
+///   matmul a <- w, x
+///   act y <- a
+///   matmul b <- w, x
+///   act y <- b
+/// }
+/// ";
+/// let m = psum::text::parse(src)?.module;
+/// let e = psum::estimate::estimate(&m)?;
+/// // Two matmuls on the Tensor Engine, two activations on the Scalar Engine.
+/// assert_eq!(e.cycles, 1400);
+/// assert_eq!(e.busy, [512, 0, 1144, 0, 0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn estimate(m: &Module) -> Result<Estimate, ArchError> {
     let arch = arch::lookup(&m.arch)?;
     let banks: IdMap<TensorId, Option<u32>> = (m.tensors.iter())

@@ -118,7 +118,7 @@ pub struct Placement {
 
 impl Placement {
     /// Whether the base bank is a multiple of the required alignment.
-    pub fn is_aligned(&self) -> bool {
+    pub(crate) fn is_aligned(&self) -> bool {
         self.bank % u64::from(self.alignment) == 0
     }
 }

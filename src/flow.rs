@@ -19,7 +19,7 @@
 
 /// What keeping an interval is worth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Weight {
+pub(crate) enum Weight {
     /// Dropping it costs this much.
     Finite(u64),
     /// It cannot be dropped.
@@ -308,7 +308,7 @@ fn kept_by<C: Cost>(
 /// choice, so the network is built over those alone: an interval becomes
 /// the run of such points it covers, and one that covers none is kept
 /// without entering the flow.
-pub fn max_weight_k_colorable(
+pub(crate) fn max_weight_k_colorable(
     intervals: &[(u32, u32)],
     widths: &[u32],
     weights: &[Weight],

@@ -116,13 +116,26 @@ impl fmt::Display for Lint {
 }
 
 /// Whether the program came from `psum trace` (some instruction or tensor has a `loc`).
-pub fn is_traced(m: &Module) -> bool {
+pub(crate) fn is_traced(m: &Module) -> bool {
     m.insts.iter().any(|i| i.loc().is_some()) || m.tensors.iter().any(|t| t.loc.is_some())
 }
 
 /// Every hazard of `m`, in program order of the instruction. An unknown
 /// architecture has none, a program too large to unroll no accumulation or
 /// bank lints (validation reports both).
+///
+/// ```
+/// // The Tensor Engine writes only f32 into PSUM.
+/// let src = "arch trn1\n\npsum a [128, 512] bf16\nsbuf w [128, 128] bf16\nsbuf x [128, 512] bf16\n\nblock main {\n  matmul a <- w, x\n}\n";
+/// let m = psum::text::parse(src)?.module;
+/// let lints = psum::lint::lint(&m);
+/// assert_eq!(lints.len(), 1);
+/// assert_eq!(
+///     lints[0].to_string(),
+///     "warning: %0 (matmul) writes bf16 PSUM a; the matmul destination is f32 on trn1"
+/// );
+/// # Ok::<(), psum::text::ParseError>(())
+/// ```
 pub fn lint(m: &Module) -> Vec<Lint> {
     lint_with(m, &[])
 }

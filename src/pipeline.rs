@@ -50,7 +50,7 @@ impl Pass {
     ];
 
     /// The pass's name in timings, summaries and diagnostics.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             Pass::Validate => "validate",
             Pass::Alloc => "alloc",
@@ -96,7 +96,7 @@ pub enum Rotation {
 impl Rotation {
     /// Whether the placement of `allocator` is rotated; a kept placement
     /// (SPEC §9.5) never is.
-    pub fn rotates(self, allocator: Allocator) -> bool {
+    pub(crate) fn rotates(self, allocator: Allocator) -> bool {
         match (self, allocator) {
             (_, Allocator::Kept) | (Rotation::Off, _) => false,
             (Rotation::Auto, a) => a == Allocator::Mincost,
@@ -342,7 +342,7 @@ pub fn compile(input: &Module, opts: &CompileOptions) -> Result<Compiled, Compil
 /// Where [`compile_partial`] stopped: why, and the allocation when the
 /// allocator ran before the pass that failed.
 #[derive(Clone, Debug)]
-pub struct Stopped {
+pub(crate) struct Stopped {
     /// Why the pipeline stopped.
     pub error: CompileError,
     /// The allocator's outcome, when it ran.
@@ -351,7 +351,7 @@ pub struct Stopped {
 
 /// [`compile`], which keeps the allocation when a later pass fails (the
 /// bank pictures draw it without the accumulation clusters).
-pub fn compile_partial(input: &Module, opts: &CompileOptions) -> Result<Compiled, Stopped> {
+pub(crate) fn compile_partial(input: &Module, opts: &CompileOptions) -> Result<Compiled, Stopped> {
     let mut timings = Vec::with_capacity(PASSES.len());
     let mut run = Run::new(input, opts.rotate.rotates(opts.alloc.allocator));
     if let Err(error) =

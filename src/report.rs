@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 /// The allocator's part of the report.
-pub fn alloc_json(r: &AllocReport) -> Map<String, Value> {
+pub(crate) fn alloc_json(r: &AllocReport) -> Map<String, Value> {
     serde_json::to_value(r)
         .ok()
         .and_then(|v| v.as_object().cloned())
@@ -53,7 +53,12 @@ pub fn alloc_report(r: &AllocReport, elapsed: Duration) -> Value {
 }
 
 /// The report of `psum legalize --report json`.
-pub fn legalize_report(arch: &str, num_banks: u32, r: &MatmulReport, elapsed: Duration) -> Value {
+pub(crate) fn legalize_report(
+    arch: &str,
+    num_banks: u32,
+    r: &MatmulReport,
+    elapsed: Duration,
+) -> Value {
     let mut o = Map::new();
     o.insert("arch".into(), arch.into());
     o.insert("num_banks".into(), num_banks.into());

@@ -112,6 +112,30 @@ struct Open {
 /// tensors carry banks (unplaced tensors have no values), with `num_banks`
 /// banks to choose among. An unknown arch counts every tensor's banks as
 /// `ceil(bytes / 2048)`.
+///
+/// ```
+/// let src = "arch trn1
+///
+/// psum a [128, 2048]
+/// psum b [128, 2048]
+/// sbuf w [128, 256] bf16
+/// sbuf x [128, 1024] bf16
+/// sbuf y [128, 2048]
+///
+/// block main {
+///   matmul a <- w, x
+///   act y <- a
+///   matmul b <- w, x
+///   act y <- b
+/// }
+/// ";
+/// let input = psum::text::parse(src)?.module;
+/// let compiled = psum::pipeline::compile(&input, &Default::default())?;
+/// let summary = psum::reuse::analyze(&compiled.module, 8).summary();
+/// // `b` reuses `a`'s bank 0 while seven others were free: one avoidable edge.
+/// assert_eq!((summary.edges, summary.avoidable, summary.least_slack), (1, 1, Some(0)));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn analyze(m: &Module, num_banks: u32) -> Reuse {
     let arch = arch::lookup(&m.arch).ok();
     let order = m.insts_in_order();

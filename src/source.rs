@@ -99,7 +99,12 @@ const MAX_SHOWN: usize = 120;
 
 impl Diagnostic {
     /// A diagnostic for `span` of `src` (no position when `span` is `None`).
-    pub fn new(file: &str, src: &str, span: Option<Span>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        file: &str,
+        src: &str,
+        span: Option<Span>,
+        message: impl Into<String>,
+    ) -> Self {
         let mut d = Diagnostic {
             file: file.to_string(),
             message: message.into(),
@@ -159,6 +164,15 @@ impl std::error::Error for Diagnostic {}
 /// Parses and validates `bytes` read from `file`: JSON when the name ends in
 /// `.json` (or when stdin, `-`, starts with `{`), else the text format.
 /// Diagnostics name stdin `<stdin>`.
+///
+/// ```
+/// let src = b"arch trn1\n\nsbuf x [128, 512]\n\nblock main {\n  act x <- y\n}\n";
+/// let err = psum::source::load("k.psum", src).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "k.psum:6:12: error: undefined tensor 'y'\n  |\n6 |   act x <- y\n  |            ^"
+/// );
+/// ```
 pub fn load(file: &str, bytes: &[u8]) -> Result<Loaded, Diagnostic> {
     let loaded = parse(file, bytes.to_vec())?;
     loaded.validate()?;
@@ -167,6 +181,19 @@ pub fn load(file: &str, bytes: &[u8]) -> Result<Loaded, Diagnostic> {
 
 /// [`load`] without the validation, taking the bytes (no copy): for a
 /// caller that validates while it does other work ([`Loaded::validate`]).
+///
+/// ```
+/// // Parsed but not validated: the read of PSUM nothing wrote is refused
+/// // only by `Loaded::validate`.
+/// let src = "arch trn1\n\npsum a [128, 512]\nsbuf y [128, 512]\n\nblock main {\n  act y <- a\n}\n";
+/// let loaded = psum::source::parse("k.psum", src.as_bytes().to_vec())?;
+/// assert_eq!(loaded.module.tensors.len(), 2);
+/// assert_eq!(
+///     loaded.validate().unwrap_err().to_string(),
+///     "k.psum:7:12: error: read of PSUM tensor a before any write\n  |\n7 |   act y <- a\n  |            ^"
+/// );
+/// # Ok::<(), psum::source::Diagnostic>(())
+/// ```
 pub fn parse(file: &str, bytes: Vec<u8>) -> Result<Loaded, Diagnostic> {
     let stdin = file == "-";
     let file = if stdin { "<stdin>" } else { file };

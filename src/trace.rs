@@ -68,7 +68,7 @@ pub struct TensorArg {
 
 impl TensorArg {
     /// Parses `NAME=DTYPE[D0,D1,…]`; the error says what is malformed.
-    pub fn parse(s: &str) -> Result<TensorArg, String> {
+    pub(crate) fn parse(s: &str) -> Result<TensorArg, String> {
         let bad = |why: &str| format!("--arg '{s}': {why} (expected NAME=DTYPE[D0,D1,...])");
         let (name, rest) = s.split_once('=').ok_or_else(|| bad("no '='"))?;
         if !is_identifier(name) {
@@ -124,9 +124,9 @@ pub struct Limits {
 }
 
 /// The default time limit, in seconds.
-pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
+pub(crate) const DEFAULT_TIMEOUT_SECS: u64 = 60;
 /// The default memory limit, in MiB.
-pub const DEFAULT_MEMORY_MIB: u64 = 4096;
+pub(crate) const DEFAULT_MEMORY_MIB: u64 = 4096;
 
 impl Default for Limits {
     fn default() -> Limits {
@@ -395,6 +395,31 @@ fn reply_error(err: &serde_json::Value) -> TraceError {
 /// Runs the kernel under the tracer and returns its psum program, which is
 /// validated: a program that would not validate is refused at the kernel
 /// line of the instruction or tile it names.
+///
+/// ```no_run
+/// use psum::trace::{trace, TensorArg, TraceRequest};
+///
+/// let req = TraceRequest {
+///     python: "python3".into(),
+///     kernel: "kernel.py".into(),
+///     function: "matmul_kernel".into(),
+///     args: vec![
+///         TensorArg { name: "a".into(), dtype: "bfloat16".into(), shape: vec![128, 128] },
+///         TensorArg { name: "b".into(), dtype: "bfloat16".into(), shape: vec![128, 512] },
+///     ],
+///     kwargs: Vec::new(),
+///     arch: Some("trn2".into()),
+///     grid: Vec::new(),
+///     program_id: Vec::new(),
+///     limits: Default::default(),
+/// };
+/// let traced = trace(&req)?;
+/// psum::validate::validate(&traced.module)?;
+/// for lint in psum::lint::lint_with(&traced.module, &traced.unrolled_affine) {
+///     eprintln!("warning: {lint}");
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn trace(req: &TraceRequest) -> Result<Traced, TraceError> {
     let kernel = std::fs::canonicalize(&req.kernel).map_err(|e| TraceError::Kernel {
         loc: None,
@@ -487,7 +512,7 @@ fn loc_of(m: &Module, loc: &Loc) -> Option<String> {
 
 /// The tracer's API listing (`psum trace --api`): one line a public name,
 /// `MODULE.NAME<TAB>implemented` or `MODULE.NAME<TAB>refused<TAB>REASON`.
-pub fn api_listing(python: &str) -> Result<Vec<String>, TraceError> {
+pub(crate) fn api_listing(python: &str) -> Result<Vec<String>, TraceError> {
     let reply = run_tracer(
         python,
         &serde_json::json!({"api": true}),

@@ -59,6 +59,20 @@ fn body_count(m: &Module, body: &[Stmt]) -> u128 {
 }
 
 /// Returns the loop-free program equivalent to `m` (SPEC §4.3).
+///
+/// ```
+/// let src = "arch trn1\n\nsbuf x [128, 512]\n\nblock main {\n  loop i 0..3 {\n    act x[0:128, i*128 : i*128+128] <- x[0:128, i*128 : i*128+128]\n  }\n}\n";
+/// let m = psum::text::parse(src)?.module;
+/// let u = psum::unroll::unroll(&m)?;
+/// assert_eq!(
+///     psum::text::print(&u),
+///     "arch trn1\n\nsbuf x [128, 512]\n\nblock main {\n  \
+///      act x[0:128, 0:128] <- x[0:128, 0:128]\n  \
+///      act x[0:128, 128:256] <- x[0:128, 128:256]\n  \
+///      act x[0:128, 256:384] <- x[0:128, 256:384]\n}\n"
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn unroll(m: &Module) -> Result<Module, UnrollError> {
     unroll_with_origins(m).map(|(u, _)| u)
 }

@@ -23,7 +23,7 @@ pub(crate) mod testing;
 /// A module split and analyzed: the nodes of the allocator's first
 /// iteration.
 #[derive(Clone, Debug)]
-pub struct Analysis {
+pub(crate) struct Analysis {
     /// The module after the memloc split (statements as they were).
     pub module: Module,
     /// Its architecture.
@@ -41,7 +41,7 @@ pub struct Analysis {
 /// Splits and analyzes `m` under `opts` (its bank count, and two threads
 /// on a large program when `opts.parallel`). Errors: an unknown arch, a
 /// bank count out of range, and the live-range errors of SPEC §3.3.
-pub fn analyze(m: Module, opts: &AllocOptions) -> Result<Analysis, AllocError> {
+pub(crate) fn analyze(m: Module, opts: &AllocOptions) -> Result<Analysis, AllocError> {
     let arch = arch::lookup(&m.arch)?;
     let num_banks = opts.num_banks(&arch)?;
     let parallel = opts.parallel && m.insts.len() >= PARALLEL_MIN_NODES;

@@ -28,10 +28,10 @@ pub enum Cost {
 
 impl Cost {
     /// Zero cycles.
-    pub const ZERO: Cost = Cost::Finite(0);
+    pub(crate) const ZERO: Cost = Cost::Finite(0);
 
     /// The sum (saturating; +∞ absorbs).
-    pub fn plus(self, o: Cost) -> Cost {
+    pub(crate) fn plus(self, o: Cost) -> Cost {
         match (self, o) {
             (Cost::Finite(a), Cost::Finite(b)) => Cost::Finite(a.saturating_add(b)),
             _ => Cost::Inf,
@@ -58,7 +58,7 @@ impl fmt::Display for Cost {
 
 /// Where §3.8 puts the spill code of a spillable node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SpillPlan {
+pub(crate) struct SpillPlan {
     /// The save goes right after this point (the last write, or the end of
     /// the outermost loop around it that does not hold the next read).
     pub save_after: u32,
@@ -69,7 +69,10 @@ pub struct SpillPlan {
 impl SpillPlan {
     /// The read groups after the save, as closed point ranges in order: maximal
     /// runs of consecutive points that are all instructions reading the node.
-    pub fn groups(&self, ev: impl Iterator<Item = Event>) -> impl Iterator<Item = (u32, u32)> {
+    pub(crate) fn groups(
+        &self,
+        ev: impl Iterator<Item = Event>,
+    ) -> impl Iterator<Item = (u32, u32)> {
         let mut reads = ev
             .skip(self.first_read)
             .filter(|e| e.read)
@@ -91,7 +94,7 @@ impl SpillPlan {
 /// and its last read is in a read group, or the save itself would keep the
 /// interval as it is (a save inside a loop that does not hold the def
 /// stretches to that loop's end, exactly as the last read did).
-pub fn spill_plan(lin: &Linear, live: &Liveness, v: NodeId) -> Option<SpillPlan> {
+pub(crate) fn spill_plan(lin: &Linear, live: &Liveness, v: NodeId) -> Option<SpillPlan> {
     let ev = live.events_of(v, lin);
     let last_write = ev.clone().rev().find(|e| e.write)?.point;
     let first_read = ev.clone().position(|e| e.read && e.point > last_write)?;
@@ -113,7 +116,7 @@ pub fn spill_plan(lin: &Linear, live: &Liveness, v: NodeId) -> Option<SpillPlan>
 }
 
 /// The spill code of the spillable nodes `spill`, in their order.
-pub fn spill_plans(lin: &Linear, live: &Liveness, spill: &[NodeId]) -> SpillPlans {
+pub(crate) fn spill_plans(lin: &Linear, live: &Liveness, spill: &[NodeId]) -> SpillPlans {
     let mut plans = SpillPlans::default();
     for &v in spill {
         let plan = spill_plan(lin, live, v).expect("only spillable nodes are spilled");
@@ -129,7 +132,7 @@ pub fn spill_plans(lin: &Linear, live: &Liveness, spill: &[NodeId]) -> SpillPlan
 /// its own save, placed right after that write (or loop end); spilling it
 /// again would only relieve the spill code that later iterations put in
 /// the same gap, never a point of the program, and would repeat forever.
-pub fn find_costs(
+pub(crate) fn find_costs(
     lin: &Linear,
     live: &Liveness,
     pinned: &IdMap<TensorId, bool>,
@@ -142,7 +145,7 @@ pub fn find_costs(
 
 /// [`find_costs`] of the nodes `ids` only, in their order, in the buffer
 /// `costs` (emptied first).
-pub fn find_costs_of(
+pub(crate) fn find_costs_of(
     lin: &Linear,
     live: &Liveness,
     ids: &[NodeId],

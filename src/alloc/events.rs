@@ -11,7 +11,7 @@ use crate::ir::{InstId, InstKind, Mem, Module, TensorId};
 
 /// One instruction's access to a PSUM tensor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Event {
+pub(crate) struct Event {
     /// The instruction's point.
     pub point: u32,
     /// The instruction.
@@ -34,14 +34,14 @@ struct PsumAccess {
 /// entry per tensor: the instructions boiled down to what liveness needs
 /// when the events are collected afresh.
 #[derive(Clone, Debug, Default)]
-pub struct AccessTable {
+pub(crate) struct AccessTable {
     offsets: Vec<u32>,
     entries: Vec<PsumAccess>,
 }
 
 impl AccessTable {
     /// The table of every instruction of `m`, row `i` for [`InstId`] `i`.
-    pub fn new(m: &Module) -> AccessTable {
+    pub(crate) fn new(m: &Module) -> AccessTable {
         let is_psum: IdMap<TensorId, bool> = m.tensors.iter().map(|t| t.mem == Mem::Psum).collect();
         let mut table = AccessTable {
             offsets: Vec::with_capacity(m.insts.len() + 1),
@@ -126,21 +126,21 @@ impl Touch {
 /// in the current [`Linear`] when read ([`Events::of`]), so after spill
 /// code only the tensors it touched need new spans ([`Events::update`]).
 #[derive(Clone, Debug, Default)]
-pub struct Events {
+pub(crate) struct Events {
     spans: IdMap<TensorId, (u32, u32)>,
     touches: Vec<Touch>,
 }
 
 impl Events {
     /// Collects the PSUM accesses of the reachable instructions of `m`.
-    pub fn new(m: &Module, lin: &Linear) -> Events {
+    pub(crate) fn new(m: &Module, lin: &Linear) -> Events {
         Events::from_table(&AccessTable::new(m), m.tensors.len(), lin)
     }
 
     /// Collects the accesses of `table`'s reachable instructions (`tensors`
     /// tensors) in point order: one pass over the points to count per
     /// tensor, one to place (a counting sort, so each span comes out sorted).
-    pub fn from_table(table: &AccessTable, tensors: usize, lin: &Linear) -> Events {
+    pub(crate) fn from_table(table: &AccessTable, tensors: usize, lin: &Linear) -> Events {
         let rows = lin.points.iter().filter_map(|p| match p.kind() {
             PointKind::Inst(i) => Some((i, table.row(i.index()))),
             _ => None,
@@ -180,7 +180,7 @@ impl Events {
     /// written by its copy and read by the groups it serves.
     /// Both get new spans at the end of the records, which the spill code
     /// describes without a look at the instructions.
-    pub fn update(&mut self, tensors: usize, shift: &SpillShift) {
+    pub(crate) fn update(&mut self, tensors: usize, shift: &SpillShift) {
         self.spans.resize(tensors, (0, 0));
         let spilled = shift.spilled.iter().zip(&shift.saves).zip(&shift.kept);
         for ((&t, &save), &reads) in spilled {
@@ -205,7 +205,7 @@ impl Events {
     }
 
     /// The accesses of tensor `t`, in point order, with their points in `lin`.
-    pub fn of<'a>(
+    pub(crate) fn of<'a>(
         &'a self,
         t: TensorId,
         lin: &'a Linear,

@@ -11,7 +11,7 @@ use crate::ir::{InstId, LoopId, Module, Stmt};
 
 /// What a program point is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PointKind {
+pub(crate) enum PointKind {
     /// An instruction.
     Inst(InstId),
     /// The header of a loop.
@@ -22,7 +22,7 @@ pub enum PointKind {
 
 /// A statement list of the module: a block body or a loop body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum BodyRef {
+pub(crate) enum BodyRef {
     /// `Module::blocks[n].body`.
     Block(u32),
     /// `Module::loops[l].body`.
@@ -35,7 +35,7 @@ pub enum BodyRef {
 /// millions of points): read it through [`Point::kind`], [`Point::body`]
 /// and [`Point::index`].
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Point {
+pub(crate) struct Point {
     /// The kind's tag above [`Point::ID_BITS`], its id below.
     kind: u32,
     /// [`Point::LOOP_BODY`] for a loop body, and the block or loop id.
@@ -47,7 +47,7 @@ const _: () = assert!(std::mem::size_of::<Point>() == 12);
 
 impl BodyRef {
     /// The loop whose body this is (`None` for a block).
-    pub fn as_loop(self) -> Option<LoopId> {
+    pub(crate) fn as_loop(self) -> Option<LoopId> {
         match self {
             BodyRef::Block(_) => None,
             BodyRef::Loop(l) => Some(l),
@@ -66,7 +66,7 @@ impl Point {
     /// # Panics
     /// If an instruction, loop or block id is 2^30 or more (far beyond
     /// what fits in memory).
-    pub fn new(kind: PointKind, body: BodyRef, index: u32) -> Point {
+    pub(crate) fn new(kind: PointKind, body: BodyRef, index: u32) -> Point {
         let (tag, id) = match kind {
             PointKind::Inst(i) => (0, i.0),
             PointKind::Header(l) => (1, l.0),
@@ -88,7 +88,7 @@ impl Point {
     }
 
     /// What it is.
-    pub fn kind(self) -> PointKind {
+    pub(crate) fn kind(self) -> PointKind {
         let id = self.kind & ((1 << Point::ID_BITS) - 1);
         match self.kind >> Point::ID_BITS {
             0 => PointKind::Inst(InstId(id)),
@@ -98,7 +98,7 @@ impl Point {
     }
 
     /// The body holding its statement.
-    pub fn body(self) -> BodyRef {
+    pub(crate) fn body(self) -> BodyRef {
         match self.body & Point::LOOP_BODY {
             0 => BodyRef::Block(self.body),
             _ => BodyRef::Loop(LoopId(self.body & !Point::LOOP_BODY)),
@@ -106,13 +106,13 @@ impl Point {
     }
 
     /// The statement's index in its body.
-    pub fn index(self) -> u32 {
+    pub(crate) fn index(self) -> u32 {
         self.index
     }
 
     /// The innermost loop around it (`None` at top level): the loop whose
     /// body holds it.
-    pub fn innermost(self) -> Option<LoopId> {
+    pub(crate) fn innermost(self) -> Option<LoopId> {
         self.body().as_loop()
     }
 }
@@ -129,7 +129,7 @@ impl std::fmt::Debug for Point {
 
 /// The linearized program: points in order and the loop structure over them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Linear {
+pub(crate) struct Linear {
     /// Points in program order.
     pub points: Vec<Point>,
     /// The point of each instruction (by [`InstId`]), [`UNREACHED`] when
@@ -153,7 +153,7 @@ const UNREACHED: u32 = u32::MAX;
 
 impl Linear {
     /// Numbers the points of `m`.
-    pub fn new(m: &Module) -> Linear {
+    pub(crate) fn new(m: &Module) -> Linear {
         let mut lin = Linear::default();
         lin.renumber(m);
         lin
@@ -162,7 +162,7 @@ impl Linear {
     /// Numbers the points of `m` afresh, reusing this numbering's buffers
     /// (the allocator renumbers its growing program every iteration, and
     /// fresh buffers of that size would cost a page fault per 4 KiB).
-    pub fn renumber(&mut self, m: &Module) {
+    pub(crate) fn renumber(&mut self, m: &Module) {
         let nl = m.loops.len();
         let capacity = m.insts.len() + 2 * nl;
         self.points.clear();
@@ -206,29 +206,29 @@ impl Linear {
 
     /// `weight(p)`: the product of the trip counts of the loops around
     /// point `p` (saturating; 1 at top level).
-    pub fn weight(&self, p: u32) -> u64 {
+    pub(crate) fn weight(&self, p: u32) -> u64 {
         (self.points[p as usize].innermost()).map_or(1, |l| self.loop_weight[l])
     }
 
     /// The point of instruction `i`, `None` when it is unreachable (or not
     /// in the module numbered).
-    pub fn point_of(&self, i: InstId) -> Option<u32> {
+    pub(crate) fn point_of(&self, i: InstId) -> Option<u32> {
         (self.inst_point.get(i).copied()).filter(|&p| p != UNREACHED)
     }
 
     /// Number of points.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.points.len()
     }
 
     /// Whether the module has any loop (when it has none, every nest is
     /// empty and the loop queries below have trivial answers).
-    pub fn has_loops(&self) -> bool {
+    pub(crate) fn has_loops(&self) -> bool {
         !self.header.is_empty()
     }
 
     /// The loop nest of point `p`, outermost first.
-    pub fn nest(&self, p: u32) -> Vec<LoopId> {
+    pub(crate) fn nest(&self, p: u32) -> Vec<LoopId> {
         let mut out = Vec::new();
         let mut l = self.points[p as usize].innermost();
         while let Some(x) = l {
@@ -240,19 +240,19 @@ impl Linear {
     }
 
     /// Nesting depth of point `p` (0 at top level).
-    pub fn point_depth(&self, p: u32) -> u32 {
+    pub(crate) fn point_depth(&self, p: u32) -> u32 {
         self.points[p as usize]
             .innermost()
             .map_or(0, |l| self.depth[l])
     }
 
     /// Whether point `p` lies inside loop `l` (strictly between its header and end).
-    pub fn inside(&self, l: LoopId, p: u32) -> bool {
+    pub(crate) fn inside(&self, l: LoopId, p: u32) -> bool {
         self.header[l] < p && p < self.end[l]
     }
 
     /// The loop at depth `d` (1-based) in the nest of point `p`, i.e. `nest(p)[d − 1]`.
-    pub fn nest_at(&self, p: u32, d: u32) -> LoopId {
+    pub(crate) fn nest_at(&self, p: u32, d: u32) -> LoopId {
         let mut l = self.points[p as usize]
             .innermost()
             .expect("nest_at beyond the point's depth");
@@ -263,7 +263,7 @@ impl Linear {
     }
 
     /// Length of the common prefix of the loop nests of points `a` and `b`.
-    pub fn common_depth(&self, a: u32, b: u32) -> u32 {
+    pub(crate) fn common_depth(&self, a: u32, b: u32) -> u32 {
         let mut x = self.points[a as usize].innermost();
         let mut y = self.points[b as usize].innermost();
         let d = |l: Option<LoopId>| l.map_or(0, |l| self.depth[l]);

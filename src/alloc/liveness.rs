@@ -27,7 +27,7 @@ entity_id!(NodeId);
 
 /// A candidate: one PSUM tensor and its live range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Node {
+pub(crate) struct Node {
     /// The tensor.
     pub tensor: TensorId,
     /// Point of its first write.
@@ -44,7 +44,7 @@ pub struct Node {
 
 impl Node {
     /// `len = end − start + 1`.
-    pub fn interval_len(&self) -> u64 {
+    pub(crate) fn interval_len(&self) -> u64 {
         u64::from(self.end - self.start) + 1
     }
 
@@ -65,7 +65,7 @@ impl Node {
 
 /// The candidates of one iteration.
 #[derive(Clone, Debug, Default)]
-pub struct Liveness {
+pub(crate) struct Liveness {
     /// Nodes, numbered in order of first definition.
     pub nodes: IdVec<NodeId, Node>,
     /// PSUM tensors with no access at all, in declaration order.
@@ -76,7 +76,7 @@ pub struct Liveness {
 
 impl Liveness {
     /// The same ranges without their events (which are the bulk of it).
-    pub fn without_events(self) -> Liveness {
+    pub(crate) fn without_events(self) -> Liveness {
         Liveness {
             events: Events::default(),
             ..self
@@ -86,7 +86,7 @@ impl Liveness {
     /// The node of each of the first `tensors` tensors (by [`TensorId`]),
     /// `None` for one that is no candidate: an index built on demand (the
     /// allocator itself never looks nodes up by tensor).
-    pub fn node_index(&self, tensors: usize) -> IdMap<TensorId, Option<NodeId>> {
+    pub(crate) fn node_index(&self, tensors: usize) -> IdMap<TensorId, Option<NodeId>> {
         let mut index = IdMap::with_len(tensors, None);
         for (v, n) in self.nodes.iter() {
             index[n.tensor] = Some(v);
@@ -95,7 +95,7 @@ impl Liveness {
     }
 
     /// The accesses of node `v`, in point order, with their points in `lin`.
-    pub fn events_of<'a>(
+    pub(crate) fn events_of<'a>(
         &'a self,
         v: NodeId,
         lin: &'a Linear,
@@ -106,7 +106,7 @@ impl Liveness {
 
 /// Computes the candidates and their intervals (SPEC §3.3). Errors, checked
 /// per tensor in declaration order: no write, no read, too many banks.
-pub fn live_ranges(
+pub(crate) fn live_ranges(
     m: &Module,
     lin: &Linear,
     arch: &Arch,
@@ -117,7 +117,7 @@ pub fn live_ranges(
 
 /// [`live_ranges`] from `events`, the PSUM accesses of `m` (such as those
 /// the memloc split read).
-pub fn live_ranges_of(
+pub(crate) fn live_ranges_of(
     m: &Module,
     events: Events,
     lin: &Linear,
@@ -223,7 +223,7 @@ impl NodeCtx<'_> {
 
     /// The nodes of the PSUM tensors declared from `first` on (the spill
     /// code's temporaries, every one accessed), in order of def.
-    pub fn fresh_nodes(&self, first: usize) -> Result<Vec<Node>, AllocError> {
+    pub(crate) fn fresh_nodes(&self, first: usize) -> Result<Vec<Node>, AllocError> {
         let mut carried = Carried::new(self.m.loops.len());
         let mut fresh = Vec::new();
         for (ti, t) in self.m.tensors.iter().enumerate().skip(first) {
@@ -238,7 +238,7 @@ impl NodeCtx<'_> {
 
     /// The nodes of the tensors of `nodes` at positions `at`, computed
     /// afresh (each keeps an access).
-    pub fn nodes_at(&self, nodes: &[Node], at: &[usize]) -> Result<Vec<Node>, AllocError> {
+    pub(crate) fn nodes_at(&self, nodes: &[Node], at: &[usize]) -> Result<Vec<Node>, AllocError> {
         let mut carried = Carried::new(self.m.loops.len());
         (at.iter())
             .map(|&i| {
@@ -252,7 +252,7 @@ impl NodeCtx<'_> {
 /// The seed's loop extension: with `c` the common nest depth of def and use,
 /// a deeper def starts at the header of its loop at depth `c + 1`, a deeper
 /// use ends at the end of its loop at depth `c + 1`. Returns `(start, end)`.
-pub fn extend(lin: &Linear, def: u32, last_use: u32) -> (u32, u32) {
+pub(crate) fn extend(lin: &Linear, def: u32, last_use: u32) -> (u32, u32) {
     if !lin.has_loops() {
         return (def, last_use);
     }
@@ -337,12 +337,12 @@ impl Carried {
 
 /// `peak_demand` (SPEC §3.4): the largest Σ liveN over the nodes live at one
 /// point, and the first point where it occurs (0 when there are no nodes).
-pub fn peak_demand(nodes: &[Node], num_points: usize) -> (u64, u32) {
+pub(crate) fn peak_demand(nodes: &[Node], num_points: usize) -> (u64, u32) {
     peak_in(nodes, num_points, 0, num_points.saturating_sub(1) as u32)
 }
 
 /// The largest demand at one point of `[lo, hi]`, and the first point reaching it.
-pub fn peak_in(nodes: &[Node], num_points: usize, lo: u32, hi: u32) -> (u64, u32) {
+pub(crate) fn peak_in(nodes: &[Node], num_points: usize, lo: u32, hi: u32) -> (u64, u32) {
     let mut delta = vec![0i64; num_points + 1];
     for n in nodes {
         delta[n.start as usize] += i64::from(n.banks);

@@ -15,7 +15,7 @@ pub(crate) struct Log {
 
 impl Log {
     /// An empty log that collects what `level` asks for.
-    pub fn new(level: LogLevel) -> Log {
+    pub(crate) fn new(level: LogLevel) -> Log {
         Log {
             log: Vec::new(),
             trace: Vec::new(),
@@ -24,7 +24,7 @@ impl Log {
     }
 
     /// Adds a `-v` line (to the trace too).
-    pub fn v(&mut self, line: String) {
+    pub(crate) fn v(&mut self, line: String) {
         match self.level {
             LogLevel::Quiet => {}
             LogLevel::Log => self.log.push(line),
@@ -36,7 +36,7 @@ impl Log {
     }
 
     /// Adds a trace line, built only when tracing.
-    pub fn vv(&mut self, line: impl FnOnce() -> String) {
+    pub(crate) fn vv(&mut self, line: impl FnOnce() -> String) {
         if self.level == LogLevel::Trace {
             self.trace.push(line());
         }

@@ -22,7 +22,7 @@ use std::ops::Range;
 /// the result too, which comes with its PSUM accesses and the input
 /// tensor of each piece. On `parallel`, two threads look for the cuts, half
 /// the tensors each.
-pub fn memloc_split(
+pub(crate) fn memloc_split(
     mut m: Module,
     lin: &Linear,
     table: AccessTable,

@@ -52,10 +52,10 @@ pub(crate) mod support;
 
 pub(crate) use analysis::{analyze, Analysis};
 pub use costs::Cost;
-pub use kept::{KeptErrors, Placed, PlacementError};
+pub(crate) use kept::KeptErrors;
 pub(crate) use liveness::NodeId;
 pub use problem::{problem, AllocProblem, Buffer, Interval};
-pub use split_cost::SplitSpans;
+pub(crate) use split_cost::SplitSpans;
 
 use crate::arch::{self, ArchError};
 use crate::ir::{InstKind, Loc, Module, TensorId};
@@ -87,7 +87,7 @@ pub enum Allocator {
 impl Allocator {
     /// The allocator's name on the command line (`--allocator NAME`;
     /// `kept` is `--keep-banks`).
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             Allocator::Briggs => "briggs",
             Allocator::BriggsReference => "briggs-reference",
@@ -135,7 +135,7 @@ pub struct AllocOptions {
 impl AllocOptions {
     /// The banks the allocator may use on `arch`: all of them, or
     /// `--psum-banks N` when `1 ≤ N ≤ numBanks`.
-    pub fn num_banks(&self, arch: &arch::Arch) -> Result<u32, AllocError> {
+    pub(crate) fn num_banks(&self, arch: &arch::Arch) -> Result<u32, AllocError> {
         let max = arch.num_banks();
         match self.psum_banks {
             None => Ok(max),
@@ -318,6 +318,34 @@ pub struct AllocOutcome {
 
 /// Allocates the PSUM tensors of a validated module (SPEC §3), leaving `m`
 /// as it is (see [`allocate_owned`]).
+///
+/// ```
+/// use psum::alloc::{allocate, AllocOptions};
+///
+/// let src = "arch trn1
+///
+/// psum a [128, 2048]
+/// psum b [128, 2048]
+/// sbuf w [128, 256] bf16
+/// sbuf x [128, 1024] bf16
+/// sbuf y [128, 2048]
+///
+/// block main {
+///   matmul a <- w, x
+///   act y <- a
+///   matmul b <- w, x
+///   act y <- b
+/// }
+/// ";
+/// let m = psum::text::parse(src)?.module;
+/// let out = allocate(&m, &AllocOptions::default())?;
+/// // `a` is dead when `b` is written: both fit in bank 0, nothing spills.
+/// let banks: Vec<_> = out.report.tensors.iter().map(|t| t.bank).collect();
+/// assert_eq!(banks, [Some(0), Some(0)]);
+/// assert!(out.report.spilled.is_empty());
+/// assert!(psum::text::print(&out.module).contains("psum b [128, 2048] bank=0"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn allocate(m: &Module, opts: &AllocOptions) -> Result<AllocOutcome, AllocError> {
     allocate_owned(m.clone(), opts)
 }

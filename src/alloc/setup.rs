@@ -34,7 +34,7 @@ pub(super) struct Start {
 
 impl Start {
     /// The start of allocating `m` under `opts`.
-    pub fn of(m: Module, opts: &AllocOptions) -> Result<Start, AllocError> {
+    pub(crate) fn of(m: Module, opts: &AllocOptions) -> Result<Start, AllocError> {
         let parallel = opts.parallel && m.insts.len() >= PARALLEL_MIN_NODES;
         let mut analysis = analyze(m, opts)?;
         let work = &mut analysis.module;
@@ -101,7 +101,7 @@ impl Finish<'_> {
     /// Logs the closing lines of SPEC §3.9 (the spill count and the
     /// utilization), writes the banks into the program and completes the
     /// outcome with its report.
-    pub fn finish(self) -> AllocOutcome {
+    pub(crate) fn finish(self) -> AllocOutcome {
         let Finish {
             mut work,
             arch,

@@ -31,14 +31,14 @@ struct Insertion {
 /// so only the names the program declared before allocation that contain
 /// `TensorCopy` need remembering; built once per allocation and kept across
 /// the fixpoint iterations.
-pub struct Namer {
+pub(crate) struct Namer {
     declared: HashSet<String>,
     counter: u32,
 }
 
 impl Namer {
     /// A namer for `m` with the counter at 0.
-    pub fn new(m: &Module) -> Namer {
+    pub(crate) fn new(m: &Module) -> Namer {
         Namer {
             declared: (m.tensors.iter())
                 .filter(|t| t.name.contains("TensorCopy"))
@@ -82,7 +82,7 @@ impl Namer {
 /// copies, so that inserting as many later moves neither arena: an
 /// allocator that knows a bound on its spill code grows the module while
 /// it still chooses what to spill, on the other thread.
-pub fn make_room(m: &mut Module, copies: usize) {
+pub(crate) fn make_room(m: &mut Module, copies: usize) {
     m.tensors.reserve(copies);
     m.insts.reserve(copies);
 }
@@ -100,7 +100,7 @@ const RELOAD: &str = "ReloadTensorCopy";
 /// allocator that chose the nodes works out the places;
 /// [`insert_spill_code`] writes the code.
 #[derive(Clone, Debug, Default)]
-pub struct SpillPlans {
+pub(crate) struct SpillPlans {
     /// Per node: its tensor, its save point, the reads of the groups it
     /// keeps on its own tensor, and the end of its reloads in `reloads`.
     nodes: Vec<(TensorId, u32, u32, usize)>,
@@ -112,7 +112,7 @@ pub struct SpillPlans {
 impl SpillPlans {
     /// Adds the code of the next node: tensor `t`, saved right after point
     /// `save_after`, reloaded before each of `groups`.
-    pub fn push(
+    pub(crate) fn push(
         &mut self,
         t: TensorId,
         save_after: u32,
@@ -125,7 +125,7 @@ impl SpillPlans {
     /// `save_after`, with its read groups in order, each flagged when a
     /// reload goes right before it. The groups before the first reload
     /// read `t` itself; every later group reads the latest reload.
-    pub fn push_split(
+    pub(crate) fn push_split(
         &mut self,
         t: TensorId,
         save_after: u32,
@@ -309,7 +309,7 @@ impl Code {
 /// analysis needs to follow the code without reading the program again
 /// ([`super::Analysis::after_spill`]).
 #[derive(Clone, Debug, Default)]
-pub struct SpillShift {
+pub(crate) struct SpillShift {
     /// Tensors declared before the spill code.
     pub tensors: usize,
     /// For each inserted instruction, the old point it went right before
@@ -331,7 +331,7 @@ pub struct SpillShift {
 
 /// What accesses one reload temporary.
 #[derive(Clone, Debug)]
-pub struct ReloadEvents {
+pub(crate) struct ReloadEvents {
     /// The temporary.
     pub tensor: TensorId,
     /// The reload copy that writes it.
@@ -348,7 +348,7 @@ pub struct ReloadEvents {
 /// one thread declares the tensors and copies while the other describes
 /// where they go, then one renames the reads while the other inserts the
 /// copies.
-pub fn insert_spill_code(
+pub(crate) fn insert_spill_code(
     m: &mut Module,
     lin: &Linear,
     plans: &[SpillPlans],

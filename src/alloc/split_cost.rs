@@ -54,7 +54,7 @@ impl Pieces {
     /// The pieces of every node of `live` on `lin`; `pinned` flags by
     /// tensor the nodes that cannot spill again. In `parallel`, the two
     /// halves of the nodes are worked out side by side.
-    pub fn of(
+    pub(crate) fn of(
         lin: &Linear,
         live: &Liveness,
         pinned: &IdMap<TensorId, bool>,
@@ -130,7 +130,7 @@ impl Pieces {
     /// even when spilled (the whole interval when it cannot spill), its
     /// idle ranges, each with the reload before the group after it, and
     /// its save.
-    pub fn split_spans(&self, v: usize, node: &Node) -> SplitSpans {
+    pub(crate) fn split_spans(&self, v: usize, node: &Node) -> SplitSpans {
         let mut spans = SplitSpans {
             held: Vec::new(),
             idle: Vec::new(),
@@ -151,7 +151,7 @@ impl Pieces {
     /// Node `v`'s interval cut into the stretches it holds PSUM over even
     /// when spilled and its idle ranges, in order (the whole interval held
     /// when it cannot spill).
-    pub fn stretches<'a>(
+    pub(crate) fn stretches<'a>(
         &'a self,
         v: usize,
         node: &Node,
@@ -189,7 +189,7 @@ impl Pieces {
     /// kept end is its own last point and its reload serves every later
     /// group of its node, so a spilled node holds PSUM exactly over its
     /// held [`Stretch`]es and the idle ranges it keeps.
-    pub fn unextended(&self) -> bool {
+    pub(crate) fn unextended(&self) -> bool {
         (0..self.first.len() - 1).all(|v| {
             let groups = self.groups_of(v);
             let last = groups.end.saturating_sub(1) as u32;
@@ -215,7 +215,7 @@ impl Pieces {
     }
 
     /// The pieces of `n` nodes none of which can spill.
-    pub fn unspillable(n: usize) -> Pieces {
+    pub(crate) fn unspillable(n: usize) -> Pieces {
         Pieces {
             cost: vec![Cost::Inf; n],
             save_cost: vec![0; n],
@@ -231,19 +231,23 @@ impl Pieces {
 
     /// The most copies the spill code of any of these nodes can take: a
     /// save for each spillable node and a reload before each read group.
-    pub fn copies_at_most(&self) -> usize {
+    pub(crate) fn copies_at_most(&self) -> usize {
         self.cost.iter().filter(|c| **c != Cost::Inf).count() + self.groups.len()
     }
 
     /// Where node `v`'s read groups are in `groups`.
-    pub fn groups_of(&self, v: usize) -> std::ops::Range<usize> {
+    pub(crate) fn groups_of(&self, v: usize) -> std::ops::Range<usize> {
         self.first[v] as usize..self.first[v + 1] as usize
     }
 
     /// The closed point ranges where spillable node `v` (`node`) would
     /// hold no PSUM once spilled: between its head, its read groups and
     /// its end.
-    pub fn idle<'a>(&'a self, v: usize, node: &Node) -> impl Iterator<Item = (u32, u32)> + use<'a> {
+    pub(crate) fn idle<'a>(
+        &'a self,
+        v: usize,
+        node: &Node,
+    ) -> impl Iterator<Item = (u32, u32)> + use<'a> {
         self.idle_ranges(v, node).map(|(span, _)| span)
     }
 
@@ -267,7 +271,7 @@ impl Pieces {
 
     /// The banks in use at each of `points` points when the nodes that
     /// `spilled` flags hold PSUM only over their heads and read groups.
-    pub fn load(&self, nodes: &[Node], spilled: &[bool], points: usize) -> Vec<i64> {
+    pub(crate) fn load(&self, nodes: &[Node], spilled: &[bool], points: usize) -> Vec<i64> {
         let mut delta = vec![0i64; points + 1];
         for (v, n) in nodes.iter().enumerate() {
             let b = i64::from(n.banks);

@@ -3,13 +3,13 @@
 //!
 //! [`check_bytes`] reads a seed and a generator configuration from its
 //! input, generates a valid program (SPEC §7, `gen::random`) and runs
-//! [`check_allocator`] with each of [`ALLOCATORS`]: `compile` (§6) without
+//! [`check_allocator`] with each of `ALLOCATORS`: `compile` (§6) without
 //! its own verification, then the verifier (§5), which must accept the
 //! result — or the allocator refuses the program with an error a valid
 //! program may get (a tensor too big for PSUM, too many reloads, more nodes
 //! than `exact` takes). `briggs-reference` must give `briggs`' output byte
-//! for byte (§3.10). The bytes left then [`corrupt`] `briggs`' result, and
-//! [`check_corrupted`] runs the verifier and legalization on it: they may
+//! for byte (§3.10). The bytes left then `corrupt` `briggs`' result, and
+//! `check_corrupted` runs the verifier and legalization on it: they may
 //! reject it, never panic.
 
 use crate::alloc::{AllocError, AllocOptions, Allocator};
@@ -21,7 +21,7 @@ use crate::pipeline::{compile, CompileError, CompileOptions};
 use crate::verify::verify;
 
 /// The allocators every program is compiled with, in order.
-pub const ALLOCATORS: [Allocator; 4] = [
+pub(crate) const ALLOCATORS: [Allocator; 4] = [
     Allocator::Briggs,
     Allocator::BriggsReference,
     Allocator::Mincost,
@@ -30,7 +30,7 @@ pub const ALLOCATORS: [Allocator; 4] = [
 
 /// Bytes [`check_bytes`] reads before the corruption: a seed (8) and the
 /// configuration (5).
-pub const HEADER: usize = 13;
+pub(crate) const HEADER: usize = 13;
 
 /// What one allocator did with a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,7 +84,7 @@ pub enum CheckError {
 /// to 12 PSUM tensors, chains of up to 4 matmuls, loops or not, tensors of
 /// up to 3 banks or of one, and every other feature of
 /// [`RandomConfig::rich`].
-pub fn config(b: &[u8]) -> RandomConfig {
+pub(crate) fn config(b: &[u8]) -> RandomConfig {
     let at = |i: usize| b.get(i).copied().unwrap_or(0);
     RandomConfig {
         arch: match at(0) % 5 {
@@ -100,7 +100,7 @@ pub fn config(b: &[u8]) -> RandomConfig {
 }
 
 /// Whether `allocator` may refuse a valid program with `e`.
-pub fn allowed(allocator: Allocator, e: &CompileError) -> bool {
+pub(crate) fn allowed(allocator: Allocator, e: &CompileError) -> bool {
     match e {
         CompileError::Alloc(AllocError::TooBig { .. } | AllocError::TooManyReloads { .. }) => true,
         CompileError::Alloc(AllocError::ExactTooLarge { .. }) => allocator == Allocator::Exact,
@@ -140,10 +140,10 @@ pub fn check_allocator(
     }
 }
 
-/// Runs [`check_allocator`] with each of [`ALLOCATORS`] and compares
+/// Runs [`check_allocator`] with each of `ALLOCATORS` and compares
 /// `briggs-reference` with `briggs`; returns each allocator's outcome and
 /// `briggs`' result.
-pub fn check_program(m: &Module) -> Result<(Vec<Outcome>, Option<Module>), CheckError> {
+pub(crate) fn check_program(m: &Module) -> Result<(Vec<Outcome>, Option<Module>), CheckError> {
     let mut outcomes = Vec::with_capacity(ALLOCATORS.len());
     let mut briggs = None;
     for allocator in ALLOCATORS {
@@ -164,7 +164,7 @@ pub fn check_program(m: &Module) -> Result<(Vec<Outcome>, Option<Module>), Check
 
 /// One corruption per byte pair of `ops`: a bank changed, flags set, a
 /// `zr` changed, or an instruction dropped.
-pub fn corrupt(m: &mut Module, ops: &[u8]) {
+pub(crate) fn corrupt(m: &mut Module, ops: &[u8]) {
     for op in ops.chunks(2) {
         let (kind, arg) = (op[0] % 4, usize::from(*op.get(1).unwrap_or(&0)));
         match kind {
@@ -209,7 +209,7 @@ pub fn corrupt(m: &mut Module, ops: &[u8]) {
 /// Runs the verifier on `result`, a corrupted compilation of `original`,
 /// and, when it is a valid program, legalization: each may reject it (the
 /// verifier's verdict is returned), neither may panic.
-pub fn check_corrupted(original: &Module, result: &Module) -> Option<String> {
+pub(crate) fn check_corrupted(original: &Module, result: &Module) -> Option<String> {
     let verdict = verify(original, result).first_error();
     if crate::validate::validate(result).is_ok() {
         if let Ok(a) = arch::lookup(&result.arch) {
@@ -221,8 +221,8 @@ pub fn check_corrupted(original: &Module, result: &Module) -> Option<String> {
 }
 
 /// The whole check on one fuzz input: a seed (8 bytes, little-endian), the
-/// [`config`] (5 bytes), then corruption operations; inputs shorter than
-/// [`HEADER`] are skipped. Returns each allocator's outcome.
+/// `config` (5 bytes), then corruption operations; inputs shorter than
+/// `HEADER` are skipped. Returns each allocator's outcome.
 pub fn check_bytes(data: &[u8]) -> Result<Vec<Outcome>, CheckError> {
     let Some((head, ops)) = data.split_at_checked(HEADER) else {
         return Ok(Vec::new());

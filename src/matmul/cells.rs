@@ -28,12 +28,12 @@ pub(crate) struct Rect {
 
 impl Rect {
     /// Whether every cell of `o` is in `self`.
-    pub fn contains(&self, o: &Rect) -> bool {
+    pub(crate) fn contains(&self, o: &Rect) -> bool {
         self.p0 <= o.p0 && o.p1 <= self.p1 && self.x0 <= o.x0 && o.x1 <= self.x1
     }
 
     /// Whether the two rectangles share at least one cell.
-    pub fn overlaps(&self, o: &Rect) -> bool {
+    pub(crate) fn overlaps(&self, o: &Rect) -> bool {
         self.p0 < o.p1 && o.p0 < self.p1 && self.x0 < o.x1 && o.x0 < self.x1
     }
 }
@@ -113,7 +113,7 @@ pub(crate) struct Grid {
 impl Grid {
     /// A grid whose cuts include every bound of `rects` and every bank boundary
     /// up to the last byte touched.
-    pub fn new(rects: impl Iterator<Item = Rect> + Clone) -> Grid {
+    pub(crate) fn new(rects: impl Iterator<Item = Rect> + Clone) -> Grid {
         let p = Axis::new(rects.clone().flat_map(|r| [r.p0, r.p1]));
         let bank = i64::from(PSUM_BANK_SIZE);
         let top = rects.clone().map(|r| r.x0.max(r.x1)).max().unwrap_or(0);
@@ -123,7 +123,7 @@ impl Grid {
     }
 
     /// Number of cells.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.p.cells() * self.x.cells()
     }
 
@@ -133,14 +133,14 @@ impl Grid {
     }
 
     /// The cells of `r`.
-    pub fn cells(&self, r: &Rect) -> impl Iterator<Item = usize> {
+    pub(crate) fn cells(&self, r: &Rect) -> impl Iterator<Item = usize> {
         let nx = self.x.cells();
         let (ps, xs) = self.spans(r);
         ps.flat_map(move |p| xs.clone().map(move |x| p * nx + x))
     }
 
     /// The cells of `outer` that are not in `inner`.
-    pub fn cells_outside(&self, outer: &Rect, inner: &Rect) -> impl Iterator<Item = usize> {
+    pub(crate) fn cells_outside(&self, outer: &Rect, inner: &Rect) -> impl Iterator<Item = usize> {
         let nx = self.x.cells();
         let (ps, xs) = self.spans(outer);
         let (ips, ixs) = self.spans(inner);

@@ -54,7 +54,7 @@ pub struct AccGroup {
 }
 
 /// Closed-interval intersection, the skeleton of the seed's four interval tests.
-pub fn intervals_overlap<T: Ord>(a: (T, T), b: (T, T)) -> bool {
+pub(crate) fn intervals_overlap<T: Ord>(a: (T, T), b: (T, T)) -> bool {
     a.0 <= b.1 && b.0 <= a.1
 }
 
@@ -65,27 +65,27 @@ impl AccGroup {
     }
 
     /// The last matmul's ordinal.
-    pub fn tail(&self) -> usize {
+    pub(crate) fn tail(&self) -> usize {
         self.index.1
     }
 
     /// Predicate 1: the zero-region bank windows intersect.
-    pub fn is_zero_region_bank_overlap(&self, o: &AccGroup) -> bool {
+    pub(crate) fn is_zero_region_bank_overlap(&self, o: &AccGroup) -> bool {
         intervals_overlap(self.zr_banks, o.zr_banks)
     }
 
     /// Predicate 2: the quadrant ranges intersect.
-    pub fn is_quadrant_overlap(&self, o: &AccGroup) -> bool {
+    pub(crate) fn is_quadrant_overlap(&self, o: &AccGroup) -> bool {
         intervals_overlap(self.quadrants, o.quadrants)
     }
 
     /// Predicate 3: the exact partition ranges intersect.
-    pub fn is_col_grp_overlap(&self, o: &AccGroup) -> bool {
+    pub(crate) fn is_col_grp_overlap(&self, o: &AccGroup) -> bool {
         intervals_overlap(self.partitions, o.partitions)
     }
 
     /// Predicate 4: quadrant or col-group overlap, by `self`'s mode.
-    pub fn is_partition_dim_overlap(&self, o: &AccGroup) -> bool {
+    pub(crate) fn is_partition_dim_overlap(&self, o: &AccGroup) -> bool {
         match self.mode {
             PartitionMode::Quadrant => self.is_quadrant_overlap(o),
             PartitionMode::ColGroup => self.is_col_grp_overlap(o),
@@ -130,7 +130,11 @@ impl GroupCells for AccGroup {
 /// opens while `earlier` still runs or while its result is still to be
 /// read; `earlier_live_end` is the later of its tail and one before the
 /// last read that needs its result.
-pub fn is_value_overlap(earlier: &AccGroup, later: &AccGroup, earlier_live_end: usize) -> bool {
+pub(crate) fn is_value_overlap(
+    earlier: &AccGroup,
+    later: &AccGroup,
+    earlier_live_end: usize,
+) -> bool {
     earlier.head() <= later.head() && later.head() <= earlier_live_end
 }
 

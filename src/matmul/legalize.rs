@@ -104,7 +104,7 @@ impl MatmulReport {
 }
 
 /// `bit_width(span − 1)`, 0 when `span ≤ 1` (the seed's `bsr` idiom).
-pub fn zero_region_width(span: i64) -> u32 {
+pub(crate) fn zero_region_width(span: i64) -> u32 {
     if span <= 1 {
         0
     } else {
@@ -258,6 +258,33 @@ fn assign(m: &mut Module, arch: &Arch, an: &Analysis) -> Plan {
 /// that keeps an illegal explicit cluster — then labels every
 /// unlabelled instruction `N` (its final program position) and records the
 /// edges as `after=%L`.
+///
+/// ```
+/// let src = "arch trn1
+///
+/// psum a [128, 2048]
+/// psum b [128, 2048]
+/// sbuf w [128, 256] bf16
+/// sbuf x [128, 1024] bf16
+/// sbuf y [128, 2048]
+///
+/// block main {
+///   matmul a <- w, x
+///   act y <- a
+///   matmul b <- w, x
+///   act y <- b
+/// }
+/// ";
+/// let input = psum::text::parse(src)?.module;
+/// let mut m = psum::alloc::allocate(&input, &Default::default())?.module;
+/// let report = psum::matmul::legalize_program(&mut m, &psum::arch::lookup("trn1")?)?;
+/// assert_eq!(report.groups, 2);
+/// assert_eq!(report.memsets_inserted, 0);
+/// // Each matmul is an accumulation group of its own, its zero region two banks wide.
+/// let out = psum::text::print(&m);
+/// assert!(out.contains("%0: matmul a <- w, x flags=start|stop zr=2\n  %1: act y <- a\n"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, MatmulError> {
     if m.has_loops() {
         return Err(MatmulError::HasLoops);

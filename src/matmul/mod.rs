@@ -5,7 +5,7 @@
 //! - [`order`]: `order_column_tiled_mms`, ordered edges between column tiles (§4.2).
 //! - `groups`: accumulation runs, the `MatmulAccGrp` geometry, the five
 //!   overlap predicates and the union-find clustering (§4.3.1–3).
-//! - [`legalize`]: the START/STOP/ACCUMULATE flags, inserted memsets and
+//! - `legalize`: the START/STOP/ACCUMULATE flags, inserted memsets and
 //!   zero-region widths (§4.3.4–5), and [`legalize_program`], which runs §4.2
 //!   and §4.3 on an allocated loop-free program.
 //!
@@ -18,7 +18,7 @@
 mod cells;
 pub(crate) mod first;
 pub(crate) mod groups;
-pub mod legalize;
+pub(crate) mod legalize;
 pub mod order;
 
 pub use first::set_first_matmults;
@@ -143,35 +143,25 @@ impl<T: Copy> Lists<T> {
         Lists { items, start }
     }
 
-    /// Number of lists.
-    pub fn len(&self) -> usize {
-        self.start.len() - 1
-    }
-
-    /// Whether there are no lists.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// List `i`.
-    pub fn get(&self, i: usize) -> &[T] {
+    pub(crate) fn get(&self, i: usize) -> &[T] {
         &self.items[self.range(i)]
     }
 
     /// The positions in [`Lists::items`] of list `i`.
-    pub fn range(&self, i: usize) -> std::ops::Range<usize> {
+    pub(crate) fn range(&self, i: usize) -> std::ops::Range<usize> {
         self.start[i] as usize..self.start[i + 1] as usize
     }
 
     /// The lists in order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[T]> {
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = &[T]> {
         self.start
             .windows(2)
             .map(|w| &self.items[w[0] as usize..w[1] as usize])
     }
 
     /// Every item, list after list.
-    pub fn items(&self) -> &[T] {
+    pub(crate) fn items(&self) -> &[T] {
         &self.items
     }
 }
@@ -236,14 +226,14 @@ pub(crate) struct Trace {
 
 impl Trace {
     /// Builds the trace; fails on loops and on accessed PSUM tensors without a bank.
-    pub fn new(m: &Module, arch: &Arch) -> Result<Trace, MatmulError> {
+    pub(crate) fn new(m: &Module, arch: &Arch) -> Result<Trace, MatmulError> {
         Trace::build(m, arch, false)
     }
 
     /// Builds the trace of a program that need not be allocated: a PSUM
     /// tensor without a bank is placed at bank 0. Accesses of one tensor
     /// compare as in [`Trace::new`], which is all a per-tensor sweep reads.
-    pub fn unallocated(m: &Module, arch: &Arch) -> Result<Trace, MatmulError> {
+    pub(crate) fn unallocated(m: &Module, arch: &Arch) -> Result<Trace, MatmulError> {
         Trace::build(m, arch, true)
     }
 
@@ -316,22 +306,22 @@ impl Trace {
     }
 
     /// Number of instructions.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.insts.len()
     }
 
     /// The PSUM write of the ordinal `ord`, if any.
-    pub fn write(&self, ord: usize) -> Option<&PsumAccess> {
+    pub(crate) fn write(&self, ord: usize) -> Option<&PsumAccess> {
         self.writes.get(ord).first()
     }
 
     /// Every PSUM access of the program: all reads, then all writes.
-    pub fn accesses(&self) -> impl Iterator<Item = &PsumAccess> + Clone {
+    pub(crate) fn accesses(&self) -> impl Iterator<Item = &PsumAccess> + Clone {
         self.reads.items().iter().chain(self.writes.items())
     }
 
     /// How diagnostics name the instruction at `ord`: `%label`, or `%ord`.
-    pub fn name(&self, m: &Module, ord: usize) -> String {
+    pub(crate) fn name(&self, m: &Module, ord: usize) -> String {
         match m.inst(self.insts[ord]).label() {
             Some(l) => format!("%{l}"),
             None => format!("%{ord}"),
@@ -346,12 +336,12 @@ mod tests {
     #[test]
     fn lists_built_in_order_and_by_counting_sort() {
         let mut l: Lists<u8> = Lists::new();
-        assert!(l.is_empty());
+        assert_eq!(l.iter().count(), 0);
         for list in [&[1u8, 2][..], &[], &[3]] {
             list.iter().for_each(|&x| l.push(x));
             l.end_list();
         }
-        assert_eq!(l.len(), 3);
+        assert_eq!(l.iter().count(), 3);
         assert_eq!(
             (l.get(0), l.get(1), l.get(2)),
             (&[1, 2][..], &[][..], &[3][..])

@@ -13,7 +13,7 @@ use crate::arch::Arch;
 use crate::ir::{InstId, Matmul, MatmulKind, Module, Stmt};
 
 /// The tile shape `(K, M)`: PE rows and columns the matmul uses.
-pub fn tile(mm: &Matmul) -> (i64, i64) {
+pub(crate) fn tile(mm: &Matmul) -> (i64, i64) {
     (mm.stationary.part_extent(), mm.dst.part_extent())
 }
 
@@ -28,7 +28,7 @@ pub fn is_column_tiled(mm: &Matmul, arch: &Arch) -> bool {
 }
 
 /// The seed's `isStartOfColumnTiledGroup`: column-tiled at `pos=0,0`.
-pub fn is_start_of_column_tiled_group(mm: &Matmul, arch: &Arch) -> bool {
+pub(crate) fn is_start_of_column_tiled_group(mm: &Matmul, arch: &Arch) -> bool {
     is_column_tiled(mm, arch) && mm.pos == (0, 0)
 }
 

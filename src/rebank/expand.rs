@@ -125,7 +125,7 @@ fn position(m: &Module, l: LoopId) -> Option<(Option<LoopId>, usize, usize)> {
 /// The old statements stay in the arenas, unreachable (see
 /// [`Module::compacted`]). Returns false, changing nothing, when `l` is not
 /// reachable.
-pub fn expand(
+pub(crate) fn expand(
     m: &mut Module,
     input: &Module,
     l: LoopId,

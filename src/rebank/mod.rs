@@ -34,7 +34,7 @@ use std::cmp::Reverse;
 
 /// Instructions (unrolled, summed over every program the search compiles
 /// or replays) the search may spend.
-pub const BUDGET: u128 = 1 << 21;
+pub(crate) const BUDGET: u128 = 1 << 21;
 
 /// How a candidate compiles: what the search compares, in this order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -234,7 +234,7 @@ fn enclosing_loops(m: &Module) -> IdMap<TensorId, Option<Vec<LoopId>>> {
 /// §3.12): replaces its program and the rows of its report when a
 /// candidate beats the allocator's placement; the spill code, the spill
 /// cost and the log stay as they are.
-pub fn rotate(input: &Module, outcome: &mut AllocOutcome, opts: &AllocOptions) {
+pub(crate) fn rotate(input: &Module, outcome: &mut AllocOutcome, opts: &AllocOptions) {
     let Ok(arch) = arch::lookup(&outcome.module.arch) else {
         return;
     };

@@ -13,7 +13,7 @@ use crate::ir::{Module, TensorId};
 /// The banks of `a`'s nodes placed by rotation on `num_banks` banks, by
 /// tensor (`None` for a tensor that is no node), or `None` when some node
 /// finds no free block.
-pub fn rotate(a: &Analysis, num_banks: u32) -> Option<IdMap<TensorId, Option<u32>>> {
+pub(crate) fn rotate(a: &Analysis, num_banks: u32) -> Option<IdMap<TensorId, Option<u32>>> {
     let nodes = a.live.nodes.as_slice();
     let mut order: Vec<usize> = (0..nodes.len()).collect();
     order.sort_by_key(|&n| (nodes[n].start, n));
@@ -49,7 +49,7 @@ pub fn rotate(a: &Analysis, num_banks: u32) -> Option<IdMap<TensorId, Option<u32
 }
 
 /// Writes `banks` into `m` (tensors with `None` keep theirs).
-pub fn apply(m: &mut Module, banks: &IdMap<TensorId, Option<u32>>) {
+pub(crate) fn apply(m: &mut Module, banks: &IdMap<TensorId, Option<u32>>) {
     for (t, b) in m.tensors.iter_mut().zip(banks.values()) {
         if b.is_some() {
             t.bank = *b;

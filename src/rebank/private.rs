@@ -18,7 +18,7 @@ use crate::ir::{Access, InstKind, LoopId, Module, Region, Stmt, TensorId, VarId}
 
 /// Dynamic instructions [`private_tensors`] replays at most; a larger
 /// program has no private tensors.
-pub const MAX_REPLAY: u128 = 1 << 22;
+pub(crate) const MAX_REPLAY: u128 = 1 << 22;
 /// Accesses one tensor keeps in its history before it counts as shared.
 const MAX_EVENTS: usize = 1024;
 /// Rectangles a coverage test may split a read into.
@@ -230,7 +230,12 @@ impl Replay<'_> {
 
 /// Of `candidates` (PSUM tensors whose every access lies in loop `l`),
 /// those private to `l` at factor `k ≥ 1`, in the order given.
-pub fn private_tensors(m: &Module, l: LoopId, k: u64, candidates: &[TensorId]) -> Vec<TensorId> {
+pub(crate) fn private_tensors(
+    m: &Module,
+    l: LoopId,
+    k: u64,
+    candidates: &[TensorId],
+) -> Vec<TensorId> {
     if crate::unroll::unrolled_count(m) > MAX_REPLAY || k == 0 {
         return Vec::new();
     }

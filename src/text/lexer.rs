@@ -6,7 +6,7 @@ use super::{ParseError, Span};
 
 /// A token. Text payloads borrow from the source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tok<'a> {
+pub(crate) enum Tok<'a> {
     /// `[A-Za-z_][A-Za-z0-9_.]*`: names, keywords, mnemonics.
     Ident(&'a str),
     /// An unsigned number as written (`128`, `0.5`, `1e-3`).
@@ -47,7 +47,7 @@ pub enum Tok<'a> {
 
 impl Tok<'_> {
     /// How the token reads in an error message.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let p = |s: &str| format!("'{s}'");
         match self {
             Tok::Ident(s) => format!("'{s}'"),
@@ -74,7 +74,7 @@ impl Tok<'_> {
 
 /// A cursor over the source; cheap to copy for lookahead.
 #[derive(Clone, Copy, Debug)]
-pub struct Lexer<'a> {
+pub(crate) struct Lexer<'a> {
     src: &'a str,
     pos: usize,
 }
@@ -89,7 +89,7 @@ fn is_name_char(b: u8) -> bool {
 
 /// The value of `digits` when they are 1 to 18 ASCII digits (so that no
 /// value overflows); `None` otherwise, for the general path to read.
-pub fn small_int(digits: &[u8]) -> Option<i64> {
+pub(crate) fn small_int(digits: &[u8]) -> Option<i64> {
     if digits.is_empty() || digits.len() > 18 {
         return None;
     }
@@ -99,23 +99,23 @@ pub fn small_int(digits: &[u8]) -> Option<i64> {
 }
 
 /// Whether `s` is a valid name (`[A-Za-z_][A-Za-z0-9_.]*`).
-pub fn is_name(s: &str) -> bool {
+pub(crate) fn is_name(s: &str) -> bool {
     s.bytes().next().is_some_and(is_name_start) && s.bytes().all(is_name_char)
 }
 
 /// Whether `s` is a valid label name (`[A-Za-z0-9_.]+`, after the `%`).
-pub fn is_label(s: &str) -> bool {
+pub(crate) fn is_label(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(is_name_char)
 }
 
 impl<'a> Lexer<'a> {
     /// A lexer at the start of `src`.
-    pub fn new(src: &'a str) -> Self {
+    pub(crate) fn new(src: &'a str) -> Self {
         Lexer { src, pos: 0 }
     }
 
     /// The source text.
-    pub fn src(&self) -> &'a str {
+    pub(crate) fn src(&self) -> &'a str {
         self.src
     }
 
@@ -126,7 +126,7 @@ impl<'a> Lexer<'a> {
     /// not in comments or strings. `None` when no such line follows. On
     /// text that does not lex, the answer may be wrong; the parsers then
     /// disagree, and the caller parses again on one thread.
-    pub fn statement_boundary(&self, target: usize) -> Option<usize> {
+    pub(crate) fn statement_boundary(&self, target: usize) -> Option<usize> {
         /// The bytes the scan stops at.
         const SPECIAL: [bool; 256] = {
             let mut t = [false; 256];
@@ -187,7 +187,7 @@ impl<'a> Lexer<'a> {
     /// spaces or tabs around the separators. Most accesses are; `None` sends
     /// the parser down its general path, which reads the same text the same
     /// way.
-    pub fn constant_bounds(&self) -> Option<([i64; 4], [Span; 4], Span)> {
+    pub(crate) fn constant_bounds(&self) -> Option<([i64; 4], [Span; 4], Span)> {
         let bytes = self.src.as_bytes();
         let mut values = [0i64; 4];
         let mut spans = [Span::default(); 4];
@@ -219,18 +219,18 @@ impl<'a> Lexer<'a> {
     }
 
     /// Moves the cursor to byte `pos` (after a token the caller read itself).
-    pub fn seek(&mut self, pos: usize) {
+    pub(crate) fn seek(&mut self, pos: usize) {
         self.pos = pos;
     }
 
     /// The length of the source in bytes.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.src.len()
     }
 
     /// The first byte of the next token, without lexing it (`=` after a
     /// name starts an attribute).
-    pub fn next_byte(&self) -> Option<u8> {
+    pub(crate) fn next_byte(&self) -> Option<u8> {
         self.src.as_bytes().get(self.skip_trivia(self.pos)).copied()
     }
 
@@ -245,7 +245,7 @@ impl<'a> Lexer<'a> {
 
     /// The next token and its span.
     #[inline]
-    pub fn next_token(&mut self) -> Result<(Tok<'a>, Span), ParseError> {
+    pub(crate) fn next_token(&mut self) -> Result<(Tok<'a>, Span), ParseError> {
         let start = self.skip_trivia(self.pos);
         let bytes = self.src.as_bytes();
         let Some(&b) = bytes.get(start) else {

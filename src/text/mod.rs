@@ -15,7 +15,7 @@ mod printer;
 use crate::ir::{Attr, Bound, InstId, Loc, LoopId, Module, TensorId};
 use serde::{Deserialize, Serialize};
 
-pub use names::InstNames;
+pub(crate) use names::InstNames;
 pub use printer::{access_to_string, inst_to_string};
 
 /// A byte range `[start, end)` in the source text.
@@ -29,12 +29,12 @@ pub struct Span {
 
 impl Span {
     /// The span `[start, end)`.
-    pub fn new(start: usize, end: usize) -> Self {
+    pub(crate) fn new(start: usize, end: usize) -> Self {
         Span { start, end }
     }
 
     /// The smallest span covering both.
-    pub fn to(self, other: Span) -> Span {
+    pub(crate) fn to(self, other: Span) -> Span {
         Span::new(self.start.min(other.start), self.end.max(other.end))
     }
 }
@@ -121,7 +121,7 @@ fn narrow(s: Span) -> [u32; 2] {
 
 impl SourceMap {
     /// The span of a tensor declaration's name.
-    pub fn tensor(&self, t: TensorId) -> Option<Span> {
+    pub(crate) fn tensor(&self, t: TensorId) -> Option<Span> {
         self.tensors.get(t.index()).copied()
     }
 
@@ -152,7 +152,7 @@ impl SourceMap {
 
     /// The span of attribute `attr` of instruction `i` (the label, a
     /// `NAME=VALUE`, a memset value), if written.
-    pub fn attr(&self, i: InstId, attr: Attr) -> Option<Span> {
+    pub(crate) fn attr(&self, i: InstId, attr: Attr) -> Option<Span> {
         let (_, attrs) = self.runs(i)?;
         self.attrs[attrs]
             .iter()
@@ -166,7 +166,7 @@ impl SourceMap {
     }
 
     /// The span of a loop header.
-    pub fn loop_(&self, l: LoopId) -> Option<Span> {
+    pub(crate) fn loop_(&self, l: LoopId) -> Option<Span> {
         self.loops.get(l.index()).map(|s| s.header)
     }
 
@@ -296,6 +296,18 @@ impl ParseError {
 }
 
 /// Parses a module in the text format (SPEC §2).
+///
+/// ```
+/// let src = "arch trn1\n\nsbuf x [128, 512]\n\nblock main {\n  act x <- x\n}\n";
+/// let parsed = psum::text::parse(src)?;
+/// assert_eq!(parsed.module.tensors.len(), 1);
+/// // Canonical text prints back as it was read.
+/// assert_eq!(psum::text::print(&parsed.module), src);
+///
+/// let err = psum::text::parse("arch trn1\n\nblock main {\n  act y <- x\n}\n").unwrap_err();
+/// assert_eq!(err.to_string(), "undefined tensor 'y'");
+/// # Ok::<(), psum::text::ParseError>(())
+/// ```
 pub fn parse(src: &str) -> Result<Parsed, ParseError> {
     parser::Parser::new(src, true).module()
 }
@@ -323,13 +335,23 @@ pub fn parse_module(src: &str) -> Result<ParsedModule, ParseError> {
 }
 
 /// Prints the canonical form (SPEC §2.5); the same as `module.to_string()`.
+///
+/// ```
+/// // Spacing, the default dtype and a whole-tensor region are canonicalized.
+/// let m = psum::text::parse("arch trn1\nsbuf   x [128,512] f32\nblock main { act x <- x[0:128, 0:512] }")?.module;
+/// assert_eq!(
+///     psum::text::print(&m),
+///     "arch trn1\n\nsbuf x [128, 512]\n\nblock main {\n  act x <- x\n}\n"
+/// );
+/// # Ok::<(), psum::text::ParseError>(())
+/// ```
 pub fn print(module: &Module) -> String {
     printer::module_to_string(module)
 }
 
 /// Writes the canonical form (SPEC §2.5) to `w` as it is printed, without
 /// holding the whole text: what [`print`](fn@print) returns, in chunks.
-pub fn write(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub(crate) fn write(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     printer::write_module(module, w)
 }
 
@@ -346,7 +368,7 @@ pub fn parse_json(src: &str) -> Result<Module, ParseError> {
 
 /// Writes the JSON form to `w` as it is made, without holding it whole:
 /// what [`to_json`] returns.
-pub fn write_json(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub(crate) fn write_json(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     serde_json::to_writer_pretty(&mut *w, module)?;
     w.write_all(b"\n")
 }

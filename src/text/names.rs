@@ -5,7 +5,7 @@
 use crate::ir::{InstId, Module};
 
 /// The names of a module's instructions, numbered as the printer orders them.
-pub struct InstNames<'m> {
+pub(crate) struct InstNames<'m> {
     m: &'m Module,
     order: Vec<InstId>,
     pos: Vec<usize>,
@@ -13,7 +13,7 @@ pub struct InstNames<'m> {
 
 impl<'m> InstNames<'m> {
     /// Numbers the instructions of `m`.
-    pub fn new(m: &'m Module) -> Self {
+    pub(crate) fn new(m: &'m Module) -> Self {
         let order = m.insts_in_order();
         let mut pos = vec![0; m.insts.len()];
         for (n, &i) in order.iter().enumerate() {
@@ -23,18 +23,18 @@ impl<'m> InstNames<'m> {
     }
 
     /// The instructions in printed order.
-    pub fn order(&self) -> &[InstId] {
+    pub(crate) fn order(&self) -> &[InstId] {
         &self.order
     }
 
     /// Where `id` is in printed order.
-    pub fn position(&self, id: InstId) -> usize {
+    pub(crate) fn position(&self, id: InstId) -> usize {
         self.pos[id.index()]
     }
 
     /// `%label (matmul)` or `%N (matmul)`; with `loc`, an instruction that
     /// has a kernel line names it too: `%N (matmul at kernel.py:42)`.
-    pub fn describe(&self, id: InstId, loc: bool) -> String {
+    pub(crate) fn describe(&self, id: InstId, loc: bool) -> String {
         let inst = self.m.inst(id);
         let what = match inst.loc().filter(|_| loc) {
             Some(l) => format!("{} at {l}", inst.kind.mnemonic()),

@@ -113,7 +113,7 @@ pub enum CheckError {
 
 impl CheckError {
     /// The offending instruction, for pointing at its source line.
-    pub fn inst(&self) -> Option<InstId> {
+    pub(crate) fn inst(&self) -> Option<InstId> {
         match self {
             CheckError::Read { inst_id, .. } | CheckError::Accumulate { inst_id, .. } => {
                 Some(*inst_id)

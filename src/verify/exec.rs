@@ -22,7 +22,7 @@ pub(crate) struct Env {
 
 impl Env {
     /// Evaluates `a` to a concrete region.
-    pub fn region(&self, a: &Access) -> Region {
+    pub(crate) fn region(&self, a: &Access) -> Region {
         a.region(|v| self.values.get(v.index()).copied().unwrap_or(0))
     }
 }
@@ -74,7 +74,7 @@ pub(crate) struct InstNames {
 
 impl InstNames {
     /// Numbers every instruction reachable in `m`.
-    pub fn new(m: &Module) -> Self {
+    pub(crate) fn new(m: &Module) -> Self {
         let mut positions = vec![u32::MAX; m.insts.len()];
         for (pos, id) in m.insts_in_order().into_iter().enumerate() {
             positions[id.index()] = pos as u32;
@@ -83,7 +83,7 @@ impl InstNames {
     }
 
     /// The static name of `id`.
-    pub fn get(&self, m: &Module, id: InstId) -> String {
+    pub(crate) fn get(&self, m: &Module, id: InstId) -> String {
         let inst = m.inst(id);
         let name = match inst.label() {
             Some(l) => format!("%{l}"),
@@ -96,7 +96,7 @@ impl InstNames {
     }
 
     /// The name of one dynamic instance: `%a (k=1, j=0)` inside loops.
-    pub fn instance(&self, m: &Module, id: InstId, env: &Env) -> String {
+    pub(crate) fn instance(&self, m: &Module, id: InstId, env: &Env) -> String {
         let b: Vec<(VarId, i64)> = env
             .bound
             .iter()
@@ -106,7 +106,12 @@ impl InstNames {
     }
 
     /// The name of one dynamic instance given its loop bindings, outermost first.
-    pub fn instance_with(&self, m: &Module, id: InstId, bindings: &[(VarId, i64)]) -> String {
+    pub(crate) fn instance_with(
+        &self,
+        m: &Module,
+        id: InstId,
+        bindings: &[(VarId, i64)],
+    ) -> String {
         let mut s = self.get(m, id);
         if !bindings.is_empty() {
             let iters: Vec<String> = bindings
@@ -208,7 +213,7 @@ pub(crate) struct RunStep {
 
 impl RunStep {
     /// Whether the write accumulates (`+=`) rather than assigns (`=`).
-    pub fn accumulates(&self) -> bool {
+    pub(crate) fn accumulates(&self) -> bool {
         !self.head || self.init
     }
 }
@@ -244,7 +249,7 @@ fn rect_of(r: &Region) -> Rect {
 
 impl RunTracker {
     /// A tracker for the PSUM tensors of `m`, nothing touched yet.
-    pub fn new(m: &Module) -> Self {
+    pub(crate) fn new(m: &Module) -> Self {
         RunTracker {
             last: (0..m.tensors.len()).map(|_| None).collect(),
             psum: m
@@ -281,17 +286,17 @@ impl RunTracker {
     }
 
     /// A read of region `r` (already checked to fit) of tensor `t`.
-    pub fn read(&mut self, m: &Module, t: TensorId, r: Region) {
+    pub(crate) fn read(&mut self, m: &Module, t: TensorId, r: Region) {
         self.record(m, t, r, EventKind::Read, u32::MAX);
     }
 
     /// A non-matmul write.
-    pub fn write(&mut self, m: &Module, t: TensorId, r: Region) {
+    pub(crate) fn write(&mut self, m: &Module, t: TensorId, r: Region) {
         self.record(m, t, r, EventKind::Write, u32::MAX);
     }
 
     /// A matmul-family write; returns its place in the run structure.
-    pub fn matmul(&mut self, m: &Module, t: TensorId, r: Region) -> RunStep {
+    pub(crate) fn matmul(&mut self, m: &Module, t: TensorId, r: Region) -> RunStep {
         let step = match self.latest(t, &r) {
             Some(ev) if ev.kind == EventKind::Matmul && ev.region == r => RunStep {
                 run: ev.run,

@@ -71,7 +71,7 @@ pub(crate) struct Store<T> {
 
 impl<T> Store<T> {
     /// The buffer `b`.
-    pub fn buf(&self, b: Buf) -> &[T] {
+    pub(crate) fn buf(&self, b: Buf) -> &[T] {
         match b {
             Buf::Own(t) => &self.own[t.index()],
             Buf::Psum => &self.psum,
@@ -79,7 +79,7 @@ impl<T> Store<T> {
     }
 
     /// The buffer `b`, mutably.
-    pub fn buf_mut(&mut self, b: Buf) -> &mut [T] {
+    pub(crate) fn buf_mut(&mut self, b: Buf) -> &mut [T] {
         match b {
             Buf::Own(t) => &mut self.own[t.index()],
             Buf::Psum => &mut self.psum,
@@ -107,7 +107,7 @@ pub(crate) struct Span {
 
 impl Span {
     /// Element indices `p·elems + e` of region `r` (fitting `t`) in `t`'s own buffer.
-    pub fn elements(id: TensorId, t: &Tensor, r: &Region) -> Span {
+    pub(crate) fn elements(id: TensorId, t: &Tensor, r: &Region) -> Span {
         let ds = i64::from(t.dtype.size());
         let elems = t.elems() as usize;
         Span {
@@ -121,18 +121,18 @@ impl Span {
     }
 
     /// Number of cells.
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.rows * self.len
     }
 
     /// The cell of element `j` of row `i`.
-    pub fn cell(&self, i: usize, j: usize) -> usize {
+    pub(crate) fn cell(&self, i: usize, j: usize) -> usize {
         self.first + i * self.pitch + j * self.stride
     }
 
     /// Calls `f(i, row)` for every row `i`, the row's cells of `buf` as a
     /// slice (strided rows are gathered into a copy).
-    pub fn read_rows<T: Copy>(&self, buf: &[T], mut f: impl FnMut(usize, &[T])) {
+    pub(crate) fn read_rows<T: Copy>(&self, buf: &[T], mut f: impl FnMut(usize, &[T])) {
         let mut tmp = Vec::new();
         for i in (0..self.rows).filter(|_| self.len > 0) {
             let s = self.cell(i, 0);
@@ -148,7 +148,7 @@ impl Span {
 
     /// Calls `f(i, row)` for every row `i`, the row's cells of `buf` as a
     /// mutable slice (strided rows go through a copy written back after `f`).
-    pub fn write_rows<T: Copy>(&self, buf: &mut [T], mut f: impl FnMut(usize, &mut [T])) {
+    pub(crate) fn write_rows<T: Copy>(&self, buf: &mut [T], mut f: impl FnMut(usize, &mut [T])) {
         let mut tmp = Vec::new();
         for i in (0..self.rows).filter(|_| self.len > 0) {
             let s = self.cell(i, 0);
@@ -180,7 +180,7 @@ pub(crate) struct Layout {
 
 impl Layout {
     /// Every tensor in its own storage (SPEC §2.4).
-    pub fn virtual_(m: &Module) -> Self {
+    pub(crate) fn virtual_(m: &Module) -> Self {
         Layout {
             places: vec![Place::Own; m.tensors.len()],
             dsize: m.tensors.iter().map(|t| t.dtype.size()).collect(),
@@ -193,7 +193,7 @@ impl Layout {
     /// PSUM tensors at their banks in physical PSUM (SPEC §4.4); a PSUM
     /// tensor no instruction accesses may have no bank, and then has storage
     /// of its own that nothing touches.
-    pub fn physical(m: &Module, arch: &Arch) -> Result<Self, PlaceError> {
+    pub(crate) fn physical(m: &Module, arch: &Arch) -> Result<Self, PlaceError> {
         let num_banks = arch.num_banks();
         let part_size = arch.psum().part_size;
         let mut gran = 4;
@@ -240,17 +240,17 @@ impl Layout {
     }
 
     /// Number of physical PSUM cells (0 in virtual mode).
-    pub fn psum_cells(&self) -> usize {
+    pub(crate) fn psum_cells(&self) -> usize {
         self.cells_per_part * self.part_size as usize
     }
 
     /// Whether tensor `t` lives in physical PSUM.
-    pub fn in_psum(&self, t: TensorId) -> bool {
+    pub(crate) fn in_psum(&self, t: TensorId) -> bool {
         matches!(self.places[t.index()], Place::Psum { .. })
     }
 
     /// The storage cells of region `r` (fitting `t`) of tensor `t`.
-    pub fn span(&self, m: &Module, t: TensorId, r: &Region) -> Span {
+    pub(crate) fn span(&self, m: &Module, t: TensorId, r: &Region) -> Span {
         let i = t.index();
         let own = Span::elements(t, m.tensor(t), r);
         match self.places[i] {
@@ -270,7 +270,7 @@ impl Layout {
     }
 
     /// The physical byte offset in its partition (including the bank) of element `e` of `t`.
-    pub fn psum_byte(&self, t: TensorId, e: u32) -> Option<u32> {
+    pub(crate) fn psum_byte(&self, t: TensorId, e: u32) -> Option<u32> {
         match self.places[t.index()] {
             Place::Own => None,
             Place::Psum { base } => Some(base + e * self.dsize[t.index()]),
@@ -280,7 +280,7 @@ impl Layout {
     /// Physical PSUM cells of the partitions of `r` × every bank touched by
     /// the bytes of `r` in `t` — what a `start` zeroes (SPEC §4.4); `None`
     /// when `t` is not in PSUM or `r` has no bytes.
-    pub fn start_span(&self, t: TensorId, r: &Region) -> Option<Span> {
+    pub(crate) fn start_span(&self, t: TensorId, r: &Region) -> Option<Span> {
         let z = self.start_rect(t, r)?;
         let (lo, hi) = ((z.x0 / self.gran) as usize, (z.x1 / self.gran) as usize);
         Some(Span {
@@ -294,12 +294,12 @@ impl Layout {
     }
 
     /// Bytes per partition of physical PSUM (0 in virtual mode).
-    pub fn psum_bytes(&self) -> u32 {
+    pub(crate) fn psum_bytes(&self) -> u32 {
         self.cells_per_part as u32 * self.gran
     }
 
     /// The buffer holding `t` and the byte of it where `t`'s bytes begin.
-    pub fn place(&self, t: TensorId) -> (Buf, u32) {
+    pub(crate) fn place(&self, t: TensorId) -> (Buf, u32) {
         match self.places[t.index()] {
             Place::Own => (Buf::Own(t), 0),
             Place::Psum { base } => (Buf::Psum, base),
@@ -307,7 +307,7 @@ impl Layout {
     }
 
     /// The buffer and the byte rectangle of region `r` (fitting `t`) of `t`.
-    pub fn rect(&self, t: TensorId, r: &Region) -> (Buf, Rect) {
+    pub(crate) fn rect(&self, t: TensorId, r: &Region) -> (Buf, Rect) {
         let (buf, base) = self.place(t);
         let rect = Rect::new(
             r.p0 as u32,
@@ -321,7 +321,7 @@ impl Layout {
     /// The byte rectangle of physical PSUM a `start` on region `r` of `t`
     /// zeroes: `r`'s partitions × every bank its bytes touch (SPEC §4.4);
     /// `None` when `t` is not in PSUM or `r` has no bytes.
-    pub fn start_rect(&self, t: TensorId, r: &Region) -> Option<Rect> {
+    pub(crate) fn start_rect(&self, t: TensorId, r: &Region) -> Option<Rect> {
         let Place::Psum { base } = self.places[t.index()] else {
             return None;
         };

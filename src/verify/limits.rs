@@ -13,7 +13,7 @@ use crate::unroll::{unrolled_count, UnrollError, MAX_UNROLLED_INSTS};
 
 /// The default limit on the exact simulator's work (`--exact-limit`), in
 /// element operations: ten billion, some seconds of multiply-adds.
-pub const DEFAULT_EXACT_LIMIT: u128 = 10_000_000_000;
+pub(crate) const DEFAULT_EXACT_LIMIT: u128 = 10_000_000_000;
 
 /// The most elements the exact simulator stores for the two programs
 /// together (2 GiB of f64), whatever the work limit.
@@ -47,7 +47,7 @@ pub enum LimitError {
 }
 
 /// Whether `original` and `result` may be verified with `simulator`;
-/// `exact_limit` bounds the work of [`Simulator::Exact`] ([`exact_work`]).
+/// `exact_limit` bounds the work of [`Simulator::Exact`] (`exact_work`).
 pub fn admit(
     original: &Module,
     result: &Module,
@@ -80,7 +80,7 @@ pub fn admit(
 
 /// Whether `m` executes at most as many instruction instances as `compile`
 /// unrolls (SPEC §4.3), which every check may visit one by one.
-pub fn admit_instances(m: &Module) -> Result<(), UnrollError> {
+pub(crate) fn admit_instances(m: &Module) -> Result<(), UnrollError> {
     let count = unrolled_count(m);
     if count > MAX_UNROLLED_INSTS {
         return Err(UnrollError::TooManyInstructions { count });
@@ -91,7 +91,7 @@ pub fn admit_instances(m: &Module) -> Result<(), UnrollError> {
 /// The elements the exact simulator stores for `m`: every tensor's, and
 /// with `physical` PSUM, the arch's physical PSUM instead of PSUM tensors'
 /// (saturating).
-pub fn stored_cells(m: &Module, physical: bool) -> u128 {
+pub(crate) fn stored_cells(m: &Module, physical: bool) -> u128 {
     let tensors = m
         .tensors
         .iter()
@@ -113,7 +113,7 @@ pub fn stored_cells(m: &Module, physical: bool) -> u128 {
 /// destination's elements for a memset, copy or DMA, times the sources for
 /// an `act`, the sources' and the destination's for an `engine`; plus the
 /// elements stored ([`stored_cells`]). Saturating.
-pub fn exact_work(m: &Module, physical: bool) -> u128 {
+pub(crate) fn exact_work(m: &Module, physical: bool) -> u128 {
     let elems = |a: &Access| {
         let ds = i64::from(m.tensor(a.tensor).dtype.size());
         u128::try_from(a.part_extent().max(0)).unwrap_or(0)

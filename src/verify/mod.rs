@@ -21,18 +21,17 @@
 pub mod checker;
 mod exec;
 mod layout;
-pub mod limits;
+pub(crate) mod limits;
 pub(crate) mod rects;
 pub mod sim;
 pub mod statics;
 pub mod symbolic;
 
 pub use checker::CheckError;
-pub use exec::BadAccess;
-pub use layout::PlaceError;
-pub use limits::{admit, admit_instances, LimitError, DEFAULT_EXACT_LIMIT};
+pub use limits::{admit, LimitError, MAX_EXACT_CELLS};
+pub(crate) use limits::{admit_instances, DEFAULT_EXACT_LIMIT};
 pub use sim::SimError;
-pub use statics::StaticError;
+pub(crate) use statics::StaticError;
 
 use crate::ir::{Loc, Module, TensorId};
 use serde::ser::SerializeMap;
@@ -117,6 +116,38 @@ pub enum Simulator {
 
 /// Verifies that `result` (allocated, possibly unrolled and legalized)
 /// computes what `original` computes (SPEC §5), with the symbolic simulator.
+///
+/// ```
+/// let src = "arch trn1
+///
+/// psum a [128, 2048]
+/// psum b [128, 2048]
+/// sbuf w [128, 256] bf16
+/// sbuf x [128, 1024] bf16
+/// sbuf y [128, 2048]
+///
+/// block main {
+///   matmul a <- w, x
+///   act y <- a
+///   matmul b <- w, x
+///   act y <- b
+/// }
+/// ";
+/// let input = psum::text::parse(src)?.module;
+/// let out = psum::alloc::allocate(&input, &Default::default())?;
+/// assert!(psum::verify::verify(&input, &out.module).is_ok());
+///
+/// // Reading `b` first reads what the input does not: a wrong value.
+/// let mut wrong = out.module.clone();
+/// wrong.insts.swap(1, 3);
+/// let report = psum::verify::verify(&input, &wrong);
+/// assert!(!report.is_ok());
+/// assert_eq!(
+///     report.checker.unwrap_err().to_string(),
+///     "%1 reads b at bank 0, partition 0, byte 0: expected a write of b (there was none), found a written by %0"
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn verify(original: &Module, result: &Module) -> VerifyReport {
     verify_with(original, result, Simulator::Symbolic)
 }
@@ -180,7 +211,7 @@ pub(crate) struct Families {
 
 impl Families {
     /// Derives the families of `result`'s tensors.
-    pub fn new(original: &Module, result: &Module) -> Self {
+    pub(crate) fn new(original: &Module, result: &Module) -> Self {
         let n = result.tensors.len();
         let mut base_of: Vec<TensorId> = (0..n).map(TensorId::new).collect();
         let (orig_names, res_names) = (original.name_index(), result.name_index());
@@ -226,17 +257,17 @@ impl Families {
     }
 
     /// The family of tensor `t`.
-    pub fn of(&self, t: TensorId) -> u32 {
+    pub(crate) fn of(&self, t: TensorId) -> u32 {
         self.of[t.index()]
     }
 
     /// The base tensor of family `f`.
-    pub fn base(&self, f: u32) -> TensorId {
+    pub(crate) fn base(&self, f: u32) -> TensorId {
         self.bases[f as usize]
     }
 
     /// Whether `t`'s family lives in PSUM (and so is checked).
-    pub fn tracked(&self, t: TensorId) -> bool {
+    pub(crate) fn tracked(&self, t: TensorId) -> bool {
         self.tracked[self.of(t) as usize]
     }
 }

@@ -25,12 +25,12 @@ pub(crate) struct Rect {
 
 impl Rect {
     /// The rectangle `[p0, p1) × [x0, x1)`.
-    pub fn new(p0: u32, p1: u32, x0: u32, x1: u32) -> Rect {
+    pub(crate) fn new(p0: u32, p1: u32, x0: u32, x1: u32) -> Rect {
         Rect { p0, p1, x0, x1 }
     }
 
     /// Whether it holds no cell.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.p0 >= self.p1 || self.x0 >= self.x1
     }
 }
@@ -53,7 +53,7 @@ pub(crate) struct RectMap<T> {
 
 impl<T: Copy + PartialEq> RectMap<T> {
     /// Every cell holds `init`.
-    pub fn new(height: u32, width: u32, init: T) -> Self {
+    pub(crate) fn new(height: u32, width: u32, init: T) -> Self {
         RectMap {
             height,
             width,
@@ -66,7 +66,7 @@ impl<T: Copy + PartialEq> RectMap<T> {
 
     /// Number of pieces (runs over all bands), for tests and statistics.
     #[cfg(test)]
-    pub fn pieces(&self) -> usize {
+    pub(crate) fn pieces(&self) -> usize {
         self.bands.iter().map(|b| b.runs.len()).sum()
     }
 
@@ -81,7 +81,7 @@ impl<T: Copy + PartialEq> RectMap<T> {
 
     /// Calls `f(rect, value)` for every piece of `r` (clipped to the map),
     /// band by band from the top, left to right within a band.
-    pub fn visit(&self, r: Rect, mut f: impl FnMut(Rect, &T)) {
+    pub(crate) fn visit(&self, r: Rect, mut f: impl FnMut(Rect, &T)) {
         let r = self.clip(r);
         if r.is_empty() {
             return;
@@ -120,13 +120,13 @@ impl<T: Copy + PartialEq> RectMap<T> {
     }
 
     /// Sets every cell of `r` to `v`.
-    pub fn set(&mut self, r: Rect, v: T) {
+    pub(crate) fn set(&mut self, r: Rect, v: T) {
         self.update(r, |_, _| v);
     }
 
     /// Replaces the value `x` of every piece of `r` by `f(rect, x)`, the
     /// rectangle being the piece's cells (clipped to `r`).
-    pub fn update(&mut self, r: Rect, mut f: impl FnMut(Rect, &T) -> T) {
+    pub(crate) fn update(&mut self, r: Rect, mut f: impl FnMut(Rect, &T) -> T) {
         let r = self.clip(r);
         if r.is_empty() {
             return;

@@ -178,7 +178,7 @@ fn garbage(seed: u64, idx: usize) -> f64 {
 
 /// Tensors that receive seeded inputs: every DRAM tensor, and every SBUF
 /// tensor whose first access in linear program order is a read.
-pub fn input_tensors(m: &Module) -> Vec<bool> {
+pub(crate) fn input_tensors(m: &Module) -> Vec<bool> {
     let mut seen = vec![false; m.tensors.len()];
     let mut input: Vec<bool> = m.tensors.iter().map(|t| t.mem == Mem::Dram).collect();
     for id in m.insts_in_order() {
@@ -513,7 +513,7 @@ pub(crate) fn compared_tensors(
 
 /// Runs `original` virtually and `result` physically on the same inputs and
 /// compares every SBUF and DRAM tensor the original declares, exactly.
-pub fn compare(original: &Module, result: &Module, seed: u64) -> Result<(), SimError> {
+pub(crate) fn compare(original: &Module, result: &Module, seed: u64) -> Result<(), SimError> {
     let want = run(original, Mode::Virtual, seed)?;
     let got = run(result, Mode::Physical, seed)?;
     for (oid, rid) in compared_tensors(original, result)? {

@@ -143,7 +143,7 @@ impl StaticError {
     }
 
     /// The result tensor the error is about, if any.
-    pub fn tensor(&self) -> Option<&str> {
+    pub(crate) fn tensor(&self) -> Option<&str> {
         match self {
             StaticError::Place(
                 PlaceError::NoBank { tensor }

@@ -259,7 +259,7 @@ struct Run<'a> {
 
 /// Runs `original` virtually and `result` physically on the same symbolic
 /// inputs and compares every SBUF and DRAM tensor the original declares.
-pub fn compare(original: &Module, result: &Module, seed: u64) -> Result<(), SimError> {
+pub(crate) fn compare(original: &Module, result: &Module, seed: u64) -> Result<(), SimError> {
     let model = Model::new(seed);
     let mut want = Run::new(original, Mode::Virtual, &model)?;
     for_each_step(original, |id, env| want.step(id, env))?;

@@ -180,6 +180,32 @@ impl Timeline {
     /// the allocated program; the "before" curve is the first iteration's
     /// demand, carried over to the allocated program's points. Clusters
     /// (SPEC §4.3) are left empty: see [`Timeline::from_compiled`].
+    ///
+    /// ```
+    /// let src = "arch trn1
+    ///
+    /// psum a [128, 2048]
+    /// psum b [128, 2048]
+    /// sbuf w [128, 256] bf16
+    /// sbuf x [128, 1024] bf16
+    /// sbuf y [128, 2048]
+    ///
+    /// block main {
+    ///   matmul a <- w, x
+    ///   act y <- a
+    ///   matmul b <- w, x
+    ///   act y <- b
+    /// }
+    /// ";
+    /// let input = psum::text::parse(src)?.module;
+    /// let out = psum::alloc::allocate(&input, &Default::default())?;
+    /// let t = psum::viz::Timeline::from_alloc("two", &input, &out);
+    /// assert_eq!((t.num_banks, t.num_points, t.tensors.len()), (8, 4, 2));
+    /// let svg = psum::viz::svg(&t);
+    /// assert!(svg.starts_with("<svg"));
+    /// assert!(psum::viz::html(&t).contains(&svg));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_alloc(
         title: impl Into<String>,
         original: &Module,

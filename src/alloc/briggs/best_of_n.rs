@@ -34,7 +34,7 @@ impl Context<'_> {
     /// orders the nodes exactly as H0 does
     /// ([`Heuristic::same_order_as_h0`]) does not run: its selection is
     /// H0's, so it logs the same lines and, tying, cannot be chosen.
-    pub fn best_of_n(&mut self) -> Iteration {
+    pub(crate) fn best_of_n(&mut self) -> Iteration {
         let Analysis {
             lin,
             live,

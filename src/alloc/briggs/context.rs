@@ -12,7 +12,7 @@ use crate::entity::IdMap;
 use crate::ir::TensorId;
 
 /// Everything the iterations of one allocation share.
-pub struct Context<'o> {
+pub(crate) struct Context<'o> {
     /// The settings.
     pub opts: &'o AllocOptions,
     /// The program (split, with the spill code so far), its points and
@@ -44,7 +44,7 @@ pub struct Context<'o> {
 impl<'o> Context<'o> {
     /// The context of the first iteration, from the shared `start` (every
     /// PSUM tensor's bank cleared, its log and warnings).
-    pub fn new(start: Start, opts: &'o AllocOptions) -> Self {
+    pub(crate) fn new(start: Start, opts: &'o AllocOptions) -> Self {
         let Start {
             analysis: first,
             demand,
@@ -73,7 +73,7 @@ impl<'o> Context<'o> {
     /// The outcome of iteration `iteration`, `it`, which placed every
     /// node: the banks written into the program, the log completed, and
     /// the report (on two threads, half its rows on a helper thread).
-    pub fn finish(self, it: Iteration, iteration: u32) -> AllocOutcome {
+    pub(crate) fn finish(self, it: Iteration, iteration: u32) -> AllocOutcome {
         let Context {
             program:
                 Analysis {

@@ -7,7 +7,7 @@ use crate::alloc::liveness::Node;
 
 /// What simplify and select read of one iteration's dirty graph.
 #[derive(Clone, Copy)]
-pub struct Graph<'a> {
+pub(crate) struct Graph<'a> {
     /// The interference graph of the dirty nodes.
     pub g: &'a Interference,
     /// The dirty nodes.

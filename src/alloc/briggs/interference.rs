@@ -13,7 +13,7 @@ use crate::alloc::NodeId;
 /// The interference graph: adjacency lists, sliced out of one vector;
 /// empty by default, as the buffers [`Interference::build_in`] fills.
 #[derive(Clone, Debug, Default)]
-pub struct Interference {
+pub(crate) struct Interference {
     offsets: Vec<u32>,
     adj: Vec<NodeId>,
 }
@@ -21,14 +21,14 @@ pub struct Interference {
 impl Interference {
     /// Builds the graph of `nodes`.
     #[cfg(test)]
-    pub fn build(nodes: &[Node]) -> Interference {
+    pub(crate) fn build(nodes: &[Node]) -> Interference {
         Self::build_in(nodes, Interference::default())
     }
 
     /// The graph of `nodes`, built in the buffers of `spare`, an earlier
     /// graph: an allocator iteration's graph is as large as the program,
     /// and fresh buffers would cost a page fault per 4 KiB every iteration.
-    pub fn build_in(nodes: &[Node], spare: Interference) -> Interference {
+    pub(crate) fn build_in(nodes: &[Node], spare: Interference) -> Interference {
         let n = nodes.len();
         let sweep = Sweep::new(nodes);
         let Interference {
@@ -58,7 +58,7 @@ impl Interference {
     }
 
     /// Calls `f` on every neighbor of `v` (in no particular order).
-    pub fn for_each_neighbor(&self, v: NodeId, mut f: impl FnMut(NodeId)) {
+    pub(crate) fn for_each_neighbor(&self, v: NodeId, mut f: impl FnMut(NodeId)) {
         let r = self.offsets[v.index()] as usize..self.offsets[v.index() + 1] as usize;
         for &u in &self.adj[r] {
             f(u);
@@ -67,7 +67,7 @@ impl Interference {
 
     /// Hints the cache about `v`'s adjacency: `far`, where its list starts;
     /// otherwise (that entry should be cached by now) the list itself.
-    pub fn prefetch(&self, v: NodeId, far: bool) {
+    pub(crate) fn prefetch(&self, v: NodeId, far: bool) {
         if far {
             prefetch(&self.offsets, v.index());
         } else if let Some(&o) = self.offsets.get(v.index()) {

@@ -11,7 +11,7 @@ use crate::alloc::liveness::{Liveness, Node};
 /// The best-of-n outcome of one fixpoint iteration. The graph, costs and
 /// selections cover the dirty nodes of `plan` (indexed by their position
 /// in `plan.dirty`); the others are reused.
-pub struct Iteration {
+pub(crate) struct Iteration {
     /// The dirty nodes and what is reused.
     pub plan: Plan,
     /// The dirty nodes' interference graph.
@@ -31,18 +31,18 @@ pub struct Iteration {
 
 impl Iteration {
     /// The winning heuristic's selection.
-    pub fn sel(&self) -> &Selection {
+    pub(crate) fn sel(&self) -> &Selection {
         &self.sels[self.best.index() as usize]
     }
 
     /// Whether the winning heuristic placed every node.
-    pub fn placed_all(&self) -> bool {
+    pub(crate) fn placed_all(&self) -> bool {
         self.sel().unplaced.is_empty() && self.plan.unplaced[self.best.index() as usize].is_empty()
     }
 
     /// Every node of `live` (this iteration's) its base bank under the
     /// winning heuristic.
-    pub fn banks(&self, live: &Liveness, reuse: &Reuse) -> Vec<Option<u32>> {
+    pub(crate) fn banks(&self, live: &Liveness, reuse: &Reuse) -> Vec<Option<u32>> {
         let sel = self.sel();
         let h = self.best.index() as usize;
         let mut dirty = self.plan.dirty.iter().zip(&sel.bank).peekable();
@@ -60,7 +60,7 @@ impl Iteration {
 /// as large as the dirty graph, and fresh ones would cost a page fault per
 /// 4 KiB every iteration.
 #[derive(Default)]
-pub struct Buffers {
+pub(crate) struct Buffers {
     /// The dirty nodes.
     pub nodes: Vec<Node>,
     /// Their costs.

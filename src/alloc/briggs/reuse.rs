@@ -39,7 +39,7 @@ const NONE: u32 = u32::MAX;
 /// The component of every node: the first point of the component's hull
 /// (points joined by an interval holding both belong to one component).
 #[cfg(test)]
-pub fn components(nodes: &[Node], num_points: usize) -> Vec<u32> {
+pub(crate) fn components(nodes: &[Node], num_points: usize) -> Vec<u32> {
     if nodes.is_sorted_by_key(|n| n.start) {
         components_by_start(nodes).collect()
     } else {
@@ -85,7 +85,7 @@ fn components_by_points(nodes: &[Node], num_points: usize) -> Vec<u32> {
 
 /// What one iteration can take from the previous one.
 #[derive(Clone, Debug)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The component of each dirty node (the first point of its
     /// component's hull), by its position in `dirty`; empty in the tests'
     /// `Plan::all`, which nothing is recorded from.
@@ -101,7 +101,7 @@ pub struct Plan {
 impl Plan {
     /// Every node dirty: nothing to reuse.
     #[cfg(test)]
-    pub fn all(n: usize) -> Plan {
+    pub(crate) fn all(n: usize) -> Plan {
         Plan {
             comp: Vec::new(),
             dirty: (0..n).map(NodeId::new).collect(),
@@ -132,7 +132,7 @@ fn component_end(nodes: &[Node], i: usize) -> usize {
 /// What H0..H3 gave the nodes of the kept components, by tensor, and what
 /// each kept component's spill sets hold.
 #[derive(Clone, Debug, Default)]
-pub struct Reuse {
+pub(crate) struct Reuse {
     /// Per tensor: the kept component it was in last (an index into
     /// `kept`), or `NONE`.
     comp: Vec<u32>,
@@ -174,7 +174,7 @@ impl Reuse {
     /// `loops` every interval starts at its def, so the nodes come in order
     /// of start, and the next component begins right after a kept one:
     /// then its nodes are not even visited.
-    pub fn plan(&self, nodes: &[Node], num_points: usize, loops: bool) -> Plan {
+    pub(crate) fn plan(&self, nodes: &[Node], num_points: usize, loops: bool) -> Plan {
         let mut plan = Plan {
             comp: Vec::new(),
             dirty: Vec::new(),
@@ -248,13 +248,13 @@ impl Reuse {
     }
 
     /// The base bank of reused tensor `t` under heuristic `h`, if placed.
-    pub fn bank(&self, t: TensorId, h: usize) -> Option<u32> {
+    pub(crate) fn bank(&self, t: TensorId, h: usize) -> Option<u32> {
         let b = self.banks[t.index()][h];
         (b != UNPLACED).then_some(u32::from(b))
     }
 
     /// The spill cost of reused tensor `t`.
-    pub fn cost(&self, t: TensorId) -> u64 {
+    pub(crate) fn cost(&self, t: TensorId) -> u64 {
         self.cost[t.index()]
     }
 
@@ -263,7 +263,7 @@ impl Reuse {
     /// (over `plan.dirty`, with their `costs`) leaves an unspillable node
     /// of it unplaced. Only the dirty nodes are read: a reused component
     /// stays recorded as it was, or is dropped whole.
-    pub fn record(
+    pub(crate) fn record(
         &mut self,
         nodes: &[Node],
         plan: &Plan,

@@ -16,7 +16,7 @@ use std::ops::Range;
 
 /// The outcome of one select.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Selection {
+pub(crate) struct Selection {
     /// Base bank of each node (by [`NodeId`]); `None` for the spill set.
     /// A byte, since banks number at most 64 (the held-bank mask): four
     /// selections of two million nodes are kept at once.
@@ -35,7 +35,7 @@ fn mask(base: u32, banks: u32) -> u64 {
 
 impl Selection {
     /// A selection of `n` nodes with nothing selected yet.
-    pub fn new(n: usize) -> Selection {
+    pub(crate) fn new(n: usize) -> Selection {
         Selection {
             bank: vec![None; n],
             unplaced: Vec::new(),

@@ -26,7 +26,7 @@ impl Context<'_> {
     /// fatal (the first such by id, which does not depend on the order the
     /// parts were selected in). The reused part of the spill set is all
     /// finite.
-    pub fn spill_set(&mut self, it: &Iteration) -> Result<Vec<NodeId>, AllocError> {
+    pub(crate) fn spill_set(&mut self, it: &Iteration) -> Result<Vec<NodeId>, AllocError> {
         let mut chosen = vec![false; it.plan.dirty.len()];
         let mut stuck: Option<NodeId> = None;
         for &v in &it.sel().unplaced {
@@ -83,7 +83,7 @@ impl Context<'_> {
     /// records what the next iteration may reuse, pins the spilled tensors
     /// and the reloads, and keeps `it`'s buffers for the next iteration
     /// when it will be as large. Returns where the code went.
-    pub fn insert_spill_code(&mut self, mut it: Iteration, chosen: &[NodeId]) -> SpillShift {
+    pub(crate) fn insert_spill_code(&mut self, mut it: Iteration, chosen: &[NodeId]) -> SpillShift {
         // A spill set that is a large share of the dirty graph touches
         // most of its components, so the next dirty graph is as large and
         // takes this one's buffers. A small one leaves most of them clean:
@@ -135,7 +135,7 @@ impl Context<'_> {
 
     /// Follows the spill code `shift` describes: the points renumbered and
     /// the live ranges moved or computed afresh, in the buffers of the last.
-    pub fn after_spill(&mut self, shift: &SpillShift) -> Result<(), AllocError> {
+    pub(crate) fn after_spill(&mut self, shift: &SpillShift) -> Result<(), AllocError> {
         self.program.after_spill(shift, self.two_threads)
     }
 }

@@ -91,7 +91,7 @@ fn realize(first: &Analysis, pieces: &Pieces, spills: &[Spill]) -> Option<Realiz
 /// A spillable node of a validated module's first iteration (SPEC §3.5):
 /// its tensor's name, what its save costs and what a reload before each of
 /// its read groups costs.
-pub type SpillCandidate = (String, u64, Vec<u64>);
+pub(crate) type SpillCandidate = (String, u64, Vec<u64>);
 
 /// The spillable nodes of a validated module's first iteration, in id
 /// order: what the exact search chooses among.

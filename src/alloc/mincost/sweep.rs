@@ -113,7 +113,7 @@ pub(super) struct Problem<'a> {
 
 impl<'a> Problem<'a> {
     /// The sweeps of `nodes`, with `pieces`, on `num_banks` banks (at most 64).
-    pub fn new(nodes: &'a [Node], pieces: &'a Pieces, num_banks: u32) -> Self {
+    pub(crate) fn new(nodes: &'a [Node], pieces: &'a Pieces, num_banks: u32) -> Self {
         assert!(num_banks <= 64, "a sweep holds at most 64 banks");
         let n = nodes.len();
         let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
@@ -173,7 +173,7 @@ impl<'a> Problem<'a> {
     /// Sweeps the nodes, letting them go as `chosen` says; the pieces of
     /// the nodes `flipped` flags (none when it is empty) take the other
     /// end among equally good blocks.
-    pub fn sweep(&self, chosen: &[Let], flipped: &[bool]) -> Result<Placement, Stuck> {
+    pub(crate) fn sweep(&self, chosen: &[Let], flipped: &[bool]) -> Result<Placement, Stuck> {
         Sweep::new(self, chosen, flipped, &[]).run()
     }
 

@@ -17,7 +17,7 @@ enum List {
 /// The state simplify starts from under every heuristic: each node's
 /// remaining degree, the banks of its remaining neighbors (`nb`) and its
 /// worklist.
-pub struct Worklists<'a> {
+pub(crate) struct Worklists<'a> {
     nodes: &'a [Node],
     costs: &'a [Option<u64>],
     num_banks: u32,
@@ -31,7 +31,12 @@ impl<'a> Worklists<'a> {
     /// `None` for +∞) on `num_banks` banks: a node is `lo` when its budget
     /// `numBanks − liveN − nb` is not negative, else `inf` when its cost is
     /// +∞, else `hi`.
-    pub fn new(g: &BitMatrix, nodes: &'a [Node], costs: &'a [Option<u64>], num_banks: u32) -> Self {
+    pub(crate) fn new(
+        g: &BitMatrix,
+        nodes: &'a [Node],
+        costs: &'a [Option<u64>],
+        num_banks: u32,
+    ) -> Self {
         let (deg, nb) = (0..nodes.len())
             .map(|v| {
                 g.neighbors(v)
@@ -57,7 +62,7 @@ impl<'a> Worklists<'a> {
     }
 
     /// The initial sizes of `lo`, `hi` and `inf`.
-    pub fn sizes(&self) -> [usize; 3] {
+    pub(crate) fn sizes(&self) -> [usize; 3] {
         let count = |l: List| self.list.iter().filter(|&&x| x == l).count();
         [count(List::Lo), count(List::Hi), count(List::Inf)]
     }
@@ -69,7 +74,7 @@ impl<'a> Worklists<'a> {
 
     /// Simplify under heuristic `h` (0..=3): the removed nodes, bottom of
     /// the stack first.
-    pub fn simplify(&self, g: &BitMatrix, h: u32) -> Vec<usize> {
+    pub(crate) fn simplify(&self, g: &BitMatrix, h: u32) -> Vec<usize> {
         let (nodes, costs) = (self.nodes, self.costs);
         let n = nodes.len();
         let banks = |v: usize| live_n(nodes, v);
@@ -129,7 +134,7 @@ fn live_n(nodes: &[Node], v: usize) -> u64 {
 
 /// What select did: each node's base bank (`None` for the spill set) and
 /// the spill set in pop order.
-pub struct Selection {
+pub(crate) struct Selection {
     /// Base bank of each node.
     pub bank: Vec<Option<u32>>,
     /// The nodes that fit nowhere, in pop order.
@@ -138,7 +143,7 @@ pub struct Selection {
 
 /// Select: pops `stack` and gives each node the first aligned base whose
 /// banks no placed neighbor holds.
-pub fn select(g: &BitMatrix, nodes: &[Node], stack: &[usize], num_banks: u32) -> Selection {
+pub(crate) fn select(g: &BitMatrix, nodes: &[Node], stack: &[usize], num_banks: u32) -> Selection {
     let mut bank: Vec<Option<u32>> = vec![None; nodes.len()];
     let mut unplaced = Vec::new();
     for &v in stack.iter().rev() {

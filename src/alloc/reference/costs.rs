@@ -10,7 +10,7 @@ use super::liveness::{extend, Access, Node};
 use crate::alloc::linear::Linear;
 
 /// Where the spill code of one node goes.
-pub struct SpillCode {
+pub(crate) struct SpillCode {
     /// The save goes right after this point.
     pub save_after: u32,
     /// The read groups after the save, closed point ranges in order.
@@ -21,7 +21,7 @@ pub struct SpillCode {
 /// it relieves nothing: it is not read after its last write, no point
 /// strictly between the save and its last read lies outside every read
 /// group, or its interval from the def to the save is still the whole one.
-pub fn spill_code(lin: &Linear, n: &Node, acc: &[Access]) -> Option<SpillCode> {
+pub(crate) fn spill_code(lin: &Linear, n: &Node, acc: &[Access]) -> Option<SpillCode> {
     let last_write = acc.iter().rev().find(|a| a.write)?.point;
     let next_read = acc.iter().find(|a| a.read && a.point > last_write)?.point;
     let save_after = (lin.nest(last_write).into_iter())
@@ -42,7 +42,13 @@ pub fn spill_code(lin: &Linear, n: &Node, acc: &[Access]) -> Option<SpillCode> {
 /// The cost of spilling node `n` (accesses `acc`) in cycles, `None` (+∞)
 /// when it is `pinned` (a spill temporary, or spilled already) or
 /// spilling it relieves nothing.
-pub fn cost(lin: &Linear, n: &Node, acc: &[Access], pinned: bool, latency: u64) -> Option<u64> {
+pub(crate) fn cost(
+    lin: &Linear,
+    n: &Node,
+    acc: &[Access],
+    pinned: bool,
+    latency: u64,
+) -> Option<u64> {
     if pinned {
         return None;
     }

@@ -5,14 +5,14 @@
 use super::liveness::Node;
 
 /// The interference graph of one iteration.
-pub struct BitMatrix {
+pub(crate) struct BitMatrix {
     n: usize,
     bits: Vec<u64>,
 }
 
 impl BitMatrix {
     /// The graph of `nodes`: every pair whose intervals intersect.
-    pub fn build(nodes: &[Node]) -> BitMatrix {
+    pub(crate) fn build(nodes: &[Node]) -> BitMatrix {
         let n = nodes.len();
         let mut g = BitMatrix {
             n,
@@ -36,7 +36,7 @@ impl BitMatrix {
     }
 
     /// Whether `u` and `v` interfere.
-    pub fn interferes(&self, u: usize, v: usize) -> bool {
+    pub(crate) fn interferes(&self, u: usize, v: usize) -> bool {
         u != v && {
             let bit = Self::bit(u, v);
             self.bits[bit / 64] >> (bit % 64) & 1 == 1
@@ -44,7 +44,7 @@ impl BitMatrix {
     }
 
     /// The neighbors of `v`, ascending: a scan of its row and column.
-    pub fn neighbors(&self, v: usize) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn neighbors(&self, v: usize) -> impl Iterator<Item = usize> + '_ {
         (0..self.n).filter(move |&u| self.interferes(u, v))
     }
 }

@@ -12,7 +12,7 @@ use crate::ir::{InstId, LoopId, Mem, Module, TensorId};
 
 /// One instruction's access to one PSUM tensor.
 #[derive(Clone, Copy, Debug)]
-pub struct Access {
+pub(crate) struct Access {
     /// The instruction's point.
     pub point: u32,
     /// The instruction.
@@ -25,7 +25,7 @@ pub struct Access {
 
 /// The accesses of every tensor (by [`TensorId`]; empty for a non-PSUM
 /// tensor), each list in point order.
-pub fn accesses(m: &Module, lin: &Linear) -> Vec<Vec<Access>> {
+pub(crate) fn accesses(m: &Module, lin: &Linear) -> Vec<Vec<Access>> {
     let mut by_tensor = vec![Vec::new(); m.tensors.len()];
     for (p, point) in lin.points.iter().enumerate() {
         let PointKind::Inst(inst) = point.kind() else {
@@ -58,7 +58,7 @@ pub fn accesses(m: &Module, lin: &Linear) -> Vec<Vec<Access>> {
 
 /// A node: one PSUM tensor and its live range.
 #[derive(Clone, Copy, Debug)]
-pub struct Node {
+pub(crate) struct Node {
     /// The tensor.
     pub tensor: TensorId,
     /// Point of its first write.
@@ -72,7 +72,7 @@ pub struct Node {
 }
 
 /// The candidates of one iteration.
-pub struct Liveness {
+pub(crate) struct Liveness {
     /// The nodes, in order of first definition.
     pub nodes: Vec<Node>,
     /// The PSUM tensors with no access, in declaration order.
@@ -84,7 +84,7 @@ pub struct Liveness {
 /// The nodes of `m` (points `lin`) on `num_banks` banks. Errors, checked
 /// tensor by tensor in declaration order: no write, no read, too many
 /// banks.
-pub fn live_ranges(
+pub(crate) fn live_ranges(
     m: &Module,
     lin: &Linear,
     arch: &Arch,
@@ -149,7 +149,7 @@ pub fn live_ranges(
 /// nests of the two points and `c` the length of their common prefix, a
 /// deeper def starts at the header of `Ld[c]`, a deeper use ends at the
 /// end of `Lu[c]`.
-pub fn extend(lin: &Linear, def: u32, last_use: u32) -> (u32, u32) {
+pub(crate) fn extend(lin: &Linear, def: u32, last_use: u32) -> (u32, u32) {
     let ld = lin.nest(def);
     let lu = lin.nest(last_use);
     let c = ld.iter().zip(&lu).take_while(|(a, b)| a == b).count();
@@ -175,7 +175,7 @@ fn carrying_loops(lin: &Linear, acc: &[Access]) -> Vec<LoopId> {
 }
 
 /// The banks live at each point of a program of `points` points.
-pub fn demand(nodes: &[Node], points: usize) -> Vec<u64> {
+pub(crate) fn demand(nodes: &[Node], points: usize) -> Vec<u64> {
     let mut live = vec![0; points];
     for n in nodes {
         for p in n.start..=n.end {
@@ -187,7 +187,7 @@ pub fn demand(nodes: &[Node], points: usize) -> Vec<u64> {
 
 /// The most banks live at one point of `[lo, hi]` (`demand`, by point),
 /// and the first point with that many (`(0, lo)` when none is live).
-pub fn peak_in(demand: &[u64], lo: u32, hi: u32) -> (u64, u32) {
+pub(crate) fn peak_in(demand: &[u64], lo: u32, hi: u32) -> (u64, u32) {
     let mut best = (0, lo);
     for p in lo..=hi {
         if demand[p as usize] > best.0 {
@@ -198,6 +198,6 @@ pub fn peak_in(demand: &[u64], lo: u32, hi: u32) -> (u64, u32) {
 }
 
 /// `peak_demand` (SPEC §3.4): the most banks live at one point.
-pub fn peak_demand(demand: &[u64]) -> u64 {
+pub(crate) fn peak_demand(demand: &[u64]) -> u64 {
     demand.iter().copied().max().unwrap_or(0)
 }

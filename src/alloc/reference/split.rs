@@ -13,7 +13,7 @@ use crate::ir::{self, InstId, Mem, Module, Region, Tensor, TensorId};
 
 /// Splits every PSUM tensor of `m` at its overwrite points; with the
 /// input tensor of each piece.
-pub fn memloc_split(mut m: Module) -> (Module, InputTensors) {
+pub(crate) fn memloc_split(mut m: Module) -> (Module, InputTensors) {
     let lin = Linear::new(&m);
     let accesses = accesses(&m, &lin);
     let mut last_value = vec![0; m.vars.len()];

@@ -32,7 +32,7 @@ impl Rng {
     }
 
     /// Uniform in `lo..=hi` (`lo <= hi`), for any integer type that fits `i64`.
-    pub fn range<T: Copy + Into<i64> + TryFrom<i64>>(&mut self, lo: T, hi: T) -> T {
+    pub(crate) fn range<T: Copy + Into<i64> + TryFrom<i64>>(&mut self, lo: T, hi: T) -> T {
         let (l, h) = (lo.into(), hi.into());
         let v = l + self.below((h - l) as u64 + 1) as i64;
         // `lo <= v <= hi`, so the conversion back cannot fail.
@@ -45,7 +45,7 @@ impl Rng {
     }
 
     /// Uniform in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
+    pub(crate) fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 

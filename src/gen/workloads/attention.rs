@@ -9,7 +9,7 @@ use crate::ir::{Affine, DType, Module, TensorId};
 /// of P's square blocks into one bank, and `O += P·V` (the transposed blocks
 /// stationary) accumulated over every kv tile; O is evacuated and stored per
 /// query tile. Two banks live at most (O, and S or Pᵀ).
-pub fn attention(p: &AttentionParams) -> Result<Module, GenError> {
+pub(crate) fn attention(p: &AttentionParams) -> Result<Module, GenError> {
     let mut b = Builder::new(&p.arch)?;
     let mt = b.m_tile();
     let q_tiles = tiles("seq-q", p.seq_q, mt)?;
@@ -74,7 +74,7 @@ pub fn attention(p: &AttentionParams) -> Result<Module, GenError> {
 /// PSUM. The accumulators are unspillable (each is read right after its last
 /// write), while `qk2` is written well before its read, so spilling it
 /// relieves the peak.
-pub fn attention_bwd(p: &AttentionBwdParams) -> Result<Module, GenError> {
+pub(crate) fn attention_bwd(p: &AttentionBwdParams) -> Result<Module, GenError> {
     let mut b = Builder::new(&p.arch)?;
     let mt = b.m_tile();
     let q_tiles = tiles("seq-q", p.seq_q, mt)?;

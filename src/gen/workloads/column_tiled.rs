@@ -8,7 +8,7 @@ use crate::ir::{DType, MatmulKind, Module};
 /// (tile 128 × cols, at PE positions `0, i*cols`) write the partition slices
 /// of one bank side by side, accumulated over K chunks of 128; the bank is
 /// evacuated and stored. Each N tile's matmuls form column-tiled groups (SPEC §4.2).
-pub fn column_tiled(p: &ColumnTiledParams) -> Result<Module, GenError> {
+pub(crate) fn column_tiled(p: &ColumnTiledParams) -> Result<Module, GenError> {
     let mut b = Builder::new(&p.arch)?;
     let mt = b.m_tile();
     let pe_cols = b.arch.pe().cols;

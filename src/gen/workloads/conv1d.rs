@@ -8,7 +8,7 @@ use crate::ir::{DType, Module};
 /// `accumulators` PSUM tiles; each round accumulates every accumulator over
 /// a chain of C_in/128 chunks × taps (interleaved across accumulators at each
 /// step; tap t reads the input window shifted by t), then evacuates them.
-pub fn conv1d(p: &Conv1dParams) -> Result<Module, GenError> {
+pub(crate) fn conv1d(p: &Conv1dParams) -> Result<Module, GenError> {
     let mut b = Builder::new(&p.arch)?;
     let mt = b.m_tile();
     let banks = b.arch.num_banks();

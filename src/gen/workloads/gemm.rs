@@ -7,7 +7,7 @@ use crate::ir::{DType, Module};
 /// `gemm M N K`: loops over M tiles, 512-column N tiles (one bank each) and
 /// K chunks of 128 partitions; the K loop accumulates into one PSUM tile,
 /// which is evacuated and stored per (M, N) tile. One bank of PSUM.
-pub fn gemm(p: &GemmParams) -> Result<Module, GenError> {
+pub(crate) fn gemm(p: &GemmParams) -> Result<Module, GenError> {
     let mut b = Builder::new(&p.arch)?;
     let mt = b.m_tile();
     let m_tiles = tiles("m", p.m, mt)?;

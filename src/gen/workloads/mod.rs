@@ -27,16 +27,16 @@ mod params;
 mod qkv;
 mod registry;
 
-pub use super::build::GenError;
-pub use attention::{attention, attention_bwd};
-pub use column_tiled::column_tiled;
-pub use conv1d::conv1d;
-pub use gemm::gemm;
+pub(crate) use super::build::GenError;
+pub(crate) use attention::{attention, attention_bwd};
+pub(crate) use column_tiled::column_tiled;
+pub(crate) use conv1d::conv1d;
+pub(crate) use gemm::gemm;
 pub use params::{
     AttentionBwdParams, AttentionParams, ColumnTiledParams, Conv1dParams, GemmParams, QkvParams,
     RandomParams,
 };
-pub use qkv::qkv;
+pub(crate) use qkv::qkv;
 
 use crate::ir::Module;
 use std::fmt;
@@ -44,17 +44,17 @@ use std::fmt;
 /// The workload kinds of SPEC §7.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WorkloadKind {
-    /// [`gemm`].
+    /// `gemm`.
     Gemm,
-    /// [`attention`].
+    /// `attention`.
     Attention,
-    /// [`attention_bwd`].
+    /// `attention_bwd`.
     AttentionBwd,
-    /// [`qkv`].
+    /// `qkv`.
     Qkv,
-    /// [`conv1d`].
+    /// `conv1d`.
     Conv1d,
-    /// [`column_tiled`].
+    /// `column_tiled`.
     ColumnTiled,
     /// [`random`].
     Random,
@@ -95,7 +95,7 @@ impl WorkloadKind {
 
     /// Parameter keys that may also be given positionally, in order
     /// (`psum gen gemm M N K`).
-    pub fn positional(self) -> &'static [&'static str] {
+    pub(crate) fn positional(self) -> &'static [&'static str] {
         match self {
             WorkloadKind::Gemm => &["m", "n", "k"],
             _ => &[],
@@ -112,17 +112,17 @@ impl fmt::Display for WorkloadKind {
 /// A workload kind with its parameters: what `psum gen KIND …` describes.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Workload {
-    /// [`gemm`].
+    /// `gemm`.
     Gemm(GemmParams),
-    /// [`attention`].
+    /// `attention`.
     Attention(AttentionParams),
-    /// [`attention_bwd`].
+    /// `attention_bwd`.
     AttentionBwd(AttentionBwdParams),
-    /// [`qkv`].
+    /// `qkv`.
     Qkv(QkvParams),
-    /// [`conv1d`].
+    /// `conv1d`.
     Conv1d(Conv1dParams),
-    /// [`column_tiled`].
+    /// `column_tiled`.
     ColumnTiled(ColumnTiledParams),
     /// [`random`].
     Random(RandomParams),
@@ -143,7 +143,7 @@ impl Workload {
     }
 
     /// Which kind this is.
-    pub fn kind(&self) -> WorkloadKind {
+    pub(crate) fn kind(&self) -> WorkloadKind {
         match self {
             Workload::Gemm(_) => WorkloadKind::Gemm,
             Workload::Attention(_) => WorkloadKind::Attention,
@@ -157,6 +157,16 @@ impl Workload {
 }
 
 /// Generates the program for `w` (SPEC §7).
+///
+/// ```
+/// use psum::gen::workloads::{generate, GemmParams, Workload};
+///
+/// let m = generate(&Workload::Gemm(GemmParams { m: 128, n: 512, k: 256, ..Default::default() }))?;
+/// psum::validate::validate(&m)?;
+/// assert_eq!(m.arch, "trn1");
+/// assert_eq!(m.tensors.len(), 7);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn generate(w: &Workload) -> Result<Module, GenError> {
     match w {
         Workload::Gemm(p) => gemm(p),

@@ -209,3 +209,35 @@ impl RandomParams {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::random::program;
+    use crate::ir::Mem;
+
+    /// `--rich` is [`RandomConfig::rich`] on the workload's arch and sizes,
+    /// and its programs name their tensors as the rich generator does.
+    #[test]
+    fn rich_is_the_rich_config() {
+        let p = RandomParams {
+            rich: true,
+            multi_bank: true,
+            ..Default::default()
+        };
+        assert_eq!(
+            p.config(),
+            RandomConfig {
+                arch: Arches::Fixed("trn1".into()),
+                tensors: 24,
+                max_banks: 4,
+                ..RandomConfig::rich()
+            }
+        );
+        let m = program(1, &p.config()).unwrap();
+        let psum = m.tensors.iter().filter(|t| t.mem == Mem::Psum).count();
+        assert_eq!(psum, 24);
+        assert!(m.tensors.iter().any(|t| t.name == "w0"));
+        assert!(m.tensors.iter().all(|t| t.name != "w"));
+    }
+}

@@ -7,7 +7,7 @@ use crate::ir::{DType, Module};
 /// `qkv`: per token tile, `groups` [M tile, 512] accumulators (one bank
 /// each) interleaved matmul by matmul over a chain of H/128 contraction
 /// chunks, then evacuated side by side and stored. Needs `groups` banks.
-pub fn qkv(p: &QkvParams) -> Result<Module, GenError> {
+pub(crate) fn qkv(p: &QkvParams) -> Result<Module, GenError> {
     let mut b = Builder::new(&p.arch)?;
     let mt = b.m_tile();
     let t_tiles = tiles("tokens", p.tokens, mt)?;

@@ -175,7 +175,7 @@ impl Workload {
 
     /// Sets one parameter by its command-line key (`seq-q`, `multi-bank`);
     /// a flag takes `""`, `true` or `false`.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), GenError> {
+    pub(crate) fn set(&mut self, key: &str, value: &str) -> Result<(), GenError> {
         let workload = self.kind().name();
         let mut params = self.params();
         let known = params.iter().map(|p| p.key).collect::<Vec<_>>().join(", ");

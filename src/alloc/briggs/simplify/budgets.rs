@@ -49,7 +49,7 @@ impl Slot {
 /// The initial budgets and worklists, shared by the four heuristics of one
 /// iteration, with the spill costs they were sorted by.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Budgets<'a> {
+pub(crate) struct Budgets<'a> {
     pub(super) slots: Vec<Slot>,
     pub(super) costs: &'a [Cost],
     /// Initial size of `lo`.
@@ -63,13 +63,13 @@ pub struct Budgets<'a> {
 /// The buffer of a [`Budgets`], handed on from one iteration's budgets to
 /// the next's ([`Budgets::new_in`]); empty by default.
 #[derive(Default)]
-pub struct SlotBuffer(Vec<Slot>);
+pub(crate) struct SlotBuffer(Vec<Slot>);
 
 impl<'a> Budgets<'a> {
     /// Computes every node's budget and degree and sorts it into a
     /// worklist; on `parallel`, half the nodes on a helper thread.
     #[cfg(test)]
-    pub fn new(
+    pub(crate) fn new(
         g: &Interference,
         nodes: &[Node],
         costs: &'a [Cost],
@@ -83,7 +83,7 @@ impl<'a> Budgets<'a> {
     /// budgets: an allocator iteration's budgets are as large as the
     /// program, and a fresh buffer would cost a page fault per 4 KiB every
     /// iteration.
-    pub fn new_in(
+    pub(crate) fn new_in(
         g: &Interference,
         nodes: &[Node],
         costs: &'a [Cost],
@@ -107,12 +107,12 @@ impl<'a> Budgets<'a> {
     }
 
     /// The buffer, for [`Budgets::new_in`].
-    pub fn into_buffer(self) -> SlotBuffer {
+    pub(crate) fn into_buffer(self) -> SlotBuffer {
         SlotBuffer(self.slots)
     }
 
     /// The spill costs, by node.
-    pub fn costs(&self) -> &'a [Cost] {
+    pub(crate) fn costs(&self) -> &'a [Cost] {
         self.costs
     }
 
@@ -126,7 +126,7 @@ impl<'a> Budgets<'a> {
     /// not depend on what is simplified with it, so a run may leave the
     /// agreeing nodes out and take H0's selection of them. Returns whether
     /// any node agrees beyond H0.
-    pub fn mark_agreement(&mut self, comp: &[u32]) -> bool {
+    pub(crate) fn mark_agreement(&mut self, comp: &[u32]) -> bool {
         let mut any = false;
         let mut start = 0;
         for run in comp.chunk_by(|a, b| a == b) {
@@ -149,7 +149,7 @@ impl<'a> Budgets<'a> {
     /// Whether node `u`'s component simplifies in H0's order under `h`
     /// (always, for H0 itself; never before [`Budgets::mark_agreement`]
     /// but for H0).
-    pub fn agrees(&self, u: usize, h: Heuristic) -> bool {
+    pub(crate) fn agrees(&self, u: usize, h: Heuristic) -> bool {
         h == Heuristic::H0 || self.slots[u].agree & 1 << h.index() != 0
     }
 }

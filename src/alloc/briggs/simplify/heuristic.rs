@@ -6,7 +6,7 @@ use std::fmt;
 
 /// The four spill-choice heuristics (SPEC §3.6 **\[decision\]**).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Heuristic {
+pub(crate) enum Heuristic {
     /// H0: `cost / deg`.
     H0,
     /// H1: `cost / (liveN · deg)`.
@@ -19,10 +19,11 @@ pub enum Heuristic {
 
 impl Heuristic {
     /// H0..H3 in the order best-of-n tries them.
-    pub const ALL: [Heuristic; 4] = [Heuristic::H0, Heuristic::H1, Heuristic::H2, Heuristic::H3];
+    pub(crate) const ALL: [Heuristic; 4] =
+        [Heuristic::H0, Heuristic::H1, Heuristic::H2, Heuristic::H3];
 
     /// The number printed in the log and report.
-    pub fn index(self) -> u32 {
+    pub(crate) fn index(self) -> u32 {
         self as u32
     }
 
@@ -32,7 +33,7 @@ impl Heuristic {
     /// of H0's `deg`, so every cross-multiplied comparison, ties included,
     /// comes out the same. (A `hi` node always has `deg ≥ 1`: with no
     /// remaining neighbor its budget is `numBanks − b ≥ 0`, which is `lo`.)
-    pub fn same_order_as_h0(self, uniform: bool) -> bool {
+    pub(crate) fn same_order_as_h0(self, uniform: bool) -> bool {
         match self {
             Heuristic::H1 | Heuristic::H2 => uniform,
             Heuristic::H0 => true,

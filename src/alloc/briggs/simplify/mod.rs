@@ -42,7 +42,7 @@ use std::ops::Range;
 /// Buffers that simplify runs reuse from part to part, so that many small
 /// parts cost no allocation. The stack of the last run stays in it.
 #[derive(Default)]
-pub struct Scratch {
+pub(crate) struct Scratch {
     slots: Vec<Slot>,
     lo: IdSet,
     infs: Vec<usize>,
@@ -56,7 +56,7 @@ pub struct Scratch {
 impl Scratch {
     /// The stack of the last run, bottom first.
     #[cfg(test)]
-    pub fn stack(&self) -> &[NodeId] {
+    pub(crate) fn stack(&self) -> &[NodeId] {
         &self.stack
     }
 }
