@@ -53,7 +53,7 @@ pub fn alloc_report(r: &AllocReport, elapsed: Duration) -> Value {
 }
 
 /// The report of `psum legalize --report json`.
-pub(crate) fn legalize_report(
+pub fn legalize_report(
     arch: &str,
     num_banks: u32,
     r: &MatmulReport,
