@@ -45,7 +45,7 @@ pub enum Generation {
 
 impl Generation {
     /// All generations in order.
-    pub(crate) const ALL: [Generation; 4] = [
+    pub const ALL: [Generation; 4] = [
         Generation::Gen1,
         Generation::Gen2,
         Generation::Gen3,
@@ -73,7 +73,7 @@ impl Generation {
     }
 
     /// The codenames that map to this generation, in table order.
-    pub(crate) fn codenames(self) -> &'static [&'static str] {
+    pub fn codenames(self) -> &'static [&'static str] {
         match self {
             Generation::Gen1 => &CODENAMES[0..3],
             Generation::Gen2 => &CODENAMES[3..7],
@@ -105,7 +105,7 @@ pub struct Statebuf {
 
 impl Statebuf {
     /// Total SBUF bytes (`partitionSize × numPartitions`).
-    pub(crate) fn total_bytes(&self) -> u64 {
+    pub fn total_bytes(&self) -> u64 {
         u64::from(self.partition_size) * u64::from(self.num_partitions)
     }
 }
@@ -124,7 +124,7 @@ pub struct Psumbuf {
 
 impl Psumbuf {
     /// PSUM bytes per partition (`numBanks × bankSize`).
-    pub(crate) fn bytes_per_partition(&self) -> u32 {
+    pub fn bytes_per_partition(&self) -> u32 {
         self.num_banks * self.bank_size
     }
 }
@@ -356,7 +356,7 @@ pub fn zero_region_bank_range(lo: u32, hi: u32) -> Option<(u32, u32)> {
 
 impl Arch {
     /// The core record.
-    pub(crate) fn core(&self) -> &Core {
+    pub fn core(&self) -> &Core {
         &self.board.device.core
     }
     /// PSUM geometry.
@@ -409,7 +409,7 @@ impl Arch {
 }
 
 /// Renders the geometry tree of one architecture as text (`psum arch NAME`).
-pub(crate) fn describe(a: &Arch) -> String {
+pub fn describe(a: &Arch) -> String {
     let c = a.core();
     let sb = &c.statebuf;
     let ps = &c.psumbuf;
@@ -454,7 +454,7 @@ pub(crate) fn describe(a: &Arch) -> String {
 }
 
 /// Renders the list of generations and codenames (`psum arch`).
-pub(crate) fn describe_all() -> String {
+pub fn describe_all() -> String {
     let mut s = String::new();
     for g in Generation::ALL {
         let b = board(g);

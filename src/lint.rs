@@ -116,7 +116,7 @@ impl fmt::Display for Lint {
 }
 
 /// Whether the program came from `psum trace` (some instruction or tensor has a `loc`).
-pub(crate) fn is_traced(m: &Module) -> bool {
+pub fn is_traced(m: &Module) -> bool {
     m.insts.iter().any(|i| i.loc().is_some()) || m.tensors.iter().any(|t| t.loc.is_some())
 }
 

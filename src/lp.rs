@@ -41,7 +41,7 @@ use thiserror::Error;
 
 /// What the program minimises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Objective {
+pub enum Objective {
     /// The total spill cost in cycles (saves and reloads, SPEC §3.5).
     Cost,
     /// The number of tensors spilled.
@@ -190,7 +190,7 @@ impl SplitLp {
     }
 
     /// The program in CPLEX LP format, minimising `objective`.
-    pub(crate) fn render(&self, objective: Objective) -> String {
+    pub fn render(&self, objective: Objective) -> String {
         let mut out = String::new();
         let what = match objective {
             Objective::Cost => "the least split spill cost in cycles",

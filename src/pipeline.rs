@@ -307,7 +307,7 @@ pub fn compile(input: &Module, opts: &CompileOptions) -> Result<Compiled, Compil
 /// Where [`compile_partial`] stopped: why, and the allocation when the
 /// allocator ran before the pass that failed.
 #[derive(Clone, Debug)]
-pub(crate) struct Stopped {
+pub struct Stopped {
     /// Why the pipeline stopped.
     pub error: CompileError,
     /// The allocator's outcome, when it ran.
@@ -316,7 +316,7 @@ pub(crate) struct Stopped {
 
 /// [`compile`], which keeps the allocation when a later pass fails (the
 /// bank pictures draw it without the accumulation clusters).
-pub(crate) fn compile_partial(input: &Module, opts: &CompileOptions) -> Result<Compiled, Stopped> {
+pub fn compile_partial(input: &Module, opts: &CompileOptions) -> Result<Compiled, Stopped> {
     let mut timings = Vec::with_capacity(PASSES.len());
     let mut run = Run::new(input, opts.rotate.rotates(opts.alloc.allocator));
     if let Err(error) =

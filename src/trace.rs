@@ -68,7 +68,7 @@ pub struct TensorArg {
 
 impl TensorArg {
     /// Parses `NAME=DTYPE[D0,D1,…]`; the error says what is malformed.
-    pub(crate) fn parse(s: &str) -> Result<TensorArg, String> {
+    pub fn parse(s: &str) -> Result<TensorArg, String> {
         let bad = |why: &str| format!("--arg '{s}': {why} (expected NAME=DTYPE[D0,D1,...])");
         let (name, rest) = s.split_once('=').ok_or_else(|| bad("no '='"))?;
         if !is_identifier(name) {
@@ -512,7 +512,7 @@ fn loc_of(m: &Module, loc: &Loc) -> Option<String> {
 
 /// The tracer's API listing (`psum trace --api`): one line a public name,
 /// `MODULE.NAME<TAB>implemented` or `MODULE.NAME<TAB>refused<TAB>REASON`.
-pub(crate) fn api_listing(python: &str) -> Result<Vec<String>, TraceError> {
+pub fn api_listing(python: &str) -> Result<Vec<String>, TraceError> {
     let reply = run_tracer(
         python,
         &serde_json::json!({"api": true}),

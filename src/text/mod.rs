@@ -351,7 +351,7 @@ pub fn print(module: &Module) -> String {
 
 /// Writes the canonical form (SPEC §2.5) to `w` as it is printed, without
 /// holding the whole text: what [`print`](fn@print) returns, in chunks.
-pub(crate) fn write(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub fn write(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     printer::write_module(module, w)
 }
 
@@ -368,7 +368,7 @@ pub fn parse_json(src: &str) -> Result<Module, ParseError> {
 
 /// Writes the JSON form to `w` as it is made, without holding it whole:
 /// what [`to_json`] returns.
-pub(crate) fn write_json(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub fn write_json(module: &Module, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     serde_json::to_writer_pretty(&mut *w, module)?;
     w.write_all(b"\n")
 }

@@ -13,7 +13,7 @@ use crate::unroll::{unrolled_count, UnrollError, MAX_UNROLLED_INSTS};
 
 /// The default limit on the exact simulator's work (`--exact-limit`), in
 /// element operations: ten billion, some seconds of multiply-adds.
-pub(crate) const DEFAULT_EXACT_LIMIT: u128 = 10_000_000_000;
+pub const DEFAULT_EXACT_LIMIT: u128 = 10_000_000_000;
 
 /// The most elements the exact simulator stores for the two programs
 /// together (2 GiB of f64), whatever the work limit.
@@ -80,7 +80,7 @@ pub fn admit(
 
 /// Whether `m` executes at most as many instruction instances as `compile`
 /// unrolls (SPEC §4.3), which every check may visit one by one.
-pub(crate) fn admit_instances(m: &Module) -> Result<(), UnrollError> {
+pub fn admit_instances(m: &Module) -> Result<(), UnrollError> {
     let count = unrolled_count(m);
     if count > MAX_UNROLLED_INSTS {
         return Err(UnrollError::TooManyInstructions { count });
