@@ -73,7 +73,7 @@ impl Generation {
     }
 
     /// The codenames that map to this generation, in table order.
-    pub(crate) fn codenames(self) -> &'static [&'static str] {
+    pub fn codenames(self) -> &'static [&'static str] {
         match self {
             Generation::Gen1 => &CODENAMES[0..3],
             Generation::Gen2 => &CODENAMES[3..7],

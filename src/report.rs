@@ -53,12 +53,7 @@ pub fn alloc_report(r: &AllocReport, elapsed: Duration) -> Value {
 }
 
 /// The report of `psum legalize --report json`.
-pub fn legalize_report(
-    arch: &str,
-    num_banks: u32,
-    r: &MatmulReport,
-    elapsed: Duration,
-) -> Value {
+pub fn legalize_report(arch: &str, num_banks: u32, r: &MatmulReport, elapsed: Duration) -> Value {
     let mut o = Map::new();
     o.insert("arch".into(), arch.into());
     o.insert("num_banks".into(), num_banks.into());

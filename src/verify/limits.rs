@@ -80,7 +80,7 @@ pub fn admit(
 
 /// Whether `m` executes at most as many instruction instances as `compile`
 /// unrolls (SPEC §4.3), which every check may visit one by one.
-pub(crate) fn admit_instances(m: &Module) -> Result<(), UnrollError> {
+pub fn admit_instances(m: &Module) -> Result<(), UnrollError> {
     let count = unrolled_count(m);
     if count > MAX_UNROLLED_INSTS {
         return Err(UnrollError::TooManyInstructions { count });

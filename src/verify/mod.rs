@@ -29,8 +29,7 @@ pub mod symbolic;
 
 pub use checker::CheckError;
 pub use limits::{admit, LimitError, MAX_EXACT_CELLS};
-pub(crate) use limits::admit_instances;
-pub use limits::DEFAULT_EXACT_LIMIT;
+pub use limits::{admit_instances, DEFAULT_EXACT_LIMIT};
 pub use sim::SimError;
 pub(crate) use statics::StaticError;
 
