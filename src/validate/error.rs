@@ -20,7 +20,7 @@ pub enum ValidateErrorKind {
     /// Ids out of range, an instruction placed twice, a bad name (JSON input).
     #[error("malformed module: {0}")]
     Malformed(String),
-    /// A loop bound, coefficient or constant beyond [`MAX_LOOP_BOUND`] or [`MAX_AFFINE`].
+    /// A loop bound, coefficient or constant beyond [`MAX_LOOP_BOUND`](super::MAX_LOOP_BOUND) or [`MAX_AFFINE`](super::MAX_AFFINE).
     #[error("{what} {value} is out of range (magnitude at most {max})")]
     OutOfRange {
         /// Which number.
@@ -242,7 +242,7 @@ pub enum ValidateErrorKind {
     #[error("read of PSUM tensor {0} before any write")]
     ReadBeforeWrite(String),
     /// The read-before-write walk would visit more PSUM instruction instances
-    /// than [`MAX_READ_CHECK_STEPS`].
+    /// than [`MAX_READ_CHECK_STEPS`](super::MAX_READ_CHECK_STEPS).
     #[error("checking that PSUM is written before it is read would step through more than {0} instructions")]
     ReadCheckLimit(u64),
 }

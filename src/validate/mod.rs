@@ -93,7 +93,7 @@ pub fn validate_source(module: &Module, tiles: &[(InstId, Tile)]) -> Result<(), 
 
 /// Structural soundness (SPEC §2.5, §2.6): every id in range, each
 /// instruction and loop placed exactly once (so no loop contains itself),
-/// loops nested at most [`MAX_LOOP_DEPTH`] deep, each loop variable bound by
+/// loops nested at most [`MAX_LOOP_DEPTH`](crate::ir::MAX_LOOP_DEPTH) deep, each loop variable bound by
 /// one loop and used in its scope, bounds canonical and in range, names and
 /// locations printable: what a module read from text has by construction.
 /// Printing a module relies on nothing more; JSON input is checked with it
