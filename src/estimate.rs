@@ -367,7 +367,7 @@ impl Machine<'_> {
 /// bank is its own storage. Errors: an unknown arch.
 pub fn estimate(m: &Module) -> Result<Estimate, ArchError> {
     let arch = arch::lookup(&m.arch)?;
-    let banks: IdMap<TensorId, Option<u32>> = (m.tensors.iter())
+    let banks: IdMap<TensorId, Option<u32>> = (m.tensors.values())
         .map(|t| if t.mem == Mem::Psum { t.bank } else { None })
         .collect();
     let num_banks = banks

@@ -2,6 +2,7 @@
 //! [`Module`] that owns every arena, with its walks and edits.
 
 use super::{Affine, Inst, InstId, LoopId, Tensor, TensorId, Var, VarId};
+use crate::entity::IdVec;
 use serde::{Deserialize, Serialize};
 
 /// The deepest loop nest accepted (keeps every recursive walk shallow).
@@ -60,13 +61,13 @@ pub struct Module {
     /// The architecture codename as written (`trn1`).
     pub arch: String,
     /// Tensor declarations in order.
-    pub tensors: Vec<Tensor>,
+    pub tensors: IdVec<TensorId, Tensor>,
     /// Loop variables (one per loop).
-    pub vars: Vec<Var>,
+    pub vars: IdVec<VarId, Var>,
     /// Instruction arena.
-    pub insts: Vec<Inst>,
+    pub insts: IdVec<InstId, Inst>,
     /// Loop arena.
-    pub loops: Vec<Loop>,
+    pub loops: IdVec<LoopId, Loop>,
     /// Blocks in execution order.
     pub blocks: Vec<Block>,
 }
@@ -82,25 +83,25 @@ impl Module {
 
     /// The tensor record for `id`.
     pub fn tensor(&self, id: TensorId) -> &Tensor {
-        &self.tensors[id.index()]
+        &self.tensors[id]
     }
 
     /// The instruction for `id`.
     pub fn inst(&self, id: InstId) -> &Inst {
-        &self.insts[id.index()]
+        &self.insts[id]
     }
 
     /// The loop for `id`.
     pub fn loop_(&self, id: LoopId) -> &Loop {
-        &self.loops[id.index()]
+        &self.loops[id]
     }
 
     /// Looks a tensor up by name (linear scan).
     pub fn tensor_by_name(&self, name: &str) -> Option<TensorId> {
         self.tensors
             .iter()
-            .position(|t| t.name == name)
-            .map(TensorId::new)
+            .find(|(_, t)| t.name == name)
+            .map(|(id, _)| id)
     }
 
     /// An index from tensor names to ids, for lookups in loops over many
@@ -108,8 +109,7 @@ impl Module {
     pub fn name_index(&self) -> std::collections::HashMap<&str, TensorId> {
         self.tensors
             .iter()
-            .enumerate()
-            .map(|(i, t)| (t.name.as_str(), TensorId::new(i)))
+            .map(|(id, t)| (t.name.as_str(), id))
             .collect()
     }
 
@@ -160,7 +160,7 @@ impl Module {
                 Stmt::Loop(l) => {
                     f(Visit::Enter(l), nest);
                     nest.push(l);
-                    self.walk_body(&self.loops[l.index()].body, nest, f);
+                    self.walk_body(&self.loops[l].body, nest, f);
                     nest.pop();
                     f(Visit::Exit(l), nest);
                 }
@@ -232,13 +232,13 @@ impl Module {
         body.iter()
             .map(|s| match *s {
                 Stmt::Inst(i) => {
-                    let mut inst = self.insts[i.index()].clone();
+                    let mut inst = self.insts[i].clone();
                     remap_inst_vars(&mut inst, var_map);
                     Stmt::Inst(out.add_inst(inst))
                 }
                 Stmt::Loop(l) => {
-                    let lp = &self.loops[l.index()];
-                    let nv = out.add_var(self.vars[lp.var.index()].name.clone());
+                    let lp = &self.loops[l];
+                    let nv = out.add_var(self.vars[lp.var].name.clone());
                     var_map[lp.var.index()] = Some(nv);
                     let id = out.add_loop(Loop {
                         var: nv,
@@ -248,7 +248,7 @@ impl Module {
                         body: Vec::new(),
                     });
                     let b = self.compact_body(&lp.body, out, var_map);
-                    out.loops[id.index()].body = b;
+                    out.loops[id].body = b;
                     Stmt::Loop(id)
                 }
             })

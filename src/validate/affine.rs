@@ -105,6 +105,7 @@ fn gcd(a: i64, b: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::super::*;
+    use crate::ir::InstId;
     use crate::text::parse;
 
     /// The residue search of `bank_crossing` agrees with enumerating every
@@ -133,7 +134,7 @@ mod tests {
             let m = parse(&src).unwrap().module;
             let loop_of_var = structure(&m).unwrap();
             let cx = Cx::new(&m, arch::lookup("trn1").unwrap(), &loop_of_var);
-            let b0 = m.insts[0].kind.dst().b0();
+            let b0 = m.insts[InstId(0)].kind.dst().b0();
             let crosses = |k: i64, j: i64| {
                 let v = b0.eval(|v| if v.index() == 0 { k } else { j });
                 v / 2048 != (v + extent - 1) / 2048

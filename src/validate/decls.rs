@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 pub(super) fn declarations(m: &Module, arch: &Arch) -> Result<(), ValidateError> {
     let mut names = HashMap::new();
-    for (i, t) in m.tensors.iter().enumerate() {
+    for (i, t) in m.tensors.values().enumerate() {
         let loc = Loc::Tensor(crate::ir::TensorId::new(i));
         if names.insert(t.name.as_str(), i).is_some() {
             return err(loc, ValidateErrorKind::DuplicateTensor(t.name.clone()));
@@ -89,7 +89,7 @@ impl Cx<'_> {
                     out = err(
                         Loc::LoopRange(l),
                         ValidateErrorKind::EmptyLoop {
-                            var: self.m.vars[lp.var.index()].name.clone(),
+                            var: self.m.vars[lp.var].name.clone(),
                             lo: lp.lo,
                             hi: lp.hi,
                         },

@@ -164,7 +164,7 @@ impl<'m> Cx<'m> {
         }
         let parts: Vec<_> = it
             .iter()
-            .map(|(v, x)| format!("{}={x}", self.m.vars[v.index()].name))
+            .map(|(v, x)| format!("{}={x}", self.m.vars[*v].name))
             .collect();
         format!(" at {}", parts.join(", "))
     }

@@ -3,7 +3,8 @@
 
 use super::error::{err, ValidateError, ValidateErrorKind};
 use super::Cx;
-use crate::ir::{Access, Bound, InstId, Loc, Mem, Stmt, VarId};
+use crate::entity::IdMap;
+use crate::ir::{Access, Bound, InstId, Loc, LoopId, Mem, Stmt, VarId};
 use crate::verify::rects::{Rect, RectMap};
 
 impl Cx<'_> {
@@ -19,7 +20,7 @@ impl Cx<'_> {
         let mut walk = ReadWalk {
             cx: self,
             loops: self.psum_loops(),
-            written: (self.m.tensors.iter())
+            written: (self.m.tensors.values())
                 .map(|t| (t.mem == Mem::Psum).then(|| RectMap::new(t.partitions, t.bytes, false)))
                 .collect(),
             env: vec![0; self.m.vars.len()],
@@ -33,8 +34,13 @@ impl Cx<'_> {
 
     /// Per loop: whether its body accesses PSUM, and whether one of those
     /// accesses has a bound that uses the loop's variable.
-    fn psum_loops(&self) -> Vec<LoopPsum> {
-        fn body(cx: &Cx<'_>, b: &[Stmt], out: &mut [LoopPsum], vars: &mut Vec<VarId>) -> bool {
+    fn psum_loops(&self) -> IdMap<LoopId, LoopPsum> {
+        fn body(
+            cx: &Cx<'_>,
+            b: &[Stmt],
+            out: &mut IdMap<LoopId, LoopPsum>,
+            vars: &mut Vec<VarId>,
+        ) -> bool {
             let mut touches = false;
             for s in b {
                 match *s {
@@ -54,7 +60,7 @@ impl Cx<'_> {
                         let mark = vars.len();
                         let inner = body(cx, &cx.m.loop_(l).body, out, vars);
                         let var = cx.m.loop_(l).var;
-                        out[l.index()] = LoopPsum {
+                        out[l] = LoopPsum {
                             touches: inner,
                             moves: vars[mark..].contains(&var),
                         };
@@ -64,7 +70,7 @@ impl Cx<'_> {
             }
             touches
         }
-        let mut out = vec![LoopPsum::default(); self.m.loops.len()];
+        let mut out = IdMap::with_len(self.m.loops.len(), LoopPsum::default());
         let mut vars = Vec::new();
         for b in &self.m.blocks {
             body(self, &b.body, &mut out, &mut vars);
@@ -89,7 +95,7 @@ pub const MAX_READ_CHECK_STEPS: u64 = crate::unroll::MAX_UNROLLED_INSTS as u64;
 /// The read-before-write walk of [`Cx::psum_reads`].
 struct ReadWalk<'c, 'm> {
     cx: &'c Cx<'m>,
-    loops: Vec<LoopPsum>,
+    loops: IdMap<LoopId, LoopPsum>,
     /// Per PSUM tensor, which cells an instruction instance has written.
     written: Vec<Option<RectMap<bool>>>,
     /// Current value of every loop variable.
@@ -105,7 +111,7 @@ impl ReadWalk<'_, '_> {
                 Stmt::Inst(i) => self.inst(i)?,
                 Stmt::Loop(l) => {
                     let lp = self.cx.m.loop_(l);
-                    let info = self.loops[l.index()];
+                    let info = self.loops[l];
                     if !info.touches {
                         continue;
                     }

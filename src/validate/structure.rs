@@ -38,8 +38,8 @@ pub(super) fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError
                             );
                         }
                         self.loop_seen[l.index()] = true;
-                        let v = self.m.loops[l.index()].var;
-                        let Some(var) = self.m.vars.get(v.index()) else {
+                        let v = self.m.loops[l].var;
+                        let Some(var) = self.m.vars.get(v) else {
                             return malformed(
                                 Loc::Loop(l),
                                 format!("loop variable {v} is out of range"),
@@ -63,11 +63,7 @@ pub(super) fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError
                                 format!("loop variable {v} is bound by two loops"),
                             );
                         }
-                        if self
-                            .scope
-                            .iter()
-                            .any(|s| self.m.vars[s.index()].name == var.name)
-                        {
+                        if self.scope.iter().any(|&s| self.m.vars[s].name == var.name) {
                             return malformed(
                                 Loc::Loop(l),
                                 format!(
@@ -76,7 +72,7 @@ pub(super) fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError
                                 ),
                             );
                         }
-                        let lp = &self.m.loops[l.index()];
+                        let lp = &self.m.loops[l];
                         if let Some(&value) =
                             [lp.lo, lp.hi].iter().find(|b| b.abs() > MAX_LOOP_BOUND)
                         {
@@ -91,7 +87,7 @@ pub(super) fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError
                         }
                         self.loop_of_var[v.index()] = Some(l);
                         self.scope.push(v);
-                        self.body(&self.m.loops[l.index()].body)?;
+                        self.body(&self.m.loops[l].body)?;
                         self.scope.pop();
                     }
                 }
@@ -100,7 +96,7 @@ pub(super) fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError
         }
 
         fn inst(&self, i: InstId) -> Result<(), ValidateError> {
-            let inst = &self.m.insts[i.index()];
+            let inst = &self.m.insts[i];
             for l in inst.label().into_iter().chain(inst.after()) {
                 if !is_label(l) {
                     return malformed(Loc::Inst(i), format!("bad label {l:?}"));

@@ -111,7 +111,7 @@ impl InstNames {
         if !bindings.is_empty() {
             let iters: Vec<String> = bindings
                 .iter()
-                .map(|(v, x)| format!("{}={x}", m.vars[v.index()].name))
+                .map(|(v, x)| format!("{}={x}", m.vars[*v].name))
                 .collect();
             s.push_str(&format!(" ({})", iters.join(", ")));
         }
@@ -249,7 +249,7 @@ impl RunTracker {
             last: (0..m.tensors.len()).map(|_| None).collect(),
             psum: m
                 .tensors
-                .iter()
+                .values()
                 .map(|t| t.mem == crate::ir::Mem::Psum)
                 .collect(),
             events: Vec::new(),

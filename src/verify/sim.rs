@@ -180,14 +180,14 @@ fn garbage(seed: u64, idx: usize) -> f64 {
 /// tensor whose first access in linear program order is a read.
 pub fn input_tensors(m: &Module) -> Vec<bool> {
     let mut seen = vec![false; m.tensors.len()];
-    let mut input: Vec<bool> = m.tensors.iter().map(|t| t.mem == Mem::Dram).collect();
+    let mut input: Vec<bool> = m.tensors.values().map(|t| t.mem == Mem::Dram).collect();
     for id in m.insts_in_order() {
         let k = &m.inst(id).kind;
         for s in k.srcs() {
             let i = s.tensor.index();
             if !seen[i] {
                 seen[i] = true;
-                input[i] |= m.tensors[i].mem == Mem::Sbuf;
+                input[i] |= m.tensors[TensorId::new(i)].mem == Mem::Sbuf;
             }
         }
         seen[k.dst().tensor.index()] = true;
@@ -205,7 +205,7 @@ pub fn run(m: &Module, mode: Mode, seed: u64) -> Result<Memory, SimError> {
     let inputs = input_tensors(m);
     let own = m
         .tensors
-        .iter()
+        .values()
         .enumerate()
         .map(|(i, t)| {
             if layout.in_psum(TensorId::new(i)) {
@@ -489,7 +489,7 @@ pub(crate) fn compared_tensors(
 ) -> Result<Vec<(TensorId, TensorId)>, SimError> {
     let names = result.name_index();
     let mut pairs = Vec::new();
-    for (i, t) in original.tensors.iter().enumerate() {
+    for (i, t) in original.tensors.values().enumerate() {
         if t.mem == Mem::Psum {
             continue;
         }

@@ -9,6 +9,7 @@
 use super::liveness::{accesses, Access};
 use crate::alloc::linear::Linear;
 use crate::alloc::InputTensors;
+use crate::entity::IdVec;
 use crate::ir::{self, InstId, Mem, Module, Region, Tensor, TensorId};
 
 /// Splits every PSUM tensor of `m` at its overwrite points; with the
@@ -20,7 +21,7 @@ pub fn memloc_split(mut m: Module) -> (Module, InputTensors) {
     for l in &m.loops {
         last_value[l.var.index()] = l.hi - 1;
     }
-    let cuts: Vec<Vec<u32>> = (m.tensors.iter().enumerate())
+    let cuts: Vec<Vec<u32>> = (m.tensors.values().enumerate())
         .map(|(i, t)| match t.mem {
             Mem::Psum => cut_points(&m, &lin, TensorId::new(i), &accesses[i], &last_value),
             _ => Vec::new(),
@@ -33,7 +34,7 @@ pub fn memloc_split(mut m: Module) -> (Module, InputTensors) {
     let mut first_piece = Vec::new();
     let mut tensors = Vec::new();
     let mut input = Vec::new();
-    for (i, (t, c)) in m.tensors.iter().zip(&cuts).enumerate() {
+    for (i, (t, c)) in m.tensors.values().zip(&cuts).enumerate() {
         first_piece.push(tensors.len());
         input.extend(std::iter::repeat_n(TensorId::new(i), c.len() + 1));
         if c.is_empty() {
@@ -47,8 +48,8 @@ pub fn memloc_split(mut m: Module) -> (Module, InputTensors) {
             });
         }
     }
-    m.tensors = tensors;
-    for (i, inst) in m.insts.iter_mut().enumerate() {
+    m.tensors = IdVec::from(tensors);
+    for (i, inst) in m.insts.values_mut().enumerate() {
         let point = lin.point_of(InstId::new(i));
         let rename = |t: &mut TensorId| {
             let c = &cuts[t.index()];
