@@ -2,7 +2,7 @@
 //! [`Module`] that owns every arena, with its walks and edits.
 
 use super::{Affine, Inst, InstId, LoopId, Tensor, TensorId, Var, VarId};
-use crate::entity::IdVec;
+use crate::entity::{IdMap, IdVec};
 use serde::{Deserialize, Serialize};
 
 /// The deepest loop nest accepted (keeps every recursive walk shallow).
@@ -210,7 +210,7 @@ impl Module {
             tensors: self.tensors.clone(),
             ..Default::default()
         };
-        let mut var_map = vec![None; self.vars.len()];
+        let mut var_map = IdMap::with_len(self.vars.len(), None);
         let blocks = self
             .blocks
             .iter()
@@ -227,7 +227,7 @@ impl Module {
         &self,
         body: &[Stmt],
         out: &mut Module,
-        var_map: &mut Vec<Option<VarId>>,
+        var_map: &mut IdMap<VarId, Option<VarId>>,
     ) -> Vec<Stmt> {
         body.iter()
             .map(|s| match *s {
@@ -239,7 +239,7 @@ impl Module {
                 Stmt::Loop(l) => {
                     let lp = &self.loops[l];
                     let nv = out.add_var(self.vars[lp.var].name.clone());
-                    var_map[lp.var.index()] = Some(nv);
+                    var_map[lp.var] = Some(nv);
                     let id = out.add_loop(Loop {
                         var: nv,
                         lo: lp.lo,
@@ -262,11 +262,11 @@ impl Module {
     }
 }
 
-fn remap_inst_vars(inst: &mut Inst, var_map: &[Option<VarId>]) {
+fn remap_inst_vars(inst: &mut Inst, var_map: &IdMap<VarId, Option<VarId>>) {
     let remap = |a: &mut Affine| {
         let terms = std::mem::take(&mut a.terms);
         for &(v, c) in &terms {
-            a.add_term(var_map[v.index()].unwrap_or(v), c);
+            a.add_term(var_map[v].unwrap_or(v), c);
         }
     };
     inst.kind.dst_mut().edit_bounds(|_, a| remap(a));

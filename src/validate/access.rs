@@ -23,15 +23,11 @@ impl Cx<'_> {
         for b in [Bound::B0, Bound::B1] {
             let e = b.of(a);
             let bad_var = e.terms.iter().find(|&&(v, c)| {
-                let (lo, hi) = self.range[v.index()];
+                let (lo, hi) = self.range[v];
                 hi - lo >= 2 && c % size != 0
             });
-            let mut it: Iteration = e
-                .terms
-                .iter()
-                .map(|&(v, _)| (v, self.range[v.index()].0))
-                .collect();
-            if e.eval(|v| self.range[v.index()].0) % size == 0 {
+            let mut it: Iteration = e.terms.iter().map(|&(v, _)| (v, self.range[v].0)).collect();
+            if e.eval(|v| self.range[v].0) % size == 0 {
                 let Some(&(bv, _)) = bad_var else { continue };
                 it.iter_mut().filter(|p| p.0 == bv).for_each(|p| p.1 += 1);
             }

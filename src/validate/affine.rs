@@ -12,7 +12,7 @@ impl Cx<'_> {
     /// diagnostic.
     pub(super) fn fits(&self, a: &Access, t: &crate::ir::Tensor) -> bool {
         let size = i64::from(t.dtype.size());
-        let range = |v: VarId| self.range[v.index()];
+        let range = |v: VarId| self.range[v];
         let aligned = |b: Bound| {
             let (c, terms) = b.parts(a);
             let at_lo: i64 = c + terms.iter().map(|&(v, k)| k * range(v).0).sum::<i64>();
@@ -49,7 +49,7 @@ impl Cx<'_> {
         let mut value = i128::from(e.constant);
         let mut it = Vec::new();
         for &(v, c) in &e.terms {
-            let (lo, hi) = self.range[v.index()];
+            let (lo, hi) = self.range[v];
             let x = if (c > 0) == max { hi - 1 } else { lo };
             value += i128::from(c) * i128::from(x);
             it.push((v, x));
@@ -69,7 +69,7 @@ impl Cx<'_> {
         reach[b0.constant.rem_euclid(bank) as usize] = Some(Vec::new());
         for &(v, c) in &b0.terms {
             let step = c.rem_euclid(bank);
-            let (lo, hi) = self.range[v.index()];
+            let (lo, hi) = self.range[v];
             let period = if step == 0 { 1 } else { bank / gcd(step, bank) };
             let mut next: Vec<Option<Iteration>> = vec![None; reach.len()];
             for (r, w) in reach.iter().enumerate() {

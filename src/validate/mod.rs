@@ -28,6 +28,7 @@ pub use error::{ValidateError, ValidateErrorKind};
 pub use psum::MAX_READ_CHECK_STEPS;
 
 use crate::arch::{self, Arch};
+use crate::entity::IdMap;
 use crate::ir::{Attr, InstId, Loc, LoopId, Module, VarId};
 use crate::text::{InstNames, Tile};
 use decls::declarations;
@@ -100,16 +101,14 @@ pub fn validate_source(module: &Module, tiles: &[(InstId, Tile)]) -> Result<(), 
 /// as it is read, before anything indexes by its ids.
 pub fn validate_structure(m: &Module) -> Result<(), ValidateError> {
     let loop_of_var = structure(m)?;
-    let mut placed = vec![false; m.insts.len()];
+    let mut placed = IdMap::with_len(m.insts.len(), false);
     for i in m.insts_in_order() {
-        placed[i.index()] = true;
+        placed[i] = true;
     }
-    if let Some(i) = placed.iter().position(|&p| !p) {
-        let i = InstId::new(i);
+    if let Some((i, _)) = placed.iter().find(|(_, &p)| !p) {
         return malformed(Loc::Module, format!("instruction {i} is never placed"));
     }
-    if let Some(v) = loop_of_var.iter().position(Option::is_none) {
-        let v = VarId::new(v);
+    if let Some((v, _)) = loop_of_var.iter().find(|(_, l)| l.is_none()) {
         return malformed(
             Loc::Module,
             format!("loop variable {v} is bound by no loop"),
@@ -117,11 +116,11 @@ pub fn validate_structure(m: &Module) -> Result<(), ValidateError> {
     }
     // Every variable is bound by one placed loop, each binding one.
     if m.loops.len() > m.vars.len() {
-        let mut placed = vec![false; m.loops.len()];
-        for l in loop_of_var.into_iter().flatten() {
-            placed[l.index()] = true;
+        let mut placed = IdMap::with_len(m.loops.len(), false);
+        for &l in loop_of_var.values().flatten() {
+            placed[l] = true;
         }
-        let l = LoopId::new(placed.iter().position(|&p| !p).unwrap_or_default());
+        let l = (placed.iter().find(|(_, &p)| !p)).map_or(LoopId(0), |(l, _)| l);
         return malformed(Loc::Module, format!("{l} is never placed"));
     }
     Ok(())
@@ -134,16 +133,16 @@ struct Cx<'m> {
     /// How instructions are named.
     names: InstNames<'m>,
     /// `[lo, hi)` of each variable's loop.
-    range: Vec<(i64, i64)>,
+    range: IdMap<VarId, (i64, i64)>,
 }
 
 /// An assignment of values to some loop variables.
 type Iteration = Vec<(VarId, i64)>;
 
 impl<'m> Cx<'m> {
-    fn new(m: &'m Module, arch: Arch, loop_of_var: &[Option<LoopId>]) -> Self {
+    fn new(m: &'m Module, arch: Arch, loop_of_var: &IdMap<VarId, Option<LoopId>>) -> Self {
         let range = loop_of_var
-            .iter()
+            .values()
             .map(|l| l.map_or((0, 1), |l| (m.loop_(l).lo, m.loop_(l).hi)))
             .collect();
         Cx {

@@ -4,7 +4,7 @@
 use super::error::{err, ValidateError, ValidateErrorKind};
 use super::Cx;
 use crate::entity::IdMap;
-use crate::ir::{Access, Bound, InstId, Loc, LoopId, Mem, Stmt, VarId};
+use crate::ir::{Access, Bound, InstId, Loc, LoopId, Mem, Stmt, TensorId, VarId};
 use crate::verify::rects::{Rect, RectMap};
 
 impl Cx<'_> {
@@ -23,7 +23,7 @@ impl Cx<'_> {
             written: (self.m.tensors.values())
                 .map(|t| (t.mem == Mem::Psum).then(|| RectMap::new(t.partitions, t.bytes, false)))
                 .collect(),
-            env: vec![0; self.m.vars.len()],
+            env: IdMap::with_len(self.m.vars.len(), 0),
             steps: 0,
         };
         for b in &self.m.blocks {
@@ -97,9 +97,9 @@ struct ReadWalk<'c, 'm> {
     cx: &'c Cx<'m>,
     loops: IdMap<LoopId, LoopPsum>,
     /// Per PSUM tensor, which cells an instruction instance has written.
-    written: Vec<Option<RectMap<bool>>>,
+    written: IdMap<TensorId, Option<RectMap<bool>>>,
     /// Current value of every loop variable.
-    env: Vec<i64>,
+    env: IdMap<VarId, i64>,
     /// PSUM instruction instances visited.
     steps: u64,
 }
@@ -117,7 +117,7 @@ impl ReadWalk<'_, '_> {
                     }
                     let hi = if info.moves { lp.hi } else { lp.lo + 1 };
                     for v in lp.lo..hi {
-                        self.env[lp.var.index()] = v;
+                        self.env[lp.var] = v;
                         self.body(&lp.body)?;
                     }
                 }
@@ -127,7 +127,7 @@ impl ReadWalk<'_, '_> {
     }
 
     fn rect(&self, a: &Access) -> Rect {
-        let r = a.region(|v| self.env[v.index()]);
+        let r = a.region(|v| self.env[v]);
         Rect::new(r.p0 as u32, r.p1 as u32, r.b0 as u32, r.b1 as u32)
     }
 
@@ -147,7 +147,7 @@ impl ReadWalk<'_, '_> {
             );
         }
         for (k, s) in kind.srcs().enumerate() {
-            let Some(written) = &self.written[s.tensor.index()] else {
+            let Some(written) = &self.written[s.tensor] else {
                 continue;
             };
             let mut all = true;
@@ -160,7 +160,7 @@ impl ReadWalk<'_, '_> {
             }
         }
         let r = self.rect(dst);
-        if let Some(written) = &mut self.written[dst.tensor.index()] {
+        if let Some(written) = &mut self.written[dst.tensor] {
             written.set(r, true);
         }
         Ok(())

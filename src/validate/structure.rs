@@ -3,17 +3,18 @@
 
 use super::error::{err, malformed, ValidateError, ValidateErrorKind};
 use super::{MAX_AFFINE, MAX_LOOP_BOUND};
+use crate::entity::IdMap;
 use crate::ir::MAX_LOOP_DEPTH;
 use crate::ir::{Bound, InstId, InstKind, Loc, LoopId, Module, Stmt, VarId};
 use crate::text::lexer::{is_label, is_name};
 
 /// [`validate_structure`]; returns the loop that binds each variable.
-pub(super) fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError> {
+pub(super) fn structure(m: &Module) -> Result<IdMap<VarId, Option<LoopId>>, ValidateError> {
     struct S<'m> {
         m: &'m Module,
-        inst_seen: Vec<bool>,
-        loop_seen: Vec<bool>,
-        loop_of_var: Vec<Option<LoopId>>,
+        inst_seen: IdMap<InstId, bool>,
+        loop_seen: IdMap<LoopId, bool>,
+        loop_of_var: IdMap<VarId, Option<LoopId>>,
         scope: Vec<VarId>,
     }
     impl S<'_> {
@@ -21,23 +22,23 @@ pub(super) fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError
             for s in body {
                 match *s {
                     Stmt::Inst(i) => {
-                        if self.inst_seen.get(i.index()) != Some(&false) {
+                        if self.inst_seen.get(i) != Some(&false) {
                             return malformed(
                                 Loc::Module,
                                 format!("instruction {i} is out of range or placed twice"),
                             );
                         }
-                        self.inst_seen[i.index()] = true;
+                        self.inst_seen[i] = true;
                         self.inst(i)?;
                     }
                     Stmt::Loop(l) => {
-                        if self.loop_seen.get(l.index()) != Some(&false) {
+                        if self.loop_seen.get(l) != Some(&false) {
                             return malformed(
                                 Loc::Module,
                                 format!("{l} is out of range or placed twice"),
                             );
                         }
-                        self.loop_seen[l.index()] = true;
+                        self.loop_seen[l] = true;
                         let v = self.m.loops[l].var;
                         let Some(var) = self.m.vars.get(v) else {
                             return malformed(
@@ -57,7 +58,7 @@ pub(super) fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError
                                 format!("loops nested deeper than {MAX_LOOP_DEPTH}"),
                             );
                         }
-                        if self.loop_of_var[v.index()].is_some() {
+                        if self.loop_of_var[v].is_some() {
                             return malformed(
                                 Loc::Loop(l),
                                 format!("loop variable {v} is bound by two loops"),
@@ -85,7 +86,7 @@ pub(super) fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError
                                 },
                             );
                         }
-                        self.loop_of_var[v.index()] = Some(l);
+                        self.loop_of_var[v] = Some(l);
                         self.scope.push(v);
                         self.body(&self.m.loops[l].body)?;
                         self.scope.pop();
@@ -178,9 +179,9 @@ pub(super) fn structure(m: &Module) -> Result<Vec<Option<LoopId>>, ValidateError
     }
     let mut s = S {
         m,
-        inst_seen: vec![false; m.insts.len()],
-        loop_seen: vec![false; m.loops.len()],
-        loop_of_var: vec![None; m.vars.len()],
+        inst_seen: IdMap::with_len(m.insts.len(), false),
+        loop_seen: IdMap::with_len(m.loops.len(), false),
+        loop_of_var: IdMap::with_len(m.vars.len(), None),
         scope: Vec::new(),
     };
     for b in &m.blocks {
