@@ -116,6 +116,31 @@ impl<K: EntityId, V> IdVec<K, V> {
         &self.elems
     }
 
+    /// Every element, mutably, in order.
+    pub fn values_mut(&mut self) -> std::slice::IterMut<'_, V> {
+        self.elems.iter_mut()
+    }
+
+    /// Keeps the first `n` elements (the ids `0..n`).
+    pub fn truncate(&mut self, n: usize) {
+        self.elems.truncate(n);
+    }
+
+    /// Makes room for `n` more elements.
+    pub fn reserve(&mut self, n: usize) {
+        self.elems.reserve(n);
+    }
+
+    /// Exchanges the elements of `a` and `b`.
+    pub fn swap(&mut self, a: K, b: K) {
+        self.elems.swap(a.index(), b.index());
+    }
+
+    /// Moves every element of `other` to the end of this vector.
+    pub fn append(&mut self, other: &mut Self) {
+        self.elems.append(&mut other.elems);
+    }
+
     /// The elements as a plain vector, for work on positions (a merge in
     /// place); `IdVec::from` gives them back their ids.
     pub fn into_vec(self) -> Vec<V> {
@@ -142,6 +167,30 @@ impl<K, V> From<Vec<V>> for IdVec<K, V> {
 impl<K: EntityId, V> FromIterator<V> for IdVec<K, V> {
     fn from_iter<I: IntoIterator<Item = V>>(iter: I) -> Self {
         Self::from(iter.into_iter().collect::<Vec<V>>())
+    }
+}
+
+impl<K: EntityId, V> Extend<V> for IdVec<K, V> {
+    fn extend<I: IntoIterator<Item = V>>(&mut self, iter: I) {
+        self.elems.extend(iter);
+    }
+}
+
+impl<'a, K, V> IntoIterator for &'a IdVec<K, V> {
+    type Item = &'a V;
+    type IntoIter = std::slice::Iter<'a, V>;
+    /// Every element, in order, as a vector iterates.
+    fn into_iter(self) -> Self::IntoIter {
+        self.elems.iter()
+    }
+}
+
+impl<'a, K, V> IntoIterator for &'a mut IdVec<K, V> {
+    type Item = &'a mut V;
+    type IntoIter = std::slice::IterMut<'a, V>;
+    /// Every element, mutably, in order, as a vector iterates.
+    fn into_iter(self) -> Self::IntoIter {
+        self.elems.iter_mut()
     }
 }
 

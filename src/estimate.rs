@@ -391,7 +391,7 @@ impl Machine<'_> {
 /// ```
 pub fn estimate(m: &Module) -> Result<Estimate, ArchError> {
     let arch = arch::lookup(&m.arch)?;
-    let banks: IdMap<TensorId, Option<u32>> = (m.tensors.iter())
+    let banks: IdMap<TensorId, Option<u32>> = (m.tensors.values())
         .map(|t| if t.mem == Mem::Psum { t.bank } else { None })
         .collect();
     let num_banks = banks

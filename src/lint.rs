@@ -117,7 +117,7 @@ impl fmt::Display for Lint {
 
 /// Whether the program came from `psum trace` (some instruction or tensor has a `loc`).
 pub fn is_traced(m: &Module) -> bool {
-    m.insts.iter().any(|i| i.loc().is_some()) || m.tensors.iter().any(|t| t.loc.is_some())
+    m.insts.values().any(|i| i.loc().is_some()) || m.tensors.values().any(|t| t.loc.is_some())
 }
 
 /// Every hazard of `m`, in program order of the instruction. An unknown
@@ -350,7 +350,7 @@ fn kept_affine_writes(cx: &Cx<'_>, body: &[Stmt], nest: &mut Vec<LoopId>, out: &
             continue;
         };
         let t = m.tensor(dst.tensor);
-        let var_name = |l: LoopId| m.vars[m.loop_(l).var.index()].name.as_str();
+        let var_name = |l: LoopId| m.vars[m.loop_(l).var].name.as_str();
         for (depth, &l) in nest.iter().enumerate().rev() {
             let lp = m.loop_(l);
             let private = t

@@ -441,7 +441,7 @@ mod tests {
             out.tensor_by_name("a").unwrap(),
             out.tensor_by_name("b").unwrap(),
         );
-        out.tensors[b.index()].bank = out.tensor(a).bank;
+        out.tensors[b].bank = out.tensor(a).bank;
         let err = run.check_after(Pass::Alloc).unwrap_err();
         let text = err.to_string();
         assert!(

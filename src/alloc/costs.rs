@@ -206,7 +206,7 @@ mod tests {
             assert!(spill.len() > 10, "seed {seed}: {} spilled", spill.len());
             // The first node's first reload would take K = 1.
             let first = m.tensor(live.nodes[spill[0]].tensor).name.clone();
-            let last = m.tensors.len() - 1;
+            let last = TensorId::new(m.tensors.len() - 1);
             m.tensors[last].name = format!("{first}_ReloadTensorCopy1");
             let code = |parallel| {
                 let mut m = m.clone();
@@ -224,11 +224,13 @@ mod tests {
             // The last name minted is the copies' count: one was skipped.
             let copies = one.0.tensors.len() - m.tensors.len();
             let minted = |t: &&crate::ir::Tensor| t.name.ends_with(&format!("TensorCopy{copies}"));
-            assert!(one.0.tensors[m.tensors.len()..].iter().any(|t| minted(&t)));
+            assert!(one.0.tensors.as_slice()[m.tensors.len()..]
+                .iter()
+                .any(|t| minted(&t)));
             assert!(one
                 .0
                 .tensors
-                .iter()
+                .values()
                 .any(|t| t.name == format!("{first}_ReloadTensorCopy2")));
             assert_eq!(one.0.tensors, halves.0.tensors, "seed {seed}");
             assert_eq!(one.0.insts, halves.0.insts, "seed {seed}");

@@ -42,7 +42,8 @@ pub(crate) struct AccessTable {
 impl AccessTable {
     /// The table of every instruction of `m`, row `i` for [`InstId`] `i`.
     pub(crate) fn new(m: &Module) -> AccessTable {
-        let is_psum: IdMap<TensorId, bool> = m.tensors.iter().map(|t| t.mem == Mem::Psum).collect();
+        let is_psum: IdMap<TensorId, bool> =
+            m.tensors.values().map(|t| t.mem == Mem::Psum).collect();
         let mut table = AccessTable {
             offsets: Vec::with_capacity(m.insts.len() + 1),
             entries: Vec::with_capacity(m.insts.len() * 2),

@@ -157,7 +157,7 @@ fn check(a: &Analysis) -> Vec<PlacementError> {
     }
     // An unused tile needs no bank (SPEC §3.3), but one it is given must fit.
     for (t, _) in
-        (a.module.tensors.iter().zip(has_node)).filter(|(t, node)| !node && t.mem == Mem::Psum)
+        (a.module.tensors.values().zip(has_node)).filter(|(t, node)| !node && t.mem == Mem::Psum)
     {
         let banks = a.arch.aligned_bank_num(a.arch.bank_num(u64::from(t.bytes)));
         if let Some(bank) = t.bank.filter(|&b| past_last(b, banks)) {

@@ -200,7 +200,7 @@ impl NodeCtx<'_> {
     fn all_nodes(&self, unused: &mut Vec<TensorId>) -> Result<Vec<Node>, AllocError> {
         let mut nodes = Vec::new();
         let mut carried = Carried::new(self.m.loops.len());
-        for (ti, t) in self.m.tensors.iter().enumerate() {
+        for (ti, t) in self.m.tensors.values().enumerate() {
             if t.mem != Mem::Psum {
                 continue;
             }
@@ -226,7 +226,7 @@ impl NodeCtx<'_> {
     pub(crate) fn fresh_nodes(&self, first: usize) -> Result<Vec<Node>, AllocError> {
         let mut carried = Carried::new(self.m.loops.len());
         let mut fresh = Vec::new();
-        for (ti, t) in self.m.tensors.iter().enumerate().skip(first) {
+        for (ti, t) in self.m.tensors.values().enumerate().skip(first) {
             if t.mem == Mem::Psum {
                 let n = self.node(TensorId::new(ti), &mut carried)?;
                 fresh.extend(n);

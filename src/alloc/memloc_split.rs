@@ -35,10 +35,13 @@ pub(crate) fn memloc_split(
     }
     // The tensors with cuts (few or none), with them.
     let cut = |ids: Range<usize>| -> Vec<(usize, Vec<u32>)> {
-        (ids.filter(|&ti| m.tensors[ti].mem == Mem::Psum))
+        (ids.filter(|&ti| m.tensors[TensorId::new(ti)].mem == Mem::Psum))
             .map(|ti| {
                 let ev = events.of(TensorId::new(ti), lin);
-                (ti, cut_points(&m, lin, ev, &m.tensors[ti], &last_value))
+                (
+                    ti,
+                    cut_points(&m, lin, ev, &m.tensors[TensorId::new(ti)], &last_value),
+                )
             })
             .filter(|(_, c)| !c.is_empty())
             .collect()
@@ -56,7 +59,7 @@ pub(crate) fn memloc_split(
     let old = std::mem::take(&mut m.tensors);
     let mut base: IdVec<TensorId, usize> = IdVec::with_capacity(old.len());
     let mut input = Vec::with_capacity(old.len());
-    for (i, (t, c)) in old.into_iter().zip(cuts.values()).enumerate() {
+    for (i, (t, c)) in old.into_vec().into_iter().zip(cuts.values()).enumerate() {
         base.push(m.tensors.len());
         input.extend(std::iter::repeat_n(TensorId::new(i), c.len() + 1));
         if c.is_empty() {
@@ -70,7 +73,7 @@ pub(crate) fn memloc_split(
             }
         }
     }
-    for (ii, inst) in m.insts.iter_mut().enumerate() {
+    for (ii, inst) in m.insts.values_mut().enumerate() {
         let point = lin.point_of(InstId::new(ii));
         let rename = |a: &mut Access| {
             let c = &cuts[a.tensor];
@@ -180,7 +183,7 @@ block main {
             m
         };
         let one = split(false);
-        let names: Vec<&str> = one.tensors.iter().map(|t| t.name.as_str()).collect();
+        let names: Vec<&str> = one.tensors.values().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["t.0", "t.1", "w", "x", "u.0", "u.1", "y"]);
         assert_eq!(split(true), one);
     }

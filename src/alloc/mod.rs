@@ -417,7 +417,7 @@ impl InputTensors {
     pub(crate) fn of(&self, m: &Module, mut t: TensorId) -> TensorId {
         // A spill temporary is written once, by the copy of what it holds.
         while t.index() >= self.split {
-            let copied = m.insts.iter().find_map(|i| match &i.kind {
+            let copied = m.insts.values().find_map(|i| match &i.kind {
                 InstKind::Copy { dst, src } if dst.tensor == t => Some(src.tensor),
                 _ => None,
             });

@@ -27,9 +27,10 @@ pub(crate) fn rows(
         was_spilled[t] = true;
     }
     let rows = |range: Range<usize>| {
-        let psum = range.filter(|&i| work.tensors[i].mem == Mem::Psum);
+        let psum = range.filter(|&i| work.tensors[TensorId::new(i)].mem == Mem::Psum);
         psum.map(|i| {
-            let (t, id) = (&work.tensors[i], TensorId::new(i));
+            let id = TensorId::new(i);
+            let t = &work.tensors[id];
             TensorReport {
                 name: t.name.clone(),
                 bank: t.bank,

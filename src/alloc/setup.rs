@@ -38,7 +38,7 @@ impl Start {
         let parallel = opts.parallel && m.insts.len() >= PARALLEL_MIN_NODES;
         let mut analysis = analyze(m, opts)?;
         let work = &mut analysis.module;
-        for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
+        for t in work.tensors.values_mut().filter(|t| t.mem == Mem::Psum) {
             t.bank = None;
         }
         let warnings = unused_warnings(&analysis);
@@ -120,7 +120,7 @@ impl Finish<'_> {
         } = self;
         let utilization = outcome::log_closing(&mut log, spilled.len(), live, points, num_banks);
         for (n, b) in live.nodes.values().zip(banks) {
-            work.tensors[n.tensor.index()].bank = *b;
+            work.tensors[n.tensor].bank = *b;
         }
         // A large program's rows (a name each) are built in two halves at once.
         let parallel = parallel && work.tensors.len() >= PARALLEL_MIN_NODES;

@@ -12,6 +12,7 @@
 use super::linear::{BodyRef, Linear, PointKind};
 use super::support::sort::sort_by_u64;
 use super::support::threads::join;
+use crate::entity::IdVec;
 use crate::ir::{Access, Inst, InstId, InstKind, Mem, Module, Stmt, Tensor, TensorId};
 use std::collections::HashSet;
 
@@ -40,7 +41,7 @@ impl Namer {
     /// A namer for `m` with the counter at 0.
     pub(crate) fn new(m: &Module) -> Namer {
         Namer {
-            declared: (m.tensors.iter())
+            declared: (m.tensors.values())
                 .filter(|t| t.name.contains("TensorCopy"))
                 .map(|t| t.name.clone())
                 .collect(),
@@ -195,8 +196,8 @@ impl<'a> Iterator for Reloads<'a> {
 /// creation order (node by node, the save and then the reloads), naming
 /// the tensors with `namer`.
 fn declare(
-    tensors: &mut Vec<Tensor>,
-    insts: &mut Vec<Inst>,
+    tensors: &mut IdVec<TensorId, Tensor>,
+    insts: &mut IdVec<InstId, Inst>,
     plans: &[SpillPlans],
     namer: &mut Namer,
 ) {
@@ -205,7 +206,7 @@ fn declare(
     insts.reserve(copies);
     for (t, _, _, reloads) in plans.iter().flat_map(SpillPlans::each) {
         let mut copy = |what, mem, src: TensorId| {
-            let like = &tensors[t.index()];
+            let like = &tensors[t];
             debug_assert!(like.mem == Mem::Psum, "Expected save from PSUM");
             let name = namer.fresh(&like.name, what);
             let dst = Tensor::new(name, mem, like.partitions, like.bytes, like.dtype);
@@ -381,7 +382,7 @@ pub(crate) fn insert_spill_code(
         // order.
         renames.sort_unstable_by_key(|r| r.0);
         for (i, from, to) in renames {
-            insts[i.index()].kind.for_each_src_mut(|a| {
+            insts[i].kind.for_each_src_mut(|a| {
                 if a.tensor == from {
                     a.tensor = to;
                 }
@@ -394,7 +395,7 @@ pub(crate) fn insert_spill_code(
         for chunk in inserts.chunk_by(|a, b| a.body == b.body) {
             let body = match chunk[0].body {
                 BodyRef::Block(b) => &mut blocks[b as usize].body,
-                BodyRef::Loop(l) => &mut loops[l.index()].body,
+                BodyRef::Loop(l) => &mut loops[l].body,
             };
             // In place, from the back: each statement moves once.
             let mut end = body.len();

@@ -15,7 +15,7 @@
 use crate::alloc::{AllocError, AllocOptions, Allocator};
 use crate::arch;
 use crate::gen::random::{program, Arches, RandomConfig, ARCHES};
-use crate::ir::{FlagSet, Flags, InstKind, Mem, Module, Stmt};
+use crate::ir::{FlagSet, Flags, InstId, InstKind, Mem, Module, Stmt, TensorId};
 use crate::matmul::legalize_program;
 use crate::pipeline::{compile, CompileError, CompileOptions};
 use crate::verify::verify;
@@ -169,8 +169,9 @@ pub(crate) fn corrupt(m: &mut Module, ops: &[u8]) {
         let (kind, arg) = (op[0] % 4, usize::from(*op.get(1).unwrap_or(&0)));
         match kind {
             0 => {
-                let psum: Vec<usize> = (0..m.tensors.len())
-                    .filter(|&i| m.tensors[i].mem == Mem::Psum)
+                let psum: Vec<TensorId> = (m.tensors.iter())
+                    .filter(|(_, t)| t.mem == Mem::Psum)
+                    .map(|(i, _)| i)
                     .collect();
                 if let Some(&i) = psum.get(arg % psum.len().max(1)) {
                     m.tensors[i].bank = Some((arg / 8 % 10) as u32);
@@ -181,7 +182,7 @@ pub(crate) fn corrupt(m: &mut Module, ops: &[u8]) {
                 if n == 0 {
                     continue;
                 }
-                if let InstKind::Matmul(mm) = &mut m.insts[arg % n].kind {
+                if let InstKind::Matmul(mm) = &mut m.insts[InstId::new(arg % n)].kind {
                     if kind == 1 {
                         let f = (arg / n) as u8;
                         mm.flags = Flags::Set(FlagSet {

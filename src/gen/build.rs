@@ -293,7 +293,7 @@ impl Builder {
         let id = open
             .header
             .expect("close_loop closes a loop, not the block");
-        self.module.loops[id.index()].body = open.body;
+        self.module.loops[id].body = open.body;
         self.current().push(Stmt::Loop(id));
     }
 
@@ -302,7 +302,7 @@ impl Builder {
         self.open
             .iter()
             .filter_map(|o| o.header)
-            .map(|id| &self.module.loops[id.index()])
+            .map(|id| &self.module.loops[id])
     }
 
     /// Ends the current block under `name` and starts the next one (no loop
@@ -322,7 +322,7 @@ impl Builder {
         let bytes: u64 = self
             .module
             .tensors
-            .iter()
+            .values()
             .filter(|t| t.mem == Mem::Sbuf)
             .map(|t| u64::from(t.bytes))
             .sum();

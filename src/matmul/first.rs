@@ -17,7 +17,7 @@ pub fn set_first_matmults(m: &mut Module) -> usize {
     let mut seen: HashSet<Access> = HashSet::new();
     let mut starts = 0;
     for id in m.insts_in_order() {
-        if let InstKind::Matmul(mm) = &mut m.insts[id.index()].kind {
+        if let InstKind::Matmul(mm) = &mut m.insts[id].kind {
             let first = seen.insert(mm.dst.clone());
             starts += usize::from(first);
             mm.flags = Flags::Set(FlagSet {

@@ -123,7 +123,7 @@ struct Plan {
 
 /// The matmul at ordinal `ord`, to edit.
 fn matmul_mut<'m>(m: &'m mut Module, an: &Analysis, ord: usize) -> Option<&'m mut Matmul> {
-    match &mut m.insts[an.trace.insts[ord].index()].kind {
+    match &mut m.insts[an.trace.insts[ord]].kind {
         InstKind::Matmul(mm) => Some(mm),
         _ => None,
     }
@@ -313,7 +313,7 @@ pub fn legalize_program(m: &mut Module, arch: &Arch) -> Result<MatmulReport, Mat
     let mut ordered_edges = Vec::with_capacity(edges.len());
     for &(later, earlier) in &edges {
         let l = label(m, earlier);
-        m.insts[later.index()].set_after(Some(l.clone()));
+        m.insts[later].set_after(Some(l.clone()));
         ordered_edges.push((label(m, later), l));
     }
     let flags: Vec<(String, FlagSet)> = (grouped.into_iter())
@@ -427,7 +427,7 @@ fn label_positions(m: &mut Module) {
             k += 1;
             l = format!("{position}.{k}");
         }
-        m.insts[i.index()].set_label(Some(l));
+        m.insts[i].set_label(Some(l));
     }
 }
 

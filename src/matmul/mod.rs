@@ -242,7 +242,7 @@ impl Trace {
             return Err(MatmulError::HasLoops);
         }
         let bank = i64::from(PSUM_BANK_SIZE);
-        let bases: Vec<Base> = (m.tensors.iter())
+        let bases: Vec<Base> = (m.tensors.values())
             .map(|t| match (t.mem, t.bank) {
                 (Mem::Psum, Some(b)) => Base::Psum(i64::from(b) * bank),
                 (Mem::Psum, None) if unallocated => Base::Psum(0),

@@ -139,11 +139,11 @@ pub(crate) fn expand(
     let lp = m.loop_(l).clone();
     let (n, k_i) = (lp.trip_count(), k as i64);
     let (full, rest) = (n / k, n % k);
-    let mut taken: HashSet<String> = (m.tensors.iter().chain(&input.tensors))
+    let mut taken: HashSet<String> = (m.tensors.values().chain(&input.tensors))
         .map(|t| t.name.clone())
         .collect();
     let mut counter = 1
-        + (m.tensors.iter())
+        + (m.tensors.values())
             .filter_map(|t| spill_name(&t.name).map(|(_, _, c)| c))
             .max()
             .unwrap_or(0);
@@ -183,7 +183,7 @@ pub(crate) fn expand(
         replaced.extend(replica(k + r, 0, offset).copy(m, &lp.body));
     }
     let body = match owner {
-        Some(o) => &mut m.loops[o.index()].body,
+        Some(o) => &mut m.loops[o].body,
         None => &mut m.blocks[block].body,
     };
     body.splice(index..=index, replaced);

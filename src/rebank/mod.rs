@@ -357,7 +357,7 @@ fn rows(
     };
     let by_name: std::collections::HashMap<&str, &TensorReport> =
         old.iter().map(|r| (r.name.as_str(), r)).collect();
-    (m.tensors.iter().enumerate())
+    (m.tensors.values().enumerate())
         .filter(|(_, t)| t.mem == Mem::Psum)
         .map(|(i, t)| {
             let base = by_name.get(t.name.as_str()).copied();

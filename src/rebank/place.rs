@@ -50,7 +50,7 @@ pub(crate) fn rotate(a: &Analysis, num_banks: u32) -> Option<IdMap<TensorId, Opt
 
 /// Writes `banks` into `m` (tensors with `None` keep theirs).
 pub(crate) fn apply(m: &mut Module, banks: &IdMap<TensorId, Option<u32>>) {
-    for (t, b) in m.tensors.iter_mut().zip(banks.values()) {
+    for (t, b) in m.tensors.values_mut().zip(banks.values()) {
         if b.is_some() {
             t.bank = *b;
         }

@@ -421,7 +421,7 @@ impl<'a> Parser<'a> {
         self.scope.push((name, var));
         let body = self.body("loop", name, start.to(name_span))?;
         self.scope.pop();
-        self.module.loops[id.index()].body = body;
+        self.module.loops[id].body = body;
         Ok(Stmt::Loop(id))
     }
 

@@ -82,7 +82,7 @@ fn push_access(out: &mut String, m: &Module, a: &Access) {
     if a.is_affine() {
         for (b, sep) in Bound::ALL.into_iter().zip([":", ", ", ":", ""]) {
             let (constant, terms) = b.parts(a);
-            write_affine(out, constant, terms, &m.vars);
+            write_affine(out, constant, terms, m.vars.as_slice());
             out.push_str(sep);
         }
     } else {
@@ -169,7 +169,7 @@ fn push_body(o: &mut Out<'_>, m: &Module, body: &[Stmt], depth: usize) -> io::Re
                 let lp = m.loop_(l);
                 indent(out);
                 out.push_str("loop ");
-                out.push_str(&m.vars[lp.var.index()].name);
+                out.push_str(&m.vars[lp.var].name);
                 out.push(' ');
                 push_num(out, lp.lo);
                 out.push_str("..");

@@ -318,7 +318,7 @@ impl Checker<'_> {
         self.srcs = srcs;
         let off = self.bindings.len() as u32;
         self.bindings
-            .extend(env.bound.iter().map(|&v| (v, env.values[v.index()])));
+            .extend(env.bound.iter().map(|&v| (v, env.values[v])));
         self.steps.push((id, off, env.bound.len() as u32));
         let step = (self.steps.len() - 1) as u32;
         let tracked = self.fams.tracked(dst);

@@ -8,6 +8,7 @@
 //! an init (`+=`), or continues a run (`+=`).
 
 use super::rects::{Rect, RectMap};
+use crate::entity::IdMap;
 use crate::ir::{Access, InstId, Module, Region, Stmt, Tensor, TensorId, VarId};
 use std::fmt;
 
@@ -15,7 +16,7 @@ use std::fmt;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Env {
     /// Current value of every variable (indexed by [`VarId`]; unbound are 0).
-    pub values: Vec<i64>,
+    pub values: IdMap<VarId, i64>,
     /// Bound variables, outermost first.
     pub bound: Vec<VarId>,
 }
@@ -23,7 +24,7 @@ pub(crate) struct Env {
 impl Env {
     /// Evaluates `a` to a concrete region.
     pub(crate) fn region(&self, a: &Access) -> Region {
-        a.region(|v| self.values.get(v.index()).copied().unwrap_or(0))
+        a.region(|v| self.values.get(v).copied().unwrap_or(0))
     }
 }
 
@@ -33,7 +34,7 @@ pub(crate) fn for_each_step<E>(
     mut f: impl FnMut(InstId, &Env) -> Result<(), E>,
 ) -> Result<(), E> {
     let mut env = Env {
-        values: vec![0; m.vars.len()],
+        values: IdMap::with_len(m.vars.len(), 0),
         bound: Vec::new(),
     };
     for b in &m.blocks {
@@ -55,7 +56,7 @@ fn run_body<E>(
                 let lp = m.loop_(l);
                 env.bound.push(lp.var);
                 for v in lp.lo..lp.hi {
-                    env.values[lp.var.index()] = v;
+                    env.values[lp.var] = v;
                     run_body(m, &lp.body, env, f)?;
                 }
                 env.bound.pop();
@@ -69,15 +70,15 @@ fn run_body<E>(
 /// instruction's program position (as the printer numbers them). Names are
 /// made when asked for (a diagnostic names a few instructions of millions).
 pub(crate) struct InstNames {
-    positions: Vec<u32>,
+    positions: IdMap<InstId, u32>,
 }
 
 impl InstNames {
     /// Numbers every instruction reachable in `m`.
     pub(crate) fn new(m: &Module) -> Self {
-        let mut positions = vec![u32::MAX; m.insts.len()];
+        let mut positions = IdMap::with_len(m.insts.len(), u32::MAX);
         for (pos, id) in m.insts_in_order().into_iter().enumerate() {
-            positions[id.index()] = pos as u32;
+            positions[id] = pos as u32;
         }
         InstNames { positions }
     }
@@ -87,7 +88,7 @@ impl InstNames {
         let inst = m.inst(id);
         let name = match inst.label() {
             Some(l) => format!("%{l}"),
-            None => format!("%{}", self.positions[id.index()]),
+            None => format!("%{}", self.positions[id]),
         };
         match inst.loc() {
             Some(loc) => format!("{name} at {loc}"),
@@ -97,11 +98,7 @@ impl InstNames {
 
     /// The name of one dynamic instance: `%a (k=1, j=0)` inside loops.
     pub(crate) fn instance(&self, m: &Module, id: InstId, env: &Env) -> String {
-        let b: Vec<(VarId, i64)> = env
-            .bound
-            .iter()
-            .map(|&v| (v, env.values[v.index()]))
-            .collect();
+        let b: Vec<(VarId, i64)> = env.bound.iter().map(|&v| (v, env.values[v])).collect();
         self.instance_with(m, id, &b)
     }
 
@@ -116,7 +113,7 @@ impl InstNames {
         if !bindings.is_empty() {
             let iters: Vec<String> = bindings
                 .iter()
-                .map(|(v, x)| format!("{}={x}", m.vars[v.index()].name))
+                .map(|(v, x)| format!("{}={x}", m.vars[*v].name))
                 .collect();
             s.push_str(&format!(" ({})", iters.join(", ")));
         }
@@ -237,8 +234,8 @@ struct Event {
 pub(crate) struct RunTracker {
     /// Per tensor: last event id (1-based, 0 = none) per byte; `None` until
     /// first touched (and always for non-PSUM tensors).
-    last: Vec<Option<RectMap<u32>>>,
-    psum: Vec<bool>,
+    last: IdMap<TensorId, Option<RectMap<u32>>>,
+    psum: IdMap<TensorId, bool>,
     events: Vec<Event>,
     runs: u32,
 }
@@ -254,7 +251,7 @@ impl RunTracker {
             last: (0..m.tensors.len()).map(|_| None).collect(),
             psum: m
                 .tensors
-                .iter()
+                .values()
                 .map(|t| t.mem == crate::ir::Mem::Psum)
                 .collect(),
             events: Vec::new(),
@@ -263,14 +260,14 @@ impl RunTracker {
     }
 
     fn latest(&self, t: TensorId, r: &Region) -> Option<&Event> {
-        let last = self.last[t.index()].as_ref()?;
+        let last = self.last[t].as_ref()?;
         let mut id = 0;
         last.visit(rect_of(r), |_, &e| id = id.max(e));
         id.checked_sub(1).map(|i| &self.events[i as usize])
     }
 
     fn record(&mut self, m: &Module, t: TensorId, r: Region, kind: EventKind, run: u32) {
-        if !self.psum[t.index()] {
+        if !self.psum[t] {
             return;
         }
         self.events.push(Event {
@@ -280,7 +277,7 @@ impl RunTracker {
         });
         let id = self.events.len() as u32;
         let tt = m.tensor(t);
-        self.last[t.index()]
+        self.last[t]
             .get_or_insert_with(|| RectMap::new(tt.partitions, tt.bytes, 0))
             .set(rect_of(&r), id);
     }

@@ -183,7 +183,7 @@ impl Layout {
     pub(crate) fn virtual_(m: &Module) -> Self {
         Layout {
             places: vec![Place::Own; m.tensors.len()],
-            dsize: m.tensors.iter().map(|t| t.dtype.size()).collect(),
+            dsize: m.tensors.values().map(|t| t.dtype.size()).collect(),
             gran: 4,
             cells_per_part: 0,
             part_size: 0,
@@ -199,7 +199,7 @@ impl Layout {
         let mut gran = 4;
         let mut places = Vec::with_capacity(m.tensors.len());
         let used = m.accessed_tensors();
-        for (t, used) in m.tensors.iter().zip(used) {
+        for (t, used) in m.tensors.values().zip(used) {
             // An unused PSUM tensor needs no bank (SPEC §3.3); one it has must fit.
             if t.mem != Mem::Psum || (!used && t.bank.is_none()) {
                 places.push(Place::Own);
@@ -232,7 +232,7 @@ impl Layout {
         }
         Ok(Layout {
             places,
-            dsize: m.tensors.iter().map(|t| t.dtype.size()).collect(),
+            dsize: m.tensors.values().map(|t| t.dtype.size()).collect(),
             gran,
             cells_per_part: (num_banks * PSUM_BANK_SIZE / gran) as usize,
             part_size,

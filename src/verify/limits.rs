@@ -94,7 +94,7 @@ pub fn admit_instances(m: &Module) -> Result<(), UnrollError> {
 pub(crate) fn stored_cells(m: &Module, physical: bool) -> u128 {
     let tensors = m
         .tensors
-        .iter()
+        .values()
         .filter(|t| !physical || t.mem != crate::ir::Mem::Psum);
     let own = tensors.fold(0u128, |acc, t| {
         acc.saturating_add(u128::from(t.partitions) * u128::from(t.elems()))

@@ -215,7 +215,7 @@ impl Families {
         let n = result.tensors.len();
         let mut base_of: Vec<TensorId> = (0..n).map(TensorId::new).collect();
         let (orig_names, res_names) = (original.name_index(), result.name_index());
-        for (i, t) in result.tensors.iter().enumerate() {
+        for (i, t) in result.tensors.values().enumerate() {
             if orig_names.contains_key(t.name.as_str()) {
                 continue;
             }

@@ -12,6 +12,7 @@
 use super::exec::{checked_region, for_each_step, BadAccess, Env, InstNames, RunTracker};
 use super::layout::{Layout, PlaceError, Store};
 use crate::arch;
+use crate::entity::IdMap;
 use crate::ir::{Access, Flags, InstId, InstKind, Mem, Module, Region, TensorId};
 use thiserror::Error;
 
@@ -178,19 +179,19 @@ fn garbage(seed: u64, idx: usize) -> f64 {
 
 /// Tensors that receive seeded inputs: every DRAM tensor, and every SBUF
 /// tensor whose first access in linear program order is a read.
-pub(crate) fn input_tensors(m: &Module) -> Vec<bool> {
-    let mut seen = vec![false; m.tensors.len()];
-    let mut input: Vec<bool> = m.tensors.iter().map(|t| t.mem == Mem::Dram).collect();
+pub(crate) fn input_tensors(m: &Module) -> IdMap<TensorId, bool> {
+    let mut seen = IdMap::with_len(m.tensors.len(), false);
+    let mut input: IdMap<TensorId, bool> = m.tensors.values().map(|t| t.mem == Mem::Dram).collect();
     for id in m.insts_in_order() {
         let k = &m.inst(id).kind;
         for s in k.srcs() {
-            let i = s.tensor.index();
-            if !seen[i] {
-                seen[i] = true;
-                input[i] |= m.tensors[i].mem == Mem::Sbuf;
+            let t = s.tensor;
+            if !seen[t] {
+                seen[t] = true;
+                input[t] |= m.tensors[t].mem == Mem::Sbuf;
             }
         }
-        seen[k.dst().tensor.index()] = true;
+        seen[k.dst().tensor] = true;
     }
     input
 }
@@ -206,9 +207,8 @@ pub fn run(m: &Module, mode: Mode, seed: u64) -> Result<Memory, SimError> {
     let own = m
         .tensors
         .iter()
-        .enumerate()
         .map(|(i, t)| {
-            if layout.in_psum(TensorId::new(i)) {
+            if layout.in_psum(i) {
                 return Vec::new();
             }
             let n = t.partitions as usize * t.elems() as usize;
@@ -489,7 +489,7 @@ pub(crate) fn compared_tensors(
 ) -> Result<Vec<(TensorId, TensorId)>, SimError> {
     let names = result.name_index();
     let mut pairs = Vec::new();
-    for (i, t) in original.tensors.iter().enumerate() {
+    for (i, t) in original.tensors.values().enumerate() {
         if t.mem == Mem::Psum {
             continue;
         }

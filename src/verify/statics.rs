@@ -180,7 +180,7 @@ pub fn check_allocated(m: &Module) -> Result<(), StaticError> {
     let arch = arch::lookup(&m.arch).map_err(|e| StaticError::Arch(e.to_string()))?;
     let layout = Layout::physical(m, &arch)?;
     check_alignment(m, &arch)?;
-    let explicit = m.insts.iter().any(|i| {
+    let explicit = m.insts.values().any(|i| {
         i.kind
             .as_matmul()
             .is_some_and(|mm| matches!(mm.flags, Flags::Set(_)))
@@ -192,7 +192,7 @@ pub fn check_allocated(m: &Module) -> Result<(), StaticError> {
 }
 
 fn check_alignment(m: &Module, arch: &Arch) -> Result<(), StaticError> {
-    for t in m.tensors.iter().filter(|t| t.mem == Mem::Psum) {
+    for t in m.tensors.values().filter(|t| t.mem == Mem::Psum) {
         let banks = arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes)));
         let alignment = bank_alignment(banks);
         let bank = t.bank.unwrap_or(0);
@@ -222,10 +222,10 @@ fn check_declarations(original: &Module, result: &Module) -> Result<(), StaticEr
     };
     let split: std::collections::HashSet<TensorId> = result
         .tensors
-        .iter()
+        .values()
         .filter_map(|r| piece_of(&r.name))
         .collect();
-    for (i, t) in original.tensors.iter().enumerate() {
+    for (i, t) in original.tensors.values().enumerate() {
         let present = res_names.contains_key(t.name.as_str());
         let split = t.mem == Mem::Psum && split.contains(&TensorId::new(i));
         if !present && !split {

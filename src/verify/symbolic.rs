@@ -30,6 +30,7 @@ use super::layout::{Buf, Layout};
 use super::rects::{Rect, RectMap};
 use super::sim::{compared_tensors, input_tensors, splitmix, Mode, SimError, Value};
 use crate::arch;
+use crate::entity::IdMap;
 use crate::ir::{Flags, InstId, InstKind, Module, Region, TensorId};
 
 /// The field modulus, the Mersenne prime `2^61 − 1`.
@@ -249,7 +250,7 @@ struct Run<'a> {
     names: InstNames,
     runs: RunTracker,
     layout: Layout,
-    inputs: Vec<bool>,
+    inputs: IdMap<TensorId, bool>,
     own: Vec<Option<RectMap<Val>>>,
     psum: Option<RectMap<Val>>,
     /// Per-operand piece buffers and source regions, reused.
@@ -337,7 +338,7 @@ impl<'a> Run<'a> {
         match buf {
             Buf::Own(t) => self.own[t.index()].get_or_insert_with(|| {
                 let tt = m.tensor(t);
-                let init = if self.inputs[t.index()] {
+                let init = if self.inputs[t] {
                     let name = tt.name.bytes().map(u64::from).collect::<Vec<_>>();
                     let a = model.hash(&[&[INPUT][..], &name].concat());
                     Val::new(a, 0, tt.dtype.size(), false)

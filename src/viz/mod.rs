@@ -230,11 +230,11 @@ impl Timeline {
             start += len;
         }
 
-        let mut loops: Vec<LoopSpan> = (m.loops.iter().enumerate())
+        let mut loops: Vec<LoopSpan> = (m.loops.values().enumerate())
             .map(|(l, lp)| (LoopId::new(l), lp))
             .filter(|&(l, _)| lin.header[l] != u32::MAX)
             .map(|(l, lp)| LoopSpan {
-                label: format!("loop {} {}..{}", m.vars[lp.var.index()].name, lp.lo, lp.hi),
+                label: format!("loop {} {}..{}", m.vars[lp.var].name, lp.lo, lp.hi),
                 header: lin.header[l],
                 end: lin.end[l],
                 depth: lin.depth[l].saturating_sub(1),
@@ -280,7 +280,7 @@ impl Timeline {
             .map(|b| (b.name.as_str(), (b.bank, b.banks)))
             .collect();
         let mut spills = Vec::new();
-        for (i, inst) in m.insts.iter().enumerate() {
+        for (i, inst) in m.insts.values().enumerate() {
             let (Some(point), InstKind::Copy { dst, src }) =
                 (lin.point_of(InstId::new(i)), &inst.kind)
             else {
@@ -489,9 +489,9 @@ fn spill_source(name: &str) -> Option<&str> {
 fn keeps_ids(original: &Module, drawn: &Module) -> bool {
     original.insts.len() <= drawn.insts.len()
         && original.loops.len() <= drawn.loops.len()
-        && (original.insts.iter().zip(&drawn.insts))
+        && (original.insts.values().zip(&drawn.insts))
             .all(|(a, b)| a.kind.mnemonic() == b.kind.mnemonic())
-        && (original.loops.iter().zip(&drawn.loops)).all(|(a, b)| (a.lo, a.hi) == (b.lo, b.hi))
+        && (original.loops.values().zip(&drawn.loops)).all(|(a, b)| (a.lo, a.hi) == (b.lo, b.hi))
 }
 
 /// Live banks per point of the allocator's first iteration (SPEC §3.4

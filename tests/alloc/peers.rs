@@ -62,7 +62,7 @@ fn module_has_one_instruction_per_step_and_distinct_matmul_operands() {
     let m = p.to_module("trn1");
     assert_eq!(m.insts.len(), p.steps.len());
     assert_eq!(m.blocks.len(), 1);
-    let psum = m.tensors.iter().filter(|t| t.mem == Mem::Psum).count();
+    let psum = m.tensors.values().filter(|t| t.mem == Mem::Psum).count();
     assert_eq!(psum, 2_000);
     let mut operands = std::collections::HashSet::new();
     for (inst, step) in m.insts_in_order().into_iter().zip(&p.steps) {
@@ -84,7 +84,7 @@ fn module_has_one_instruction_per_step_and_distinct_matmul_operands() {
     let arch = psum::arch::lookup("trn1").unwrap();
     assert!(m
         .tensors
-        .iter()
+        .values()
         .filter(|t| t.mem == Mem::Psum)
         .all(|t| arch.bank_num(u64::from(t.bytes)) == 1));
 }

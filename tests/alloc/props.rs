@@ -65,7 +65,7 @@ fn check(input: &Module, out: &AllocOutcome) {
     // Interval graphs of one-bank tensors with demand ≤ numBanks color without spilling.
     let one_bank = input
         .tensors
-        .iter()
+        .values()
         .all(|t| t.mem != psum::ir::Mem::Psum || t.bytes <= 2048);
     if one_bank && r.demand_pct <= 100.0 {
         assert!(r.spilled.is_empty(), "spilled {:?}", r.spilled);
@@ -128,7 +128,7 @@ fn uniform_two_bank_programs_agree() {
         let mut m = module(&program(seed, cfg));
         for t in m
             .tensors
-            .iter_mut()
+            .values_mut()
             .filter(|t| t.mem == psum::ir::Mem::Psum)
         {
             t.bytes *= 2;

@@ -54,7 +54,7 @@ fn args(kind: WorkloadKind, a: &str) -> Workload {
 
 fn psum_names(m: &Module) -> Vec<&str> {
     m.tensors
-        .iter()
+        .values()
         .filter(|t| t.mem == Mem::Psum)
         .map(|t| t.name.as_str())
         .collect()
@@ -132,7 +132,7 @@ impl Liveness {
         });
         let mut intervals = Vec::new();
         let mut banks = Vec::new();
-        for (ti, t) in m.tensors.iter().enumerate() {
+        for (ti, t) in m.tensors.values().enumerate() {
             if t.mem != Mem::Psum {
                 continue;
             }
@@ -207,8 +207,8 @@ fn gemm_tiles_the_neuron_way() {
     // gen1: 64-row M tiles (PE columns and PSUM partitions).
     let g1 = gen(&args(WorkloadKind::Gemm, "128 512 256 --arch inf1"));
     assert_eq!(trips(&g1), [2, 1, 2]);
-    assert_eq!(m.tensors[0].partitions, 128);
-    assert_eq!(g1.tensors[0].partitions, 64);
+    assert_eq!(m.tensors[TensorId(0)].partitions, 128);
+    assert_eq!(g1.tensors[TensorId(0)].partitions, 64);
 }
 
 #[test]
@@ -369,7 +369,11 @@ fn conv1d_rotates_its_accumulators() {
 fn column_tiled_places_tiles_side_by_side() {
     let m = gen(&Workload::defaults(WorkloadKind::ColumnTiled));
     let a = arch::lookup("trn1").unwrap();
-    let mms: Vec<_> = m.insts.iter().filter_map(|i| i.kind.as_matmul()).collect();
+    let mms: Vec<_> = m
+        .insts
+        .values()
+        .filter_map(|i| i.kind.as_matmul())
+        .collect();
     assert_eq!(mms.len(), 2);
     for (i, mm) in mms.iter().enumerate() {
         assert_eq!(mm.pos, (0, 64 * i as u32));
@@ -387,7 +391,7 @@ fn column_tiled_places_tiles_side_by_side() {
     ));
     let pos: Vec<_> = four
         .insts
-        .iter()
+        .values()
         .filter_map(|i| i.kind.as_matmul())
         .map(|m| m.pos)
         .collect();
@@ -420,7 +424,7 @@ fn random_hits_its_pressure() {
     let m = gen(&w);
     assert_eq!(psum_names(&m).len(), 2000);
     assert_eq!(psum_names(&m)[1999], "p1999");
-    for (t, (w, r)) in m.tensors.iter().zip(accesses(&m)) {
+    for (t, (w, r)) in m.tensors.values().zip(accesses(&m)) {
         if t.mem == Mem::Psum {
             assert!(
                 (1..=2).contains(&w) && (1..=3).contains(&r),
@@ -460,14 +464,14 @@ fn random_multi_bank_and_loops() {
         "--tensors 300 --seed 3 --multi-bank --loops",
     ));
     let mut sizes = [0; 5];
-    for t in m.tensors.iter().filter(|t| t.mem == Mem::Psum) {
+    for t in m.tensors.values().filter(|t| t.mem == Mem::Psum) {
         sizes[(t.bytes / 2048) as usize] += 1;
     }
     assert_eq!(sizes[0], 0);
     assert!(sizes[1..].iter().all(|&n| n > 40), "{sizes:?}");
     assert!(!trips(&m).is_empty() && trips(&m).iter().all(|&t| t == 2));
     // Every matmul writes within one bank.
-    for mm in m.insts.iter().filter_map(|i| i.kind.as_matmul()) {
+    for mm in m.insts.values().filter_map(|i| i.kind.as_matmul()) {
         let r = mm.dst.region(|_| 0);
         assert_eq!(r.b1 - r.b0, 2048);
         assert_eq!(r.b0 % 2048, 0);
@@ -491,13 +495,13 @@ fn random_scales() {
     assert_eq!(m.tensors.len(), 100000 + 2 + 4 + 2 + 4);
     let psum: u32 = m
         .tensors
-        .iter()
+        .values()
         .filter(|t| t.mem == Mem::Psum)
         .map(|t| t.bytes / 2048)
         .sum();
     let mms = m
         .insts
-        .iter()
+        .values()
         .filter(|i| matches!(i.kind, InstKind::Matmul(_)))
         .count() as u32;
     assert!(

@@ -577,7 +577,7 @@ fn needs_loop_free_allocated_programs() {
         legalize_program(&mut m.clone(), &a),
         Err(MatmulError::HasLoops)
     );
-    m.tensors[0].bank = None;
+    m.tensors[psum::ir::TensorId(0)].bank = None;
     let mut u = psum::unroll::unroll(&m).unwrap();
     let err = legalize_program(&mut u, &a).unwrap_err();
     assert_eq!(err.to_string(), "PSUM tensor acc has no bank");

@@ -23,7 +23,7 @@ fn legalize_random_modules() {
         .unwrap();
         let arch = lookup(&m.arch).unwrap();
         // An aligned base that fits (SPEC §1, §5.3), as allocation gives.
-        for (i, t) in m.tensors.iter_mut().enumerate() {
+        for (i, t) in m.tensors.values_mut().enumerate() {
             if t.mem == Mem::Psum {
                 let banks = arch.aligned_bank_num(arch.bank_num(u64::from(t.bytes)));
                 let bases = (arch.num_banks() - banks) / bank_alignment(banks) + 1;

@@ -2,7 +2,7 @@
 //! instructions and declarations, `accumulate=`, the `engine` op, NKI's
 //! dtypes, bf16 matmul destinations on gen4, `affine` loops and `scope=`.
 
-use psum::ir::{DType, InstKind};
+use psum::ir::{DType, InstId, InstKind, LoopId, TensorId};
 use psum::text;
 use psum::verify::sim::{self, Mode};
 
@@ -26,11 +26,14 @@ fn locations_and_accumulate_print_parse_and_serialize() {
     let p = text::parse(TRACED).unwrap();
     assert_eq!(text::print(&p.module), TRACED);
     let m = &p.module;
-    assert_eq!(m.tensors[0].loc.as_deref(), Some("k/attn-1.py:12"));
-    assert_eq!(m.tensors[1].loc, None);
-    let mm = m.insts[0].kind.as_matmul().unwrap();
     assert_eq!(
-        (mm.accumulate, m.insts[0].loc()),
+        m.tensors[TensorId(0)].loc.as_deref(),
+        Some("k/attn-1.py:12")
+    );
+    assert_eq!(m.tensors[TensorId(1)].loc, None);
+    let mm = m.insts[InstId(0)].kind.as_matmul().unwrap();
+    assert_eq!(
+        (mm.accumulate, m.insts[InstId(0)].loc()),
         (Some(false), Some("k/attn-1.py:14"))
     );
     let json = text::to_json(m);
@@ -46,8 +49,8 @@ fn affine_loops_and_scopes_print_parse_and_serialize() {
                block main {\n  loop i 0..2 affine {\n    copy t <- x\n    copy x <- t\n  }\n}\n";
     let p = text::parse(src).unwrap();
     assert_eq!(text::print(&p.module), src);
-    assert!(p.module.loops[0].affine);
-    assert_eq!(p.module.tensors[0].scope.as_deref(), Some("i"));
+    assert!(p.module.loops[LoopId(0)].affine);
+    assert_eq!(p.module.tensors[TensorId(0)].scope.as_deref(), Some("i"));
     let json = text::to_json(&p.module);
     assert!(json.contains(r#""affine": true"#) && json.contains(r#""scope": "i""#));
     assert!(text::parse_json(&json).unwrap().same_program(&p.module));
@@ -65,7 +68,7 @@ fn affine_loops_and_scopes_print_parse_and_serialize() {
 fn unrolled_copies_keep_their_location() {
     let m = text::parse(TRACED).unwrap().module;
     let u = psum::unroll::unroll(&m).unwrap();
-    let locs: Vec<_> = u.insts.iter().map(|i| i.loc()).collect();
+    let locs: Vec<_> = u.insts.values().map(|i| i.loc()).collect();
     assert_eq!(
         locs,
         [
@@ -94,7 +97,7 @@ fn strings_are_one_line_and_loc_is_checked() {
         "accumulate=maybe: expected true or false"
     );
     let mut m = text::parse(TRACED).unwrap().module;
-    m.insts[0].set_loc(Some("a\"b".into()));
+    m.insts[InstId(0)].set_loc(Some("a\"b".into()));
     assert_eq!(
         psum::validate::validate(&m).unwrap_err().to_string(),
         "malformed module: bad location \"a\\\"b\""
@@ -113,8 +116,8 @@ fn validation_and_verification_messages_name_the_kernel_line() {
     let c = psum::pipeline::compile(&m, &Default::default()).unwrap();
     assert!(c.verify.as_ref().unwrap().is_ok());
     let mut broken = c.module.clone();
-    let last = broken.insts.len() - 1;
-    broken.insts.swap(0, last);
+    let last = InstId::new(broken.insts.len() - 1);
+    broken.insts.swap(InstId(0), last);
     let err = psum::verify::verify(&m, &broken).first_error().unwrap();
     assert!(err.contains(" at k/attn-1.py:"), "{err}");
 }
@@ -131,8 +134,10 @@ fn the_engine_op_sums_every_source_element_into_every_destination_element() {
         + (0..2).map(|i| input("b", i)).sum::<f64>();
     let out = mem.tensor(&m, m.tensor_by_name("out").unwrap());
     assert_eq!(out, vec![expected; 3]);
-    assert_eq!(m.insts[2].kind.mnemonic(), "engine");
-    assert!(matches!(m.insts[2].kind, InstKind::Engine { ref srcs, .. } if srcs.len() == 2));
+    assert_eq!(m.insts[InstId(2)].kind.mnemonic(), "engine");
+    assert!(
+        matches!(m.insts[InstId(2)].kind, InstKind::Engine { ref srcs, .. } if srcs.len() == 2)
+    );
 }
 
 #[test]
@@ -163,7 +168,7 @@ fn nki_dtypes_have_their_sizes() {
             d.keyword()
         );
         let m = text::parse(&src).unwrap().module;
-        assert_eq!(m.tensors[0].dtype, d);
+        assert_eq!(m.tensors[TensorId(0)].dtype, d);
         assert_eq!(
             text::print(&m).contains(&format!("[1, 12] {d}")),
             d != DType::F32

@@ -184,7 +184,7 @@ fn json_output_and_kwargs() {
     assert_eq!(m.arch, "trn1");
     let psum_tiles: Vec<_> = m
         .tensors
-        .iter()
+        .values()
         .filter(|t| t.mem == psum::ir::Mem::Psum)
         .map(|t| t.name.as_str())
         .collect();

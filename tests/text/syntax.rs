@@ -28,14 +28,24 @@ fn declarations_with_dtype_and_attributes() {
     let m = parse(&block("")).unwrap().module;
     let t = &m.tensors;
     assert_eq!(
-        (t[0].mem, t[0].dtype, t[0].bank, t[0].addr),
+        (
+            t[psum::ir::TensorId(0)].mem,
+            t[psum::ir::TensorId(0)].dtype,
+            t[psum::ir::TensorId(0)].bank,
+            t[psum::ir::TensorId(0)].addr
+        ),
         (Mem::Psum, DType::F32, Some(2), None)
     );
     assert_eq!(
-        (t[1].mem, t[1].dtype, t[1].bank, t[1].addr),
+        (
+            t[psum::ir::TensorId(1)].mem,
+            t[psum::ir::TensorId(1)].dtype,
+            t[psum::ir::TensorId(1)].bank,
+            t[psum::ir::TensorId(1)].addr
+        ),
         (Mem::Sbuf, DType::Bf16, None, Some(64))
     );
-    assert_eq!(t[2].elems(), 2048);
+    assert_eq!(t[psum::ir::TensorId(2)].elems(), 2048);
     assert_eq!(
         print(&m),
         "arch core_v4\n\npsum acc [128, 4096] bank=2\nsbuf w [128, 512] bf16 addr=64\nsbuf x [128, 2048] fp8\n\nblock main {\n}\n"
@@ -93,7 +103,7 @@ fn matmul_attributes() {
     let mms: Vec<_> = p
         .module
         .insts
-        .iter()
+        .values()
         .map(|i| i.kind.as_matmul().unwrap().clone())
         .collect();
     assert_eq!(mms[0].kind, MatmulKind::Transpose);
@@ -109,8 +119,8 @@ fn matmul_attributes() {
     assert_eq!(mms[0].zr, Some(1));
     assert_eq!(mms[1].flags, Flags::Set(FlagSet::NONE));
     assert_eq!(mms[2].flags, Flags::Auto);
-    assert_eq!(p.module.insts[0].label(), Some("mm.0"));
-    assert_eq!(p.module.insts[1].after(), Some("mm.0"));
+    assert_eq!(p.module.insts[psum::ir::InstId(0)].label(), Some("mm.0"));
+    assert_eq!(p.module.insts[psum::ir::InstId(1)].after(), Some("mm.0"));
     let tile = p.source_map.tiles()[0].1;
     assert_eq!((tile.rows, tile.cols), (128, 64));
     assert_eq!(&src[tile.span.start..tile.span.end], "tile=128x64");
@@ -132,9 +142,17 @@ fn copy_act_dma_and_multiple_blocks() {
     let src = format!("{HEAD}dram d [128, 2048] fp8\nblock a {{\n  memset acc = 0\n}}\nblock b {{\n  act acc <- acc, acc\n  copy x <- d\n  dma d <- x\n}}\n");
     let m = parse(&src).unwrap().module;
     assert_eq!(m.blocks.len(), 2);
-    assert!(matches!(&m.insts[1].kind, InstKind::Act { srcs, .. } if srcs.len() == 2));
-    assert!(matches!(m.insts[2].kind, InstKind::Copy { .. }));
-    assert!(matches!(m.insts[3].kind, InstKind::Dma { .. }));
+    assert!(
+        matches!(&m.insts[psum::ir::InstId(1)].kind, InstKind::Act { srcs, .. } if srcs.len() == 2)
+    );
+    assert!(matches!(
+        m.insts[psum::ir::InstId(2)].kind,
+        InstKind::Copy { .. }
+    ));
+    assert!(matches!(
+        m.insts[psum::ir::InstId(3)].kind,
+        InstKind::Dma { .. }
+    ));
     assert!(print(&m).ends_with("\nblock a {\n  memset acc = 0\n}\n\nblock b {\n  act acc <- acc, acc\n  copy x <- d\n  dma d <- x\n}\n"));
 }
 
@@ -289,7 +307,12 @@ fn bounds_have_the_same_spans_however_they_are_spaced() {
         };
         assert_eq!(bounds, ["0", p1, "0", "64"], "{access:?}");
         assert_eq!(text(spans.span), access, "{access:?}");
-        let r = p.module.insts[0].kind.srcs().next().unwrap().region(|_| 0);
+        let r = p.module.insts[psum::ir::InstId(0)]
+            .kind
+            .srcs()
+            .next()
+            .unwrap()
+            .region(|_| 0);
         assert_eq!((r.p0, r.p1, r.b0, r.b1), (0, 128, 0, 64), "{access:?}");
     }
 }

@@ -531,32 +531,38 @@ fn malformed_json_modules_are_rejected_not_panicking() {
         "malformed module: loop0 is out of range or placed twice",
     );
     check(
-        &|b| b.insts[1].kind.dst_mut().tensor = psum::ir::TensorId(9),
+        &|b| b.insts[psum::ir::InstId(1)].kind.dst_mut().tensor = psum::ir::TensorId(9),
         "malformed module: tensor t9 is out of range",
     );
     check(
         &|b| {
-            let v = b.loops[0].var;
-            b.insts[1].kind.dst_mut().edit_bounds(|bound, e| {
-                if bound == psum::ir::Bound::P0 {
-                    e.add_term(v, 1);
-                }
-            });
+            let v = b.loops[psum::ir::LoopId(0)].var;
+            b.insts[psum::ir::InstId(1)]
+                .kind
+                .dst_mut()
+                .edit_bounds(|bound, e| {
+                    if bound == psum::ir::Bound::P0 {
+                        e.add_term(v, 1);
+                    }
+                });
         },
         "malformed module: bound p0 uses v0, which no enclosing loop binds",
     );
     check(
-        &|b| b.tensors[0].name = "a b".to_string(),
+        &|b| b.tensors[psum::ir::TensorId(0)].name = "a b".to_string(),
         "malformed module: bad tensor name \"a b\"",
     );
     check(&|b| b.blocks.clear(), "malformed module: no block");
     check(
         &|b| {
-            b.insts[0].kind.dst_mut().edit_bounds(|bound, e| {
-                if bound == psum::ir::Bound::B0 {
-                    e.terms.push((psum::ir::VarId(0), 0));
-                }
-            });
+            b.insts[psum::ir::InstId(0)]
+                .kind
+                .dst_mut()
+                .edit_bounds(|bound, e| {
+                    if bound == psum::ir::Bound::B0 {
+                        e.terms.push((psum::ir::VarId(0), 0));
+                    }
+                });
         },
         "malformed module: bound b0 is not in canonical form",
     );

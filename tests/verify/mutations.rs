@@ -53,7 +53,7 @@ fn matmuls(m: &Module) -> Vec<InstId> {
 }
 
 fn flags_mut(m: &mut Module, id: InstId) -> &mut FlagSet {
-    let InstKind::Matmul(mm) = &mut m.insts[id.index()].kind else {
+    let InstKind::Matmul(mm) = &mut m.insts[id].kind else {
         panic!("not a matmul")
     };
     match &mut mm.flags {
@@ -93,7 +93,7 @@ fn interfering_tensors_given_one_bank() {
     let mut m = module(C01);
     let a = m.tensor_by_name("a").unwrap();
     let b = m.tensor_by_name("b").unwrap();
-    m.tensors[b.index()].bank = m.tensors[a.index()].bank;
+    m.tensors[b].bank = m.tensors[a].bank;
     caught(
         EX01,
         &m,
@@ -103,7 +103,7 @@ fn interfering_tensors_given_one_bank() {
     // Example 02: t1 moved onto t0's bank while t0 is live (before its save).
     let mut m = module(C02);
     let t1 = m.tensor_by_name("t1").unwrap();
-    m.tensors[t1.index()].bank = Some(0);
+    m.tensors[t1].bank = Some(0);
     caught(
         EX02,
         &m,
@@ -143,7 +143,7 @@ fn save_moved_after_clobbering_write() {
         .find(|&i| inst_to_string(&m, i).starts_with("copy t0_SpillTensorCopy0"))
         .unwrap();
     // The first later write to a tensor on t0's bank clobbers it.
-    let bank = m.tensors[m.tensor_by_name("t0").unwrap().index()].bank;
+    let bank = m.tensors[m.tensor_by_name("t0").unwrap()].bank;
     let clobber = order
         .iter()
         .copied()
@@ -259,7 +259,7 @@ fn zr_changed_on_every_matmul() {
         let base = module(res);
         for id in matmuls(&base) {
             let mut m = base.clone();
-            let InstKind::Matmul(mm) = &mut m.insts[id.index()].kind else {
+            let InstKind::Matmul(mm) = &mut m.insts[id].kind else {
                 unreachable!()
             };
             let old = mm.zr.unwrap();
@@ -284,7 +284,7 @@ fn bank_out_of_range_for_every_psum_tensor() {
     let mut n = 0;
     for (orig, res) in ALL {
         let base = module(res);
-        for (i, t) in base.tensors.iter().enumerate() {
+        for (i, t) in base.tensors.iter() {
             if t.mem != Mem::Psum {
                 continue;
             }
@@ -333,7 +333,7 @@ fn operands_swapped(a: usize, b: usize) -> Module {
     };
     let (oa, ob) = (operands(&m, mm[a]), operands(&m, mm[b]));
     for (id, (s, v)) in [(mm[a], ob), (mm[b], oa)] {
-        let InstKind::Matmul(x) = &mut m.insts[id.index()].kind else {
+        let InstKind::Matmul(x) = &mut m.insts[id].kind else {
             unreachable!()
         };
         (x.stationary, x.moving) = (s, v);

@@ -3,7 +3,7 @@
 
 use crate::verify_fixtures;
 
-use psum::ir::Flags;
+use psum::ir::{Flags, TensorId};
 use psum::verify::sim::{input_value, run, Mode, DEFAULT_SEED};
 use psum::verify::{verify, verify_with, CheckError, Simulator};
 use verify_fixtures::*;
@@ -116,7 +116,7 @@ fn missing_zero_shows_in_values_and_symbols() {
     let orig = module(EX04);
     let mut res = module(C04);
     let first = res.insts_in_order()[0];
-    if let psum::ir::InstKind::Matmul(mm) = &mut res.insts[first.index()].kind {
+    if let psum::ir::InstKind::Matmul(mm) = &mut res.insts[first].kind {
         mm.flags = Flags::Set(psum::ir::FlagSet::NONE);
     }
     let r = verify(&orig, &res);
@@ -155,11 +155,11 @@ fn first_violation_has_a_location() {
     use psum::ir::Loc;
     let orig = module(EX01);
     let mut res = module(C01);
-    res.tensors[1].bank = Some(9);
+    res.tensors[TensorId(1)].bank = Some(9);
     let r = verify(&orig, &res);
     assert_eq!(r.first_loc(&res), Loc::Tensor(psum::ir::TensorId(1)));
     let mut res = module(C01);
-    res.tensors[1].bank = Some(3);
+    res.tensors[TensorId(1)].bank = Some(3);
     let r = verify(&orig, &res);
     assert_eq!(r.first_loc(&res), Loc::Inst(res.insts_in_order()[4]));
 }

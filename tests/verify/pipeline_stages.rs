@@ -36,7 +36,7 @@ fn a_corrupted_allocation_fails_at_the_alloc_stage() {
     let (mut out, _) = verify_after(&m, Pass::Alloc, &AllocOptions::default()).unwrap();
     let a = out.tensor_by_name("a").unwrap();
     let b = out.tensor_by_name("b").unwrap();
-    out.tensors[b.index()].bank = out.tensor(a).bank;
+    out.tensors[b].bank = out.tensor(a).bank;
     let report = psum::verify::verify(&m, &out);
     let err = report.first_error().expect("a shared bank is caught");
     assert!(err.contains("checker"), "{err}");

@@ -207,12 +207,12 @@ fn without_spill_code(mut m: Module, (tensors, insts): (usize, usize)) -> Module
     // What each new tensor holds: a save copies a tensor of the program,
     // a reload copies a save (created after it).
     let mut holds: IdMap<TensorId, TensorId> = (0..m.tensors.len()).map(TensorId::new).collect();
-    for inst in &m.insts[insts..] {
+    for inst in &m.insts.as_slice()[insts..] {
         if let InstKind::Copy { dst, src } = &inst.kind {
             holds[dst.tensor] = holds[src.tensor];
         }
     }
-    for inst in &mut m.insts[..insts] {
+    for inst in m.insts.values_mut().take(insts) {
         inst.kind.for_each_src_mut(|a| a.tensor = holds[a.tensor]);
     }
     let keep = |s: &Stmt| !matches!(s, Stmt::Inst(i) if i.index() >= insts);

@@ -93,7 +93,7 @@ pub(crate) fn live_ranges(
     let accesses = accesses(m, lin);
     let mut nodes = Vec::new();
     let mut unused = Vec::new();
-    for (i, t) in m.tensors.iter().enumerate() {
+    for (i, t) in m.tensors.values().enumerate() {
         let tensor = TensorId::new(i);
         let acc = &accesses[i];
         if t.mem != Mem::Psum {

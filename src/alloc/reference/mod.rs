@@ -38,7 +38,7 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
     let (mut work, input) = split::memloc_split(m);
     // Errors name the input's tensors.
     let in_input = |e: AllocError, work: &Module| e.in_input(|t| input.of(work, t));
-    for t in work.tensors.iter_mut().filter(|t| t.mem == Mem::Psum) {
+    for t in work.tensors.values_mut().filter(|t| t.mem == Mem::Psum) {
         t.bank = None;
     }
     let mut namer = Namer::new(&work);
@@ -79,7 +79,7 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
                 pct_text(utilization)
             ));
             for (n, b) in nodes.iter().zip(&sel.bank) {
-                work.tensors[n.tensor.index()].bank = *b;
+                work.tensors[n.tensor].bank = *b;
             }
             let report = AllocReport {
                 arch: work.arch.clone(),
@@ -225,7 +225,7 @@ fn tensor_rows(
     for t in spilled {
         was_spilled[t.index()] = true;
     }
-    (work.tensors.iter().enumerate())
+    (work.tensors.values().enumerate())
         .filter(|(_, t)| t.mem == Mem::Psum)
         .map(|(i, t)| TensorReport {
             name: t.name.clone(),

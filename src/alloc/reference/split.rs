@@ -9,33 +9,34 @@
 use super::liveness::{accesses, Access};
 use crate::alloc::linear::Linear;
 use crate::alloc::InputTensors;
-use crate::ir::{self, InstId, Mem, Module, Region, Tensor, TensorId};
+use crate::entity::{IdMap, IdVec};
+use crate::ir::{self, InstId, Mem, Module, Region, Tensor, TensorId, VarId};
 
 /// Splits every PSUM tensor of `m` at its overwrite points; with the
 /// input tensor of each piece.
 pub(crate) fn memloc_split(mut m: Module) -> (Module, InputTensors) {
     let lin = Linear::new(&m);
     let accesses = accesses(&m, &lin);
-    let mut last_value = vec![0; m.vars.len()];
+    let mut last_value = IdMap::with_len(m.vars.len(), 0);
     for l in &m.loops {
-        last_value[l.var.index()] = l.hi - 1;
+        last_value[l.var] = l.hi - 1;
     }
-    let cuts: Vec<Vec<u32>> = (m.tensors.iter().enumerate())
+    let cuts: IdMap<TensorId, Vec<u32>> = (m.tensors.iter())
         .map(|(i, t)| match t.mem {
-            Mem::Psum => cut_points(&m, &lin, TensorId::new(i), &accesses[i], &last_value),
+            Mem::Psum => cut_points(&m, &lin, i, &accesses[i.index()], &last_value),
             _ => Vec::new(),
         })
         .collect();
-    if cuts.iter().all(Vec::is_empty) {
+    if cuts.values().all(Vec::is_empty) {
         let n = m.tensors.len();
         return (m, InputTensors::new(Vec::new(), n));
     }
-    let mut first_piece = Vec::new();
+    let mut first_piece = IdMap::with_len(m.tensors.len(), 0);
     let mut tensors = Vec::new();
     let mut input = Vec::new();
-    for (i, (t, c)) in m.tensors.iter().zip(&cuts).enumerate() {
-        first_piece.push(tensors.len());
-        input.extend(std::iter::repeat_n(TensorId::new(i), c.len() + 1));
+    for ((i, t), c) in m.tensors.iter().zip(cuts.values()) {
+        first_piece[i] = tensors.len();
+        input.extend(std::iter::repeat_n(i, c.len() + 1));
         if c.is_empty() {
             tensors.push(t.clone());
             continue;
@@ -47,13 +48,13 @@ pub(crate) fn memloc_split(mut m: Module) -> (Module, InputTensors) {
             });
         }
     }
-    m.tensors = tensors;
-    for (i, inst) in m.insts.iter_mut().enumerate() {
+    m.tensors = IdVec::from(tensors);
+    for (i, inst) in m.insts.values_mut().enumerate() {
         let point = lin.point_of(InstId::new(i));
         let rename = |t: &mut TensorId| {
-            let c = &cuts[t.index()];
+            let c = &cuts[*t];
             let piece = point.map_or(0, |p| c.iter().filter(|&&x| x <= p).count());
-            *t = TensorId::new(first_piece[t.index()] + piece);
+            *t = TensorId::new(first_piece[*t] + piece);
         };
         rename(&mut inst.kind.dst_mut().tensor);
         inst.kind.for_each_src_mut(|a| rename(&mut a.tensor));
@@ -68,7 +69,7 @@ fn cut_points(
     lin: &Linear,
     id: TensorId,
     acc: &[Access],
-    last_value: &[i64],
+    last_value: &IdMap<VarId, i64>,
 ) -> Vec<u32> {
     let t = m.tensor(id);
     let whole = ir::Access::whole(id, t).region(|_| 0);
@@ -97,12 +98,17 @@ fn cut_points(
 /// the tensor, as a matmul of the same whole region (the run goes on) or
 /// as a non-matmul write covering it (an init), with the loop variables
 /// at their last values.
-fn starts_run(m: &Module, before: &[Access], whole: Region, last_value: &[i64]) -> bool {
+fn starts_run(
+    m: &Module,
+    before: &[Access],
+    whole: Region,
+    last_value: &IdMap<VarId, i64>,
+) -> bool {
     let Some(prev) = before.last().filter(|a| a.write) else {
         return true;
     };
     let kind = &m.inst(prev.inst).kind;
-    let region = kind.dst().region(|v| last_value[v.index()]);
+    let region = kind.dst().region(|v| last_value[v]);
     match kind.as_matmul() {
         Some(_) => region != whole,
         None => !region.contains(&whole),

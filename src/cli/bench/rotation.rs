@@ -78,7 +78,7 @@ fn measured(
 /// The program's own placement (`--keep-banks`, SPEC §9.5), measured and
 /// verified, when every PSUM tensor carries a sound `bank=`.
 fn kept(m: &Module) -> Option<Measured> {
-    let mut psum = m.tensors.iter().filter(|t| t.mem == Mem::Psum).peekable();
+    let mut psum = m.tensors.values().filter(|t| t.mem == Mem::Psum).peekable();
     if psum.peek().is_none() || psum.any(|t| t.bank.is_none()) {
         return None;
     }

@@ -127,7 +127,7 @@ impl Operands {
     /// Sizes each pool to the bytes it handed out.
     pub(super) fn finish(&self, m: &mut Module) {
         for p in &self.pools {
-            m.tensors[p.tensor.index()].bytes = p.size;
+            m.tensors[p.tensor].bytes = p.size;
         }
     }
 

@@ -235,9 +235,9 @@ mod tests {
             }
         );
         let m = program(1, &p.config()).unwrap();
-        let psum = m.tensors.iter().filter(|t| t.mem == Mem::Psum).count();
+        let psum = m.tensors.values().filter(|t| t.mem == Mem::Psum).count();
         assert_eq!(psum, 24);
-        assert!(m.tensors.iter().any(|t| t.name == "w0"));
-        assert!(m.tensors.iter().all(|t| t.name != "w"));
+        assert!(m.tensors.values().any(|t| t.name == "w0"));
+        assert!(m.tensors.values().all(|t| t.name != "w"));
     }
 }

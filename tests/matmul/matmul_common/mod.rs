@@ -51,6 +51,6 @@ pub fn flags(r: &MatmulReport) -> Vec<(String, String)> {
 pub fn set_banks(m: &mut Module, banks: &[(&str, u32)]) {
     for &(name, bank) in banks {
         let t = m.tensor_by_name(name).expect("tensor exists");
-        m.tensors[t.index()].bank = Some(bank);
+        m.tensors[t].bank = Some(bank);
     }
 }
