@@ -139,7 +139,7 @@ pub enum Simulator {
 ///
 /// // Reading `b` first reads what the input does not: a wrong value.
 /// let mut wrong = out.module.clone();
-/// wrong.insts.swap(1, 3);
+/// wrong.insts.swap(psum::ir::InstId::new(1), psum::ir::InstId::new(3));
 /// let report = psum::verify::verify(&input, &wrong);
 /// assert!(!report.is_ok());
 /// assert_eq!(
