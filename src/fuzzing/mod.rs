@@ -8,6 +8,8 @@
 //!   result must be reported, never crash the verifier or legalization.
 //! - [`json`]: arbitrary bytes read as the JSON form (SPEC §2.5, §2.6) give
 //!   a located error or a module that prints and parses back unchanged.
+//! - [`parse`]: the same for the text form.
 
 pub mod compile;
 pub mod json;
+pub mod parse;

@@ -8,7 +8,7 @@ use std::process::Command;
 
 #[path = "../support/cli.rs"]
 mod cli;
-pub(crate) use cli::{psum, text};
+pub(crate) use cli::{psum, scratch, text};
 
 /// Traces `examples/nki/FILE` `FUNCTION` with `args`; the program text.
 fn trace(file: &str, function: &str, args: &[&str]) -> String {

@@ -2,15 +2,7 @@
 //! are found, SPMD grids, limits, and one shape of error for every way a
 //! kernel can fail (the fuzz findings of the tracer, as kernels of our own).
 
-use super::kernels::{psum, text};
-
-/// A scratch directory for `-o` files, fresh per test.
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("psum-nki-trace-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use super::kernels::{psum, scratch, text};
 
 /// Traces `tests/nki_kernels/FILE` `FUNCTION` into `-o`: asserts exit 1, the
 /// one error line on stderr (after any output of the kernel's own), and that

@@ -1,10 +1,11 @@
-//! A bounded, seeded run of the JSON fuzz property
-//! ([`psum::fuzzing::json::check_json`], SPEC §2.5, §2.6): JSON modules of
-//! generated programs, mutated deterministically, byte by byte and value by
-//! value (ids, bounds, bodies), must each fail with a diagnostic or print
-//! and re-parse.
+//! A bounded, seeded run of the JSON and text fuzz properties
+//! ([`psum::fuzzing::json::check_json`], [`psum::fuzzing::parse::check_text`],
+//! SPEC §2.5, §2.6): JSON and text modules of generated programs, mutated
+//! deterministically, byte by byte and (JSON) value by value (ids, bounds,
+//! bodies), must each fail with a diagnostic or print and re-parse.
 
 use psum::fuzzing::json::check_json;
+use psum::fuzzing::parse::check_text;
 use psum::gen::random::{program, Arches, RandomConfig, Rng};
 use psum::text::to_json;
 use serde_json::Value;
@@ -96,4 +97,28 @@ fn mutated_json_modules_fail_cleanly_or_round_trip() {
         }
     }
     assert_eq!(checked, 480);
+}
+
+#[test]
+fn mutated_text_modules_fail_cleanly_or_round_trip() {
+    let cfg = RandomConfig {
+        arch: Arches::Generations,
+        tensors: 4,
+        ..RandomConfig::syntax()
+    };
+    let mut rng = Rng::new(46);
+    let mut checked = 0;
+    for seed in 0..40 {
+        let text = psum::text::print(&program(seed, &cfg).unwrap());
+        check_text(text.as_bytes());
+        for _ in 0..6 {
+            let mut b = text.clone().into_bytes();
+            for _ in 0..1 + rng.below(3) {
+                mutate_bytes(&mut b, &mut rng);
+            }
+            check_text(&b);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 240);
 }
