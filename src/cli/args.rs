@@ -3,8 +3,11 @@
 use super::io::{usage_error, Failure};
 use crate::alloc::{AllocOptions, AllocOutcome, Allocator, LogLevel};
 use crate::arch;
+use crate::ir::Module;
 use crate::pipeline::Rotation;
+use crate::text;
 use clap::{Args, ValueEnum};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Allocator settings shared by `alloc` and `compile`.
@@ -176,6 +179,16 @@ pub(crate) enum Emit {
     Text,
     /// The serde JSON form.
     Json,
+}
+
+impl Emit {
+    /// Writes `m` in this format, as it is printed.
+    pub(crate) fn write(self, m: &Module, w: &mut dyn Write) -> std::io::Result<()> {
+        match self {
+            Emit::Text => text::write(m, w),
+            Emit::Json => text::write_json(m, w),
+        }
+    }
 }
 
 /// Where a command writes its main output.

@@ -1,12 +1,10 @@
 //! Reading inputs, writing outputs and rendering failures, shared by every
 //! command (SPEC §2.6, §6).
 
-use super::args::Emit;
 use super::Cli;
-use crate::ir::{Loc, Module};
+use crate::ir::Loc;
 use crate::pipeline::CompileError;
 use crate::source::{self, Loaded};
-use crate::text;
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -43,14 +41,6 @@ pub(crate) fn read(file: &str) -> Result<Loaded, Failure> {
         bytes = std::fs::read(file).map_err(|e| Failure::Input(format!("{file}: error: {e}")))?;
     }
     source::parse(file, bytes).map_err(|d| Failure::Input(d.to_string()))
-}
-
-/// Writes the module in the chosen output format, as it is printed.
-pub(crate) fn write_module(m: &Module, format: Emit, w: &mut dyn Write) -> std::io::Result<()> {
-    match format {
-        Emit::Text => text::write(m, w),
-        Emit::Json => text::write_json(m, w),
-    }
 }
 
 /// `v` as pretty JSON with a closing newline.

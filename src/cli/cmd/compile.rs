@@ -2,7 +2,7 @@
 
 use crate::alloc::{AllocError, Allocator};
 use crate::cli::args::{AllocFlags, Emit, OutputArgs, Report, ReportKind, RotateFlags};
-use crate::cli::io::{compile_failure, json_text, load, title, usage_error, write_module, Failure};
+use crate::cli::io::{compile_failure, json_text, load, title, usage_error, Failure};
 use crate::cli::output::Outputs;
 use crate::pipeline::{self, CompileError, CompileOptions, Compiled};
 use crate::report;
@@ -90,7 +90,7 @@ pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
     if let Some(e) = c.verify.as_ref().and_then(|v| v.first_error()) {
         return Err(Failure::Input(format!("error: verification failed: {e}")));
     }
-    let program = |w: &mut dyn std::io::Write| write_module(&c.module, a.emit, w);
+    let program = |w: &mut dyn std::io::Write| a.emit.write(&c.module, w);
     let program_to = a.out.output.as_deref();
     let mut out = Outputs::new();
     match report {

@@ -1,7 +1,7 @@
 //! `psum fmt` (SPEC §2.5): a module in canonical form, text or JSON.
 
 use crate::cli::args::{Emit, OutputArgs};
-use crate::cli::io::{read, write_module, Failure};
+use crate::cli::io::{read, Failure};
 use crate::cli::output::Outputs;
 use clap::Args;
 
@@ -26,9 +26,7 @@ pub(crate) fn run(a: FmtArgs) -> Result<(), Failure> {
     let mut out = Outputs::new();
     let (valid, printed) = std::thread::scope(|s| {
         let valid = s.spawn(|| loaded.validate());
-        let printed = out.stream(a.out.output.as_deref(), |w| {
-            write_module(&loaded.module, a.emit, w)
-        });
+        let printed = out.stream(a.out.output.as_deref(), |w| a.emit.write(&loaded.module, w));
         let valid = valid
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));

@@ -1,7 +1,7 @@
 //! `psum pass NAME FILE`: a single pass on its own.
 
 use super::fmt::FmtArgs;
-use crate::cli::io::{load, write_module, Failure};
+use crate::cli::io::{load, Failure};
 use crate::cli::output::emit;
 use crate::matmul;
 use clap::Subcommand;
@@ -17,5 +17,5 @@ pub(crate) fn run(a: FmtArgs) -> Result<(), Failure> {
     let loaded = load(&a.file)?;
     let mut m = loaded.module;
     matmul::set_first_matmults(&mut m);
-    emit(a.out.output.as_deref(), |w| write_module(&m, a.emit, w))
+    emit(a.out.output.as_deref(), |w| a.emit.write(&m, w))
 }

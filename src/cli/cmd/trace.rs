@@ -1,7 +1,7 @@
 //! `psum trace` (SPEC §9): an NKI kernel run under the tracer.
 
 use crate::cli::args::{Emit, OutputArgs};
-use crate::cli::io::{print_stdout, usage_error, write_module, Failure};
+use crate::cli::io::{print_stdout, usage_error, Failure};
 use crate::cli::output::emit;
 use crate::trace::{self, Limits, TensorArg, TraceError, TraceRequest};
 use clap::Args;
@@ -140,7 +140,5 @@ pub(crate) fn run(a: TraceArgs) -> Result<(), Failure> {
         .as_ref()
         .is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
     let format = if json { Emit::Json } else { Emit::Text };
-    emit(a.out.output.as_deref(), |w| {
-        write_module(&traced.module, format, w)
-    })
+    emit(a.out.output.as_deref(), |w| format.write(&traced.module, w))
 }
