@@ -11,6 +11,7 @@ use super::log::hundredths;
 use super::setup::unused_warnings;
 use super::support::threads::PARALLEL_MIN_NODES;
 use super::{liveness, outcome, AllocError, AllocOptions, AllocOutcome, AllocReport};
+use crate::entity::IdMap;
 use crate::ir::{Mem, Module};
 
 /// A placed tile as a problem names it.
@@ -136,9 +137,9 @@ fn check(a: &Analysis) -> Vec<PlacementError> {
     let mut placed = Vec::new();
     let past_last =
         |bank: u32, banks: u32| u64::from(bank) + u64::from(banks) > u64::from(a.num_banks);
-    let mut has_node = vec![false; a.module.tensors.len()];
+    let mut has_node = IdMap::with_len(a.module.tensors.len(), false);
     for n in a.live.nodes.values() {
-        has_node[n.tensor.index()] = true;
+        has_node[n.tensor] = true;
         let t = a.module.tensor(n.tensor);
         let tile = Placed {
             name: t.name.clone(),
@@ -156,8 +157,8 @@ fn check(a: &Analysis) -> Vec<PlacementError> {
         }
     }
     // An unused tile needs no bank (SPEC §3.3), but one it is given must fit.
-    for (t, _) in
-        (a.module.tensors.values().zip(has_node)).filter(|(t, node)| !node && t.mem == Mem::Psum)
+    for (t, _) in (a.module.tensors.values().zip(has_node.values()))
+        .filter(|(t, &node)| !node && t.mem == Mem::Psum)
     {
         let banks = a.arch.aligned_bank_num(a.arch.bank_num(u64::from(t.bytes)));
         if let Some(bank) = t.bank.filter(|&b| past_last(b, banks)) {

@@ -2,6 +2,7 @@
 //! printed in the text syntax.
 
 use super::{Var, VarId};
+use crate::entity::IdVec;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -173,7 +174,7 @@ impl Affine {
     }
 
     /// Prints in canonical text syntax (`k*1024+256`), naming variables via `vars`.
-    pub fn display<'a>(&'a self, vars: &'a [Var]) -> impl fmt::Display + 'a {
+    pub fn display<'a>(&'a self, vars: &'a IdVec<VarId, Var>) -> impl fmt::Display + 'a {
         AffineDisplay { a: self, vars }
     }
 }
@@ -187,7 +188,7 @@ pub(super) fn eval(constant: i64, terms: &[(VarId, i64)], value: impl Fn(VarId) 
 
 struct AffineDisplay<'a> {
     a: &'a Affine,
-    vars: &'a [Var],
+    vars: &'a IdVec<VarId, Var>,
 }
 
 impl fmt::Display for AffineDisplay<'_> {
@@ -201,13 +202,18 @@ impl fmt::Display for AffineDisplay<'_> {
 impl Affine {
     /// Appends the canonical text syntax (`k*1024+256`) to `out`, naming
     /// variables via `vars`; what [`Affine::display`] shows.
-    pub fn write_text(&self, out: &mut String, vars: &[Var]) {
+    pub fn write_text(&self, out: &mut String, vars: &IdVec<VarId, Var>) {
         write_affine(out, self.constant, &self.terms, vars);
     }
 }
 
 /// Appends `constant + Σ coef·var` over `terms` in canonical text syntax.
-pub(crate) fn write_affine(out: &mut String, constant: i64, terms: &[(VarId, i64)], vars: &[Var]) {
+pub(crate) fn write_affine(
+    out: &mut String,
+    constant: i64,
+    terms: &[(VarId, i64)],
+    vars: &IdVec<VarId, Var>,
+) {
     let mut num = itoa::Buffer::new();
     let mut first = true;
     for &(v, c) in terms {
@@ -217,7 +223,7 @@ pub(crate) fn write_affine(out: &mut String, constant: i64, terms: &[(VarId, i64
         } else if !first {
             out.push('+');
         }
-        out.push_str(&vars[v.index()].name);
+        out.push_str(&vars[v].name);
         if mag != 1 {
             out.push('*');
             out.push_str(num.format(mag));
@@ -235,10 +241,11 @@ pub(crate) fn write_affine(out: &mut String, constant: i64, terms: &[(VarId, i64
 #[cfg(test)]
 mod tests {
     use super::super::*;
+    use crate::entity::IdVec;
 
     #[test]
     fn affine_canonical_and_display() {
-        let vars = vec![Var { name: "k".into() }, Var { name: "j".into() }];
+        let vars = IdVec::from(vec![Var { name: "k".into() }, Var { name: "j".into() }]);
         let mut a = Affine::constant(256);
         a.add_term(VarId(0), 1024);
         assert_eq!(a.display(&vars).to_string(), "k*1024+256");

@@ -26,6 +26,7 @@ use super::groups::{analyze, AccGroup, Analysis};
 use super::order::order_column_tiled_mms;
 use super::MatmulError;
 use crate::arch::Arch;
+use crate::entity::IdMap;
 use crate::ir::{Access, FlagSet, Flags, Inst, InstId, InstKind, Matmul, Module, Stmt};
 use crate::verify::statics::check_allocated;
 use std::collections::HashSet;
@@ -352,7 +353,7 @@ fn insert_memsets(m: &mut Module, an: &Analysis, memsets: &[usize]) {
     if memsets.is_empty() {
         return;
     }
-    let mut memset_before: Vec<Option<InstId>> = vec![None; m.insts.len()];
+    let mut memset_before: IdMap<InstId, Option<InstId>> = IdMap::with_len(m.insts.len(), None);
     for &g in memsets {
         let grp = &an.groups[g];
         let r = grp.region;
@@ -360,7 +361,7 @@ fn insert_memsets(m: &mut Module, an: &Analysis, memsets: &[usize]) {
             dst: Access::rect(grp.tensor, r.p0, r.p1, r.b0, r.b1),
             value: 0.0,
         }));
-        memset_before[an.trace.insts[grp.head()].index()] = Some(memset);
+        memset_before[an.trace.insts[grp.head()]] = Some(memset);
     }
     for b in &mut m.blocks {
         let body = std::mem::take(&mut b.body);
@@ -368,11 +369,7 @@ fn insert_memsets(m: &mut Module, an: &Analysis, memsets: &[usize]) {
             .into_iter()
             .flat_map(|s| {
                 let pre = match s {
-                    Stmt::Inst(i) => memset_before
-                        .get(i.index())
-                        .copied()
-                        .flatten()
-                        .map(Stmt::Inst),
+                    Stmt::Inst(i) => memset_before.get(i).copied().flatten().map(Stmt::Inst),
                     Stmt::Loop(_) => None,
                 };
                 pre.into_iter().chain([s])

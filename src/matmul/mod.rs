@@ -27,6 +27,7 @@ pub use legalize::{legalize_program, Cluster, MatmulReport};
 pub use order::order_column_tiled_mms;
 
 use crate::arch::{Arch, PSUM_BANK_SIZE};
+use crate::entity::IdMap;
 use crate::ir::{Access, Flags, InstId, InstKind, Loc, Mem, Module, TensorId};
 use crate::verify::StaticError;
 use cells::Rect;
@@ -242,7 +243,7 @@ impl Trace {
             return Err(MatmulError::HasLoops);
         }
         let bank = i64::from(PSUM_BANK_SIZE);
-        let bases: Vec<Base> = (m.tensors.values())
+        let bases: IdMap<TensorId, Base> = (m.tensors.values())
             .map(|t| match (t.mem, t.bank) {
                 (Mem::Psum, Some(b)) => Base::Psum(i64::from(b) * bank),
                 (Mem::Psum, None) if unallocated => Base::Psum(0),
@@ -251,7 +252,7 @@ impl Trace {
             })
             .collect();
         let place = |a: &Access| -> Result<Option<PsumAccess>, MatmulError> {
-            let base = match bases[a.tensor.index()] {
+            let base = match bases[a.tensor] {
                 Base::NotPsum => return Ok(None),
                 Base::Psum(base) => base,
                 Base::Unallocated => {

@@ -2,22 +2,23 @@
 //! `%N` for the N-th instruction of the printed program (each loop body
 //! once), with its mnemonic and, where wanted, its kernel line.
 
+use crate::entity::IdMap;
 use crate::ir::{InstId, Module};
 
 /// The names of a module's instructions, numbered as the printer orders them.
 pub(crate) struct InstNames<'m> {
     m: &'m Module,
     order: Vec<InstId>,
-    pos: Vec<usize>,
+    pos: IdMap<InstId, usize>,
 }
 
 impl<'m> InstNames<'m> {
     /// Numbers the instructions of `m`.
     pub(crate) fn new(m: &'m Module) -> Self {
         let order = m.insts_in_order();
-        let mut pos = vec![0; m.insts.len()];
+        let mut pos = IdMap::with_len(m.insts.len(), 0);
         for (n, &i) in order.iter().enumerate() {
-            pos[i.index()] = n;
+            pos[i] = n;
         }
         InstNames { m, order, pos }
     }
@@ -29,7 +30,7 @@ impl<'m> InstNames<'m> {
 
     /// Where `id` is in printed order.
     pub(crate) fn position(&self, id: InstId) -> usize {
-        self.pos[id.index()]
+        self.pos[id]
     }
 
     /// `%label (matmul)` or `%N (matmul)`; with `loc`, an instruction that
@@ -42,7 +43,7 @@ impl<'m> InstNames<'m> {
         };
         match inst.label() {
             Some(l) => format!("%{l} ({what})"),
-            None => format!("%{} ({what})", self.pos[id.index()]),
+            None => format!("%{} ({what})", self.pos[id]),
         }
     }
 }

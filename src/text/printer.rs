@@ -82,7 +82,7 @@ fn push_access(out: &mut String, m: &Module, a: &Access) {
     if a.is_affine() {
         for (b, sep) in Bound::ALL.into_iter().zip([":", ", ", ":", ""]) {
             let (constant, terms) = b.parts(a);
-            write_affine(out, constant, terms, m.vars.as_slice());
+            write_affine(out, constant, terms, &m.vars);
             out.push_str(sep);
         }
     } else {

@@ -38,7 +38,7 @@ impl Cx<'_> {
                     inst: self.inst_name(id),
                     access: text(),
                     bound: b,
-                    expr: e.display(vars.as_slice()).to_string(),
+                    expr: e.display(vars).to_string(),
                     value,
                     at: self.iteration_text(&it),
                     dtype: t.dtype,
@@ -102,7 +102,7 @@ impl Cx<'_> {
                         inst: self.inst_name(id),
                         access: text(),
                         bound: b,
-                        expr: e.display(vars.as_slice()).to_string(),
+                        expr: e.display(vars).to_string(),
                         value: i64::try_from(value).unwrap_or(if upper {
                             i64::MAX
                         } else {

@@ -52,6 +52,7 @@ use super::layout::{Buf, Layout, PlaceError};
 use super::rects::{Rect, RectMap};
 use super::Families;
 use crate::arch::{self, PSUM_BANK_SIZE};
+use crate::entity::IdMap;
 use crate::ir::{Access, Flags, InstId, InstKind, Module, Region, TensorId, VarId};
 use thiserror::Error;
 
@@ -175,7 +176,7 @@ struct Checker<'a> {
     layout: Layout,
     fams: Families,
     /// Per tracked SBUF/DRAM tensor, its symbols (created on first access).
-    own: Vec<Option<RectMap<Sym>>>,
+    own: IdMap<TensorId, Option<RectMap<Sym>>>,
     /// Physical PSUM's symbols.
     psum: RectMap<Sym>,
     /// Per family, in its base tensor's bytes: latest version + 1 (0 =
@@ -209,7 +210,7 @@ impl Checker<'_> {
         match buf {
             Buf::Own(t) => {
                 let tt = self.m.tensor(t);
-                self.own[t.index()]
+                self.own[t]
                     .get_or_insert_with(|| RectMap::new(tt.partitions, tt.bytes, Sym::Garbage))
             }
             Buf::Psum => &mut self.psum,
@@ -515,7 +516,7 @@ impl Checker<'_> {
         self.map(buf);
         let (_, base) = self.layout.place(t);
         let cells = match buf {
-            Buf::Own(t) => self.own[t.index()].as_ref(),
+            Buf::Own(t) => self.own[t].as_ref(),
             Buf::Psum => Some(&self.psum),
         };
         let (Some(cells), Some(expected)) = (cells, self.expected[fam as usize].as_ref()) else {

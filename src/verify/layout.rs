@@ -4,6 +4,7 @@
 
 use super::rects::Rect;
 use crate::arch::{Arch, PSUM_BANK_SIZE};
+use crate::entity::IdMap;
 use crate::ir::{Mem, Module, Region, Tensor, TensorId};
 use thiserror::Error;
 
@@ -64,7 +65,7 @@ pub(crate) enum Buf {
 /// checker symbols.
 pub(crate) struct Store<T> {
     /// Per tensor, its own row-major buffer (empty for tensors placed in PSUM).
-    pub own: Vec<Vec<T>>,
+    pub own: IdMap<TensorId, Vec<T>>,
     /// Physical PSUM cells.
     pub psum: Vec<T>,
 }
@@ -73,7 +74,7 @@ impl<T> Store<T> {
     /// The buffer `b`.
     pub(crate) fn buf(&self, b: Buf) -> &[T] {
         match b {
-            Buf::Own(t) => &self.own[t.index()],
+            Buf::Own(t) => &self.own[t],
             Buf::Psum => &self.psum,
         }
     }
@@ -81,7 +82,7 @@ impl<T> Store<T> {
     /// The buffer `b`, mutably.
     pub(crate) fn buf_mut(&mut self, b: Buf) -> &mut [T] {
         match b {
-            Buf::Own(t) => &mut self.own[t.index()],
+            Buf::Own(t) => &mut self.own[t],
             Buf::Psum => &mut self.psum,
         }
     }
@@ -168,8 +169,8 @@ impl Span {
 
 /// The placement of every tensor of one module.
 pub(crate) struct Layout {
-    places: Vec<Place>,
-    dsize: Vec<u32>,
+    places: IdMap<TensorId, Place>,
+    dsize: IdMap<TensorId, u32>,
     /// Byte granularity of a physical PSUM cell.
     pub gran: u32,
     /// Physical PSUM cells per partition.
@@ -182,7 +183,7 @@ impl Layout {
     /// Every tensor in its own storage (SPEC §2.4).
     pub(crate) fn virtual_(m: &Module) -> Self {
         Layout {
-            places: vec![Place::Own; m.tensors.len()],
+            places: IdMap::with_len(m.tensors.len(), Place::Own),
             dsize: m.tensors.values().map(|t| t.dtype.size()).collect(),
             gran: 4,
             cells_per_part: 0,
@@ -231,7 +232,7 @@ impl Layout {
             });
         }
         Ok(Layout {
-            places,
+            places: places.into_iter().collect(),
             dsize: m.tensors.values().map(|t| t.dtype.size()).collect(),
             gran,
             cells_per_part: (num_banks * PSUM_BANK_SIZE / gran) as usize,
@@ -246,23 +247,22 @@ impl Layout {
 
     /// Whether tensor `t` lives in physical PSUM.
     pub(crate) fn in_psum(&self, t: TensorId) -> bool {
-        matches!(self.places[t.index()], Place::Psum { .. })
+        matches!(self.places[t], Place::Psum { .. })
     }
 
     /// The storage cells of region `r` (fitting `t`) of tensor `t`.
     pub(crate) fn span(&self, m: &Module, t: TensorId, r: &Region) -> Span {
-        let i = t.index();
         let own = Span::elements(t, m.tensor(t), r);
-        match self.places[i] {
+        match self.places[t] {
             Place::Own => own,
             Place::Psum { base } => {
-                let e0 = (r.b0 / i64::from(self.dsize[i])) as u32;
+                let e0 = (r.b0 / i64::from(self.dsize[t])) as u32;
                 Span {
                     buf: Buf::Psum,
                     first: r.p0 as usize * self.cells_per_part
-                        + ((base + e0 * self.dsize[i]) / self.gran) as usize,
+                        + ((base + e0 * self.dsize[t]) / self.gran) as usize,
                     pitch: self.cells_per_part,
-                    stride: (self.dsize[i] / self.gran) as usize,
+                    stride: (self.dsize[t] / self.gran) as usize,
                     ..own
                 }
             }
@@ -271,9 +271,9 @@ impl Layout {
 
     /// The physical byte offset in its partition (including the bank) of element `e` of `t`.
     pub(crate) fn psum_byte(&self, t: TensorId, e: u32) -> Option<u32> {
-        match self.places[t.index()] {
+        match self.places[t] {
             Place::Own => None,
-            Place::Psum { base } => Some(base + e * self.dsize[t.index()]),
+            Place::Psum { base } => Some(base + e * self.dsize[t]),
         }
     }
 
@@ -300,7 +300,7 @@ impl Layout {
 
     /// The buffer holding `t` and the byte of it where `t`'s bytes begin.
     pub(crate) fn place(&self, t: TensorId) -> (Buf, u32) {
-        match self.places[t.index()] {
+        match self.places[t] {
             Place::Own => (Buf::Own(t), 0),
             Place::Psum { base } => (Buf::Psum, base),
         }
@@ -322,7 +322,7 @@ impl Layout {
     /// zeroes: `r`'s partitions × every bank its bytes touch (SPEC §4.4);
     /// `None` when `t` is not in PSUM or `r` has no bytes.
     pub(crate) fn start_rect(&self, t: TensorId, r: &Region) -> Option<Rect> {
-        let Place::Psum { base } = self.places[t.index()] else {
+        let Place::Psum { base } = self.places[t] else {
             return None;
         };
         let (b0, b1) = (r.b0 as u32, r.b1 as u32);

@@ -33,6 +33,7 @@ pub use limits::{admit_instances, DEFAULT_EXACT_LIMIT};
 pub use sim::SimError;
 pub(crate) use statics::StaticError;
 
+use crate::entity::IdMap;
 use crate::ir::{Loc, Module, TensorId};
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
@@ -204,7 +205,7 @@ pub(crate) fn spill_name(name: &str) -> Option<(&str, SpillRole, u64)> {
 /// reload tensors the original does not declare stand for their base tensor
 /// when shape and dtype agree; every other tensor stands for itself.
 pub(crate) struct Families {
-    of: Vec<u32>,
+    of: IdMap<TensorId, u32>,
     bases: Vec<TensorId>,
     tracked: Vec<bool>,
 }
@@ -213,9 +214,9 @@ impl Families {
     /// Derives the families of `result`'s tensors.
     pub(crate) fn new(original: &Module, result: &Module) -> Self {
         let n = result.tensors.len();
-        let mut base_of: Vec<TensorId> = (0..n).map(TensorId::new).collect();
+        let mut base_of: IdMap<TensorId, TensorId> = result.tensors.keys().collect();
         let (orig_names, res_names) = (original.name_index(), result.name_index());
-        for (i, t) in result.tensors.values().enumerate() {
+        for (i, t) in result.tensors.iter() {
             if orig_names.contains_key(t.name.as_str()) {
                 continue;
             }
@@ -231,21 +232,21 @@ impl Families {
             }
         }
         // Resolve chains (a base that is itself a member); names strictly shorten.
-        for i in 0..n {
+        for i in result.tensors.keys() {
             let mut b = base_of[i];
-            while base_of[b.index()] != b {
-                b = base_of[b.index()];
+            while base_of[b] != b {
+                b = base_of[b];
             }
             base_of[i] = b;
         }
-        let mut fam_of_base = vec![u32::MAX; n];
+        let mut fam_of_base = IdMap::with_len(n, u32::MAX);
         let mut bases = Vec::new();
-        let mut of = vec![0; n];
-        for i in 0..n {
-            let b = base_of[i].index();
+        let mut of = IdMap::with_len(n, 0);
+        for i in result.tensors.keys() {
+            let b = base_of[i];
             if fam_of_base[b] == u32::MAX {
                 fam_of_base[b] = bases.len() as u32;
-                bases.push(base_of[i]);
+                bases.push(b);
             }
             of[i] = fam_of_base[b];
         }
@@ -258,7 +259,7 @@ impl Families {
 
     /// The family of tensor `t`.
     pub(crate) fn of(&self, t: TensorId) -> u32 {
-        self.of[t.index()]
+        self.of[t]
     }
 
     /// The base tensor of family `f`.

@@ -251,7 +251,7 @@ struct Run<'a> {
     runs: RunTracker,
     layout: Layout,
     inputs: IdMap<TensorId, bool>,
-    own: Vec<Option<RectMap<Val>>>,
+    own: IdMap<TensorId, Option<RectMap<Val>>>,
     psum: Option<RectMap<Val>>,
     /// Per-operand piece buffers and source regions, reused.
     bufs: Vec<Vec<Piece>>,
@@ -323,7 +323,7 @@ impl<'a> Run<'a> {
             names: InstNames::new(m),
             runs: RunTracker::new(m),
             inputs: input_tensors(m),
-            own: vec![None; m.tensors.len()],
+            own: IdMap::with_len(m.tensors.len(), None),
             psum: None,
             layout,
             bufs: Vec::new(),
@@ -336,7 +336,7 @@ impl<'a> Run<'a> {
     fn map(&mut self, buf: Buf) -> &mut RectMap<Val> {
         let (m, model) = (self.m, self.model);
         match buf {
-            Buf::Own(t) => self.own[t.index()].get_or_insert_with(|| {
+            Buf::Own(t) => self.own[t].get_or_insert_with(|| {
                 let tt = m.tensor(t);
                 let init = if self.inputs[t] {
                     let name = tt.name.bytes().map(u64::from).collect::<Vec<_>>();

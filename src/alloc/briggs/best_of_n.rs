@@ -289,6 +289,7 @@ mod tests {
     use crate::alloc::briggs::reuse;
     use crate::alloc::briggs::simplify::SlotBuffer;
     use crate::alloc::liveness::Node;
+    use crate::entity::IdMap;
 
     /// Random intervals in order of start, with gaps between some, and
     /// random costs (one in eight unspillable).
@@ -407,9 +408,9 @@ mod tests {
             let everything = 0..n;
             let all = std::slice::from_ref(&everything);
             let position = |stack: &[NodeId]| {
-                let mut at = vec![usize::MAX; n];
-                for (i, v) in stack.iter().enumerate() {
-                    at[v.index()] = i;
+                let mut at = IdMap::with_len(n, usize::MAX);
+                for (i, &v) in stack.iter().enumerate() {
+                    at[v] = i;
                 }
                 at
             };
@@ -424,11 +425,11 @@ mod tests {
                     assert_eq!(sel.score, one.score);
                     assert_eq!(sorted_spill_set(&sel), sorted_spill_set(&one));
                     let got = position(scratch.stack());
-                    assert!(got.iter().all(|&i| i < n), "every node once");
+                    assert!(got.values().all(|&i| i < n), "every node once");
                     for v in (0..n).map(NodeId::new) {
                         g.for_each_neighbor(v, |u| {
-                            let (u, v) = (u.index(), v.index());
-                            assert_eq!(got[u] < got[v], want[u] < want[v], "{u} and {v}");
+                            let (i, j) = (u.index(), v.index());
+                            assert_eq!(got[u] < got[v], want[u] < want[v], "{i} and {j}");
                         });
                     }
                     reordered += usize::from(got != want);

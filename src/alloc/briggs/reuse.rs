@@ -30,6 +30,7 @@ use super::select::Selection;
 use crate::alloc::costs::Cost;
 use crate::alloc::liveness::Node;
 use crate::alloc::NodeId;
+use crate::entity::IdMap;
 use crate::ir::TensorId;
 use std::ops::Range;
 
@@ -135,11 +136,11 @@ fn component_end(nodes: &[Node], i: usize) -> usize {
 pub(crate) struct Reuse {
     /// Per tensor: the kept component it was in last (an index into
     /// `kept`), or `NONE`.
-    comp: Vec<u32>,
+    comp: IdMap<TensorId, u32>,
     /// Per tensor: its base bank under H0..H3, or `UNPLACED`.
-    banks: Vec<[u8; 4]>,
+    banks: IdMap<TensorId, [u8; 4]>,
     /// Per tensor: its (finite) spill cost.
-    cost: Vec<u64>,
+    cost: IdMap<TensorId, u64>,
     /// The components recorded so far; one that is no longer kept has
     /// size 0. A component stays at its index for as long as it is kept,
     /// so reusing it touches none of its nodes.
@@ -228,7 +229,7 @@ impl Reuse {
 
     /// The kept component node `n`'s tensor was in, if any.
     fn kept_of(&self, n: &Node) -> Option<&Kept> {
-        let key = self.comp.get(n.tensor.index()).copied().unwrap_or(NONE);
+        let key = self.comp.get(n.tensor).copied().unwrap_or(NONE);
         self.kept.get(key as usize).filter(|k| k.size > 0)
     }
 
@@ -241,7 +242,7 @@ impl Reuse {
         );
         for &(offset, h) in &self.spills[k.spills.start as usize..k.spills.end as usize] {
             let v = ids.start + offset as usize;
-            let (h, cost) = (h as usize, self.cost[nodes[v].tensor.index()]);
+            let (h, cost) = (h as usize, self.cost[nodes[v].tensor]);
             plan.unplaced[h].push(NodeId::new(v));
             plan.score[h] = plan.score[h].saturating_add(cost);
         }
@@ -249,13 +250,13 @@ impl Reuse {
 
     /// The base bank of reused tensor `t` under heuristic `h`, if placed.
     pub(crate) fn bank(&self, t: TensorId, h: usize) -> Option<u32> {
-        let b = self.banks[t.index()][h];
+        let b = self.banks[t][h];
         (b != UNPLACED).then_some(u32::from(b))
     }
 
     /// The spill cost of reused tensor `t`.
     pub(crate) fn cost(&self, t: TensorId) -> u64 {
-        self.cost[t.index()]
+        self.cost[t]
     }
 
     /// Records this iteration for the next. A component is kept unless it
@@ -271,8 +272,8 @@ impl Reuse {
         costs: &[Cost],
         spilled: &[NodeId],
     ) {
-        let tensor = |l: usize| nodes[plan.dirty[l].index()].tensor.index();
-        let tensors = (0..plan.dirty.len()).map(|l| tensor(l) + 1).max();
+        let tensor = |l: usize| nodes[plan.dirty[l].index()].tensor;
+        let tensors = (0..plan.dirty.len()).map(|l| tensor(l).index() + 1).max();
         if let Some(tensors) = tensors.filter(|&t| self.comp.len() < t) {
             self.comp.resize(tensors, NONE);
             self.banks.resize(tensors, [UNPLACED; 4]);
@@ -289,7 +290,7 @@ impl Reuse {
             match plan.dirty.binary_search(v) {
                 Ok(l) => dropped[l] = true,
                 Err(_) => {
-                    let k = self.comp[nodes[v.index()].tensor.index()];
+                    let k = self.comp[nodes[v.index()].tensor];
                     self.kept[k as usize].size = 0;
                 }
             }

@@ -10,6 +10,7 @@ use crate::alloc::liveness;
 use crate::alloc::spill::{self, SpillShift};
 use crate::alloc::support::threads::{self, PARALLEL_MIN_NODES};
 use crate::alloc::{AllocError, NodeId};
+use crate::entity::IdMap;
 use std::ops::Range;
 
 /// An iteration hands its buffers on when its spill set is at least this
@@ -27,17 +28,17 @@ impl Context<'_> {
     /// parts were selected in). The reused part of the spill set is all
     /// finite.
     pub(crate) fn spill_set(&mut self, it: &Iteration) -> Result<Vec<NodeId>, AllocError> {
-        let mut chosen = vec![false; it.plan.dirty.len()];
+        let mut chosen = IdMap::with_len(it.plan.dirty.len(), false);
         let mut stuck: Option<NodeId> = None;
         for &v in &it.sel().unplaced {
             if it.costs[v.index()] != Cost::Inf {
-                chosen[v.index()] = true;
+                chosen[v] = true;
                 continue;
             }
             let mut any = false;
             it.graph.for_each_neighbor(v, |u| {
                 if it.costs[u.index()] != Cost::Inf {
-                    chosen[u.index()] = true;
+                    chosen[u] = true;
                     any = true;
                 }
             });
@@ -61,7 +62,7 @@ impl Context<'_> {
             });
         }
         let reused = &it.plan.unplaced[it.best.index() as usize];
-        let picked = || (0..chosen.len()).filter(|&i| chosen[i]);
+        let picked = || (chosen.iter()).filter(|&(_, &c)| c).map(|(v, _)| v.index());
         let cycles = (picked().filter_map(|i| it.costs[i].finite()))
             .chain(
                 reused

@@ -20,6 +20,7 @@
 use crate::alloc::liveness::Node;
 use crate::alloc::split_cost::{cost_of, Pieces, Placement, Stretch};
 use crate::alloc::NodeId;
+use crate::entity::IdMap;
 use crate::flow::{self, Weight};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -36,9 +37,9 @@ pub(super) fn reflow(
     if placed.spilled.is_empty() || nodes.iter().any(|n| n.banks != 1) || !pieces.unextended() {
         return placed;
     }
-    let mut paid = vec![false; nodes.len()];
-    for v in &placed.spilled {
-        paid[v.index()] = true;
+    let mut paid = IdMap::with_len(nodes.len(), false);
+    for &v in &placed.spilled {
+        paid[v] = true;
     }
     let mut spans = Vec::new();
     let mut weights = Vec::new();
@@ -48,7 +49,11 @@ pub(super) fn reflow(
                 Stretch::Held(span) => (span, Weight::Forced),
                 Stretch::Idle(span, next) => {
                     let reload = next.map_or(0, |g| pieces.reload_cost[g]);
-                    let save = if paid[v] { 0 } else { pieces.save_cost[v] / 2 };
+                    let save = if paid[NodeId::new(v)] {
+                        0
+                    } else {
+                        pieces.save_cost[v] / 2
+                    };
                     (span, Weight::Finite(reload.saturating_add(save)))
                 }
             };

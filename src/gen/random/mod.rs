@@ -39,6 +39,7 @@ pub use crate::alloc::support::rng::Rng;
 
 use super::build::{in_range, Builder, GenError};
 use crate::arch::{self, PSUM_BANK_SIZE};
+use crate::entity::IdMap;
 use crate::ir::{Access, Affine, Inst, InstKind, Module, TensorId, VarId};
 use reads::Reads;
 use writes::Operands;
@@ -429,7 +430,8 @@ impl Gen<'_> {
 
     /// Appends `kind`, its depth-named loops bound to the open loops.
     fn emit(&mut self, mut kind: InstKind) {
-        let loops: Vec<(VarId, i64)> = self.b.open_loops().map(|l| (l.var, l.lo)).collect();
+        let loops: IdMap<VarId, (VarId, i64)> =
+            self.b.open_loops().map(|l| (l.var, l.lo)).collect();
         if !loops.is_empty() {
             bind(kind.dst_mut(), &loops);
             kind.for_each_src_mut(|a| bind(a, &loops));
@@ -444,14 +446,14 @@ impl Gen<'_> {
 
 /// Rewrites the depth-named loop variables of `a` to the open `loops`
 /// (`(var, lo)`, outermost first): `c·d` becomes `c·(var − lo)`.
-fn bind(a: &mut Access, loops: &[(VarId, i64)]) {
+fn bind(a: &mut Access, loops: &IdMap<VarId, (VarId, i64)>) {
     if !a.is_affine() {
         return;
     }
     a.edit_bounds(|_, e| {
         let mut out = Affine::constant(e.constant);
         for &(d, c) in &e.terms {
-            let (var, lo) = loops[d.index()];
+            let (var, lo) = loops[d];
             out.add_term(var, c);
             out.constant -= c * lo;
         }
