@@ -194,26 +194,35 @@ impl<'a, K, V> IntoIterator for &'a mut IdVec<K, V> {
     }
 }
 
-impl<K: EntityId, V> Index<K> for IdVec<K, V> {
-    type Output = V;
-    #[inline]
-    fn index(&self, k: K) -> &V {
-        &self.elems[k.index()]
-    }
+/// Indexing by the key and `Debug` as the element vector, for a storage type
+/// holding its elements in `elems`.
+macro_rules! keyed_storage {
+    ($t:ident) => {
+        impl<K: EntityId, V> Index<K> for $t<K, V> {
+            type Output = V;
+            #[inline]
+            fn index(&self, k: K) -> &V {
+                &self.elems[k.index()]
+            }
+        }
+
+        impl<K: EntityId, V> IndexMut<K> for $t<K, V> {
+            #[inline]
+            fn index_mut(&mut self, k: K) -> &mut V {
+                &mut self.elems[k.index()]
+            }
+        }
+
+        impl<K, V: fmt::Debug> fmt::Debug for $t<K, V> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.elems.fmt(f)
+            }
+        }
+    };
 }
 
-impl<K: EntityId, V> IndexMut<K> for IdVec<K, V> {
-    #[inline]
-    fn index_mut(&mut self, k: K) -> &mut V {
-        &mut self.elems[k.index()]
-    }
-}
-
-impl<K, V: fmt::Debug> fmt::Debug for IdVec<K, V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.elems.fmt(f)
-    }
-}
+keyed_storage!(IdVec);
+keyed_storage!(IdMap);
 
 /// A side table: one `V` for each id `K` of a vector held elsewhere, all
 /// set at once ([`IdMap::with_len`], [`IdMap::reset`]).
@@ -301,26 +310,6 @@ impl<K, V> Default for IdMap<K, V> {
     }
 }
 
-impl<K: EntityId, V> Index<K> for IdMap<K, V> {
-    type Output = V;
-    #[inline]
-    fn index(&self, k: K) -> &V {
-        &self.elems[k.index()]
-    }
-}
-
-impl<K: EntityId, V> IndexMut<K> for IdMap<K, V> {
-    #[inline]
-    fn index_mut(&mut self, k: K) -> &mut V {
-        &mut self.elems[k.index()]
-    }
-}
-
-impl<K, V: fmt::Debug> fmt::Debug for IdMap<K, V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.elems.fmt(f)
-    }
-}
 
 #[cfg(test)]
 mod tests {
