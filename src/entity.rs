@@ -310,7 +310,6 @@ impl<K, V> Default for IdMap<K, V> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
