@@ -61,6 +61,9 @@ def load(path, display):
         source = f.read()
     try:
         tree = ast.parse(source, path)
+        # What only the compiler finds ('return' outside a function) is a
+        # syntax error of the whole file too, before any statement runs.
+        compile(tree, path, "exec")
     except SyntaxError as e:
         raise syntax_error(e, display) from None
     parent = name.rpartition(".")[0]

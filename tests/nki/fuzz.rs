@@ -8,6 +8,7 @@
 //! no object's address or bound method in a message, and no output file.
 
 use super::kernels::{psum, text};
+use psum::gen::random::Rng;
 
 /// The seed kernels: file, the function to trace, its arguments.
 const SEEDS: [(&str, &[&str]); 3] = [
@@ -93,27 +94,6 @@ const ATTRIBUTES: [&str; 10] = [
     "T",
     "no_such_attribute",
 ];
-
-/// SplitMix64: a small deterministic generator (the test must not depend on a crate's stream).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a>(&mut self, of: &[&'a str]) -> &'a str {
-        of[self.below(of.len())]
-    }
-}
 
 /// Byte ranges of `line` where one of `tokens` occurs.
 fn occurrences(line: &str, tokens: &[&str]) -> Vec<(usize, usize)> {
@@ -207,15 +187,15 @@ fn mutate(src: &str, rng: &mut Rng) -> Option<(String, String)> {
         .iter()
         .position(|l| l.starts_with("def "))
         .unwrap_or(0);
-    let from = if rng.below(4) == 0 { 0 } else { body };
+    let from = if rng.index(4) == 0 { 0 } else { body };
     let candidates: Vec<usize> = (from..lines.len())
         .filter(|&i| !lines[i].trim().is_empty())
         .collect();
-    let i = candidates[rng.below(candidates.len())];
+    let i = candidates[rng.index(candidates.len())];
     let line = lines[i].clone();
     let replace =
         |(s, e): (usize, usize), with: &str| format!("{}{}{}", &line[..s], with, &line[e..]);
-    let what = match rng.below(11) {
+    let what = match rng.index(11) {
         0 => {
             lines.remove(i);
             format!("deleted line {}", i + 1)
@@ -226,37 +206,37 @@ fn mutate(src: &str, rng: &mut Rng) -> Option<(String, String)> {
         }
         2 | 3 => {
             let at = numbers(&line);
-            let n = rng.pick(&NUMBERS);
-            lines[i] = replace(*at.get(rng.below(at.len().max(1)))?, n);
+            let n = *rng.pick(&NUMBERS);
+            lines[i] = replace(*at.get(rng.index(at.len().max(1)))?, n);
             format!("line {}: a number became {n}", i + 1)
         }
         4 | 5 => {
             let at = keywords(&line);
-            let k = rng.pick(&KEYWORDS);
-            lines[i] = replace(*at.get(rng.below(at.len().max(1)))?, k);
+            let k = *rng.pick(&KEYWORDS);
+            lines[i] = replace(*at.get(rng.index(at.len().max(1)))?, k);
             format!("line {}: a keyword became {k}", i + 1)
         }
         6 => {
             let at = occurrences(&line, &OPERATORS);
-            let op = rng.pick(&OPERATORS);
-            lines[i] = replace(*at.get(rng.below(at.len().max(1)))?, op);
+            let op = *rng.pick(&OPERATORS);
+            lines[i] = replace(*at.get(rng.index(at.len().max(1)))?, op);
             format!("line {}: an operator became {op:?}", i + 1)
         }
         9 => {
             let at = attributes(&line);
-            let name = rng.pick(&ATTRIBUTES);
-            lines[i] = replace(*at.get(rng.below(at.len().max(1)))?, name);
+            let name = *rng.pick(&ATTRIBUTES);
+            lines[i] = replace(*at.get(rng.index(at.len().max(1)))?, name);
             format!("line {}: an attribute became .{name}", i + 1)
         }
         7 | 8 => {
             let at = occurrences(&line, &APIS);
-            let api = rng.pick(&APIS);
-            lines[i] = replace(*at.get(rng.below(at.len().max(1)))?, api);
+            let api = *rng.pick(&APIS);
+            lines[i] = replace(*at.get(rng.index(at.len().max(1)))?, api);
             format!("line {}: an API became {api}", i + 1)
         }
         _ => {
             let indent = line.len() - line.trim_start().len();
-            let by = [-4i64, -2, 2, 4][rng.below(4)];
+            let by = [-4i64, -2, 2, 4][rng.index(4)];
             let new = (indent as i64 + by).max(0) as usize;
             lines[i] = format!("{}{}", " ".repeat(new), line.trim_start());
             format!("line {}: indentation {indent} became {new}", i + 1)
@@ -354,7 +334,7 @@ fn mutated_kernels_trace_or_fail_with_one_located_error() {
     let dir = std::env::temp_dir().join(format!("psum-nki-fuzz-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let mut rng = Rng(0x5053_554D_4E4B_4931);
+    let mut rng = Rng::new(0x5053_554D_4E4B_4931);
     let mut jobs = Vec::new();
     for (seed, args) in SEEDS {
         let src = std::fs::read_to_string(format!(

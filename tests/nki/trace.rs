@@ -104,6 +104,12 @@ fn syntax_errors_are_located_with_their_column() {
         &X,
         "8:6: error: IndentationError: unexpected indent",
     );
+    fails(
+        "trace_return_outside.py",
+        "kernel",
+        &X,
+        "8:1: error: SyntaxError: 'return' outside function",
+    );
 }
 
 #[test]
