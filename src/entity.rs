@@ -77,24 +77,6 @@ impl<K: EntityId, V> IdVec<K, V> {
         k
     }
 
-    /// Number of elements.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.elems.len()
-    }
-
-    /// Whether there are no elements.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.elems.is_empty()
-    }
-
-    /// The element of `k`, `None` past the end.
-    #[inline]
-    pub fn get(&self, k: K) -> Option<&V> {
-        self.elems.get(k.index())
-    }
-
     /// Every id, in order.
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = K> + ExactSizeIterator {
         ids(self.elems.len())
@@ -194,10 +176,30 @@ impl<'a, K, V> IntoIterator for &'a mut IdVec<K, V> {
     }
 }
 
-/// Indexing by the key and `Debug` as the element vector, for a storage type
-/// holding its elements in `elems`.
+/// Length, lookup and indexing by the key, and `Debug` as the element
+/// vector, for a storage type holding its elements in `elems`.
 macro_rules! keyed_storage {
     ($t:ident) => {
+        impl<K: EntityId, V> $t<K, V> {
+            /// Number of ids the storage covers.
+            #[inline]
+            pub fn len(&self) -> usize {
+                self.elems.len()
+            }
+
+            /// Whether the storage covers no id.
+            #[inline]
+            pub fn is_empty(&self) -> bool {
+                self.elems.is_empty()
+            }
+
+            /// The value of `k`, `None` past the ids the storage covers.
+            #[inline]
+            pub fn get(&self, k: K) -> Option<&V> {
+                self.elems.get(k.index())
+            }
+        }
+
         impl<K: EntityId, V> Index<K> for $t<K, V> {
             type Output = V;
             #[inline]
@@ -257,24 +259,6 @@ impl<K: EntityId, V: Clone> IdMap<K, V> {
 }
 
 impl<K: EntityId, V> IdMap<K, V> {
-    /// Number of ids the table covers.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.elems.len()
-    }
-
-    /// Whether the table covers no id.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.elems.is_empty()
-    }
-
-    /// The value of `k`, `None` past the ids the table covers.
-    #[inline]
-    pub fn get(&self, k: K) -> Option<&V> {
-        self.elems.get(k.index())
-    }
-
     /// Every id with its value, in order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (K, &V)> + ExactSizeIterator {
         ids(self.elems.len()).zip(&self.elems)
