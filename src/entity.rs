@@ -92,15 +92,14 @@ impl<K: EntityId, V> IdVec<K, V> {
         self.elems.iter()
     }
 
-    /// The elements as a slice, in id order.
-    #[inline]
-    pub fn as_slice(&self) -> &[V] {
-        &self.elems
-    }
-
     /// Every element, mutably, in order.
     pub fn values_mut(&mut self) -> std::slice::IterMut<'_, V> {
         self.elems.iter_mut()
+    }
+
+    /// Removes every element, keeping the buffer.
+    pub fn clear(&mut self) {
+        self.elems.clear();
     }
 
     /// Keeps the first `n` elements (the ids `0..n`).
@@ -111,11 +110,6 @@ impl<K: EntityId, V> IdVec<K, V> {
     /// Makes room for `n` more elements.
     pub fn reserve(&mut self, n: usize) {
         self.elems.reserve(n);
-    }
-
-    /// Exchanges the elements of `a` and `b`.
-    pub fn swap(&mut self, a: K, b: K) {
-        self.elems.swap(a.index(), b.index());
     }
 
     /// Moves every element of `other` to the end of this vector.
@@ -198,6 +192,25 @@ macro_rules! keyed_storage {
             pub fn get(&self, k: K) -> Option<&V> {
                 self.elems.get(k.index())
             }
+
+            /// Exchanges the values of `a` and `b`.
+            pub fn swap(&mut self, a: K, b: K) {
+                self.elems.swap(a.index(), b.index());
+            }
+
+            /// The values as a slice, in id order, for work on positions
+            /// (a copy of a range, a prefetch).
+            #[inline]
+            pub fn as_slice(&self) -> &[V] {
+                &self.elems
+            }
+
+            /// The values as a mutable slice, in id order, for work on
+            /// positions.
+            #[inline]
+            pub fn as_mut_slice(&mut self) -> &mut [V] {
+                &mut self.elems
+            }
         }
 
         impl<K: EntityId, V> Index<K> for $t<K, V> {
@@ -272,6 +285,22 @@ impl<K: EntityId, V> IdMap<K, V> {
     /// Every value, mutably, in id order.
     pub fn values_mut(&mut self) -> std::slice::IterMut<'_, V> {
         self.elems.iter_mut()
+    }
+
+    /// The values as a plain vector, a buffer for the next table
+    /// (`IdMap::from` gives them back their ids).
+    pub fn into_vec(self) -> Vec<V> {
+        self.elems
+    }
+}
+
+impl<K, V> From<Vec<V>> for IdMap<K, V> {
+    /// The table whose value of id `i` is element `i`.
+    fn from(elems: Vec<V>) -> Self {
+        IdMap {
+            elems,
+            key: PhantomData,
+        }
     }
 }
 

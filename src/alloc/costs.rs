@@ -13,7 +13,7 @@ use super::linear::Linear;
 use super::liveness::{self, Liveness};
 use super::spill::SpillPlans;
 use super::NodeId;
-use crate::entity::IdMap;
+use crate::entity::{EntityId, IdMap, IdVec};
 use crate::ir::TensorId;
 use std::fmt;
 
@@ -143,19 +143,23 @@ pub(crate) fn find_costs(
         .collect()
 }
 
-/// [`find_costs`] of the nodes `ids` only, in their order, in the buffer
-/// `costs` (emptied first).
-pub(crate) fn find_costs_of(
+/// [`find_costs`] of the nodes `ids` only: each id's value is the cost of
+/// the node it stands for, in the buffer of `costs` (emptied first).
+pub(crate) fn find_costs_of<K: EntityId>(
     lin: &Linear,
     live: &Liveness,
-    ids: &[NodeId],
+    ids: &IdVec<K, NodeId>,
     pinned: &IdMap<TensorId, bool>,
     latency: u64,
-    mut costs: Vec<Cost>,
-) -> Vec<Cost> {
+    costs: IdMap<K, Cost>,
+) -> IdMap<K, Cost> {
+    let mut costs = costs.into_vec();
     costs.clear();
-    costs.extend(ids.iter().map(|&v| cost_of(lin, live, v, pinned, latency)));
-    costs
+    costs.extend(
+        ids.values()
+            .map(|&v| cost_of(lin, live, v, pinned, latency)),
+    );
+    IdMap::from(costs)
 }
 
 /// The cost of spilling node `v` (see [`find_costs`]).

@@ -17,7 +17,6 @@ use super::AllocError;
 use crate::arch::Arch;
 use crate::entity::{entity_id, IdMap, IdVec};
 use crate::ir::{entity, LoopId, Mem, Module, TensorId};
-use serde::{Deserialize, Serialize};
 
 entity!(
     /// A candidate node of the interference graph, numbered in order of first definition.

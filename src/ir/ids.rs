@@ -1,14 +1,13 @@
 //! The ids of the module's arenas ([`TensorId`], [`VarId`], [`InstId`],
 //! [`LoopId`]) and the `entity!` macro that defines them.
 
-use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Defines a `u32` index newtype with `index()`/`new()` helpers.
 macro_rules! entity {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, ::serde::Serialize, ::serde::Deserialize)]
         #[serde(transparent)]
         pub struct $name(pub u32);
 

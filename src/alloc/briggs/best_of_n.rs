@@ -20,9 +20,9 @@ use super::reuse::Plan;
 use super::select::{self, Selection};
 use super::simplify::{self, Budgets, Heuristic};
 use crate::alloc::analysis::Analysis;
+use crate::alloc::briggs::graph::DirtyId;
 use crate::alloc::costs::{self, Cost};
 use crate::alloc::support::threads::{self, PARALLEL_MIN_NODES};
-use crate::alloc::NodeId;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
@@ -41,7 +41,7 @@ impl Context<'_> {
             num_banks,
             ..
         } = &self.program;
-        let plan = (self.reuse).plan(live.nodes.as_slice(), lin.len(), lin.has_loops());
+        let plan = (self.reuse).plan(&live.nodes, lin.len(), lin.has_loops());
         let Buffers {
             mut nodes,
             costs,
@@ -49,7 +49,7 @@ impl Context<'_> {
             slots,
         } = std::mem::take(&mut self.buffers);
         nodes.clear();
-        nodes.extend(plan.dirty.iter().map(|v| live.nodes[*v]));
+        nodes.extend(plan.dirty.values().map(|&v| live.nodes[v]));
         let (opts, num_banks, pinned) = (self.opts, *num_banks, &self.pinned);
         let parallel = opts.parallel && nodes.len() >= PARALLEL_MIN_NODES;
         let (graph, costs) = threads::join(
@@ -61,7 +61,7 @@ impl Context<'_> {
         // The plan knows the components, so the runs after H0 can leave
         // out those that would only repeat it.
         let agreeing = init.mark_agreement(&plan.comp);
-        let uniform = nodes.windows(2).all(|w| w[0].banks == w[1].banks);
+        let uniform = (nodes.as_slice().windows(2)).all(|w| w[0].banks == w[1].banks);
         let shortcut = |h: Heuristic| h != Heuristic::H0 && h.same_order_as_h0(uniform);
         let todo: Vec<Heuristic> = Heuristic::ALL
             .into_iter()
@@ -173,7 +173,7 @@ impl Graph<'_> {
             .collect();
         let mut held = Vec::new();
         for part in parts {
-            let each = |i: usize, stack: &[NodeId]| {
+            let each = |i: usize, stack: &[DirtyId]| {
                 let sel = &mut sels[i];
                 select::select(self, stack, part.clone(), &mut held, sel);
                 if let Some(h0) = h0 {
@@ -216,7 +216,8 @@ impl Graph<'_> {
             let (theirs, mine) = threads::join(true, || run(second), || run(first));
             (mine.into_iter().zip(theirs))
                 .map(|(mut sel, other)| {
-                    sel.bank[mid..].copy_from_slice(&other.bank[mid..]);
+                    let theirs = &other.bank.as_slice()[mid..];
+                    sel.bank.as_mut_slice()[mid..].copy_from_slice(theirs);
                     sel.unplaced.extend(other.unplaced);
                     sel.score = sel.score.plus(other.score);
                     sel
@@ -289,14 +290,16 @@ mod tests {
     use crate::alloc::briggs::reuse;
     use crate::alloc::briggs::simplify::SlotBuffer;
     use crate::alloc::liveness::Node;
-    use crate::entity::IdMap;
+    use crate::entity::{IdMap, IdVec};
 
     /// Random intervals in order of start, with gaps between some, and
     /// random costs (one in eight unspillable).
-    fn random_graph(rng: &mut crate::alloc::support::rng::Rng) -> (Vec<Node>, Vec<Cost>) {
+    fn random_graph(
+        rng: &mut crate::alloc::support::rng::Rng,
+    ) -> (IdVec<DirtyId, Node>, IdMap<DirtyId, Cost>) {
         let n = 1 + rng.below(120) as usize;
         let mut start = 0;
-        let nodes: Vec<Node> = (0..n)
+        let nodes = (0..n)
             .map(|i| {
                 start += rng.below(3) as u32;
                 let end = start + rng.below(6) as u32;
@@ -313,23 +316,31 @@ mod tests {
     }
 
     /// A selection's spill set in id order (its order depends on the parts).
-    fn sorted_spill_set(s: &Selection) -> Vec<NodeId> {
+    fn sorted_spill_set(s: &Selection) -> Vec<DirtyId> {
         let mut v = s.unplaced.clone();
         v.sort_unstable();
         v
     }
 
     /// A plan of every node dirty, with its components.
-    fn plan_of_components(nodes: &[Node]) -> Plan {
-        let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
+    fn plan_of_components(nodes: &IdVec<DirtyId, Node>) -> Plan {
+        let points = nodes
+            .values()
+            .map(|v| v.end as usize + 1)
+            .max()
+            .unwrap_or(0);
         Plan {
-            comp: reuse::components(nodes, points),
+            comp: reuse::components(nodes.as_slice(), points),
             ..Plan::all(nodes.len())
         }
     }
 
     /// What simplify and select read of a graph, on 8 banks.
-    fn on_8_banks<'a>(g: &'a Interference, nodes: &'a [Node], init: &'a Budgets<'a>) -> Graph<'a> {
+    fn on_8_banks<'a>(
+        g: &'a Interference,
+        nodes: &'a IdVec<DirtyId, Node>,
+        init: &'a Budgets<'a>,
+    ) -> Graph<'a> {
         Graph {
             g,
             nodes,
@@ -398,6 +409,7 @@ mod tests {
             if round % 2 == 1 {
                 for i in (1..n).rev() {
                     let j = rng.below(i as u64 + 1) as usize;
+                    let (i, j) = (DirtyId::new(i), DirtyId::new(j));
                     nodes.swap(i, j);
                     costs.swap(i, j);
                 }
@@ -407,7 +419,7 @@ mod tests {
             let whole = on_8_banks(&g, &nodes, &init);
             let everything = 0..n;
             let all = std::slice::from_ref(&everything);
-            let position = |stack: &[NodeId]| {
+            let position = |stack: &[DirtyId]| {
                 let mut at = IdMap::with_len(n, usize::MAX);
                 for (i, &v) in stack.iter().enumerate() {
                     at[v] = i;
@@ -426,7 +438,7 @@ mod tests {
                     assert_eq!(sorted_spill_set(&sel), sorted_spill_set(&one));
                     let got = position(scratch.stack());
                     assert!(got.values().all(|&i| i < n), "every node once");
-                    for v in (0..n).map(NodeId::new) {
+                    for v in (0..n).map(DirtyId::new) {
                         g.for_each_neighbor(v, |u| {
                             let (i, j) = (u.index(), v.index());
                             assert_eq!(got[u] < got[v], want[u] < want[v], "{i} and {j}");
@@ -487,7 +499,7 @@ mod tests {
             let (nodes, costs) = random_graph(&mut rng);
             let fresh = Interference::build(&nodes);
             let g = Interference::build_in(&nodes, lists);
-            for v in (0..nodes.len()).map(NodeId::new) {
+            for v in (0..nodes.len()).map(DirtyId::new) {
                 let neighbors = |g: &Interference| {
                     let mut of = Vec::new();
                     g.for_each_neighbor(v, |u| of.push(u));
@@ -518,16 +530,15 @@ mod tests {
         for round in 0..300 {
             let (mut nodes, costs) = random_graph(&mut rng);
             if round % 3 == 0 {
-                nodes.iter_mut().for_each(|v| v.banks = 2);
+                nodes.values_mut().for_each(|v| v.banks = 2);
             }
             let plan = plan_of_components(&nodes);
             let g = Interference::build(&nodes);
             let mut init = Budgets::new(&g, &nodes, &costs, 8, false);
             let agreeing = init.mark_agreement(&plan.comp);
             let graph = on_8_banks(&g, &nodes, &init);
-            let n = nodes.len();
-            all_agree += usize::from((0..n).all(|u| init.agrees(u, Heuristic::H3)));
-            some_agree += usize::from((0..n).any(|u| init.agrees(u, Heuristic::H1)));
+            all_agree += usize::from(nodes.keys().all(|u| init.agrees(u, Heuristic::H3)));
+            some_agree += usize::from(nodes.keys().any(|u| init.agrees(u, Heuristic::H1)));
             let parts = parts(&plan, 3);
             let all = Heuristic::ALL;
             let own = graph.select_parts(&all, &parts, None, &mut Default::default());

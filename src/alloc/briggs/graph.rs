@@ -4,6 +4,16 @@
 use super::interference::Interference;
 use super::simplify::budgets::Budgets;
 use crate::alloc::liveness::Node;
+use crate::entity::{entity_id, IdVec};
+use crate::ir::entity;
+
+entity!(
+    /// A node of one iteration's dirty graph: its position in
+    /// [`Plan::dirty`](super::reuse::Plan::dirty), which gives the
+    /// program's [`NodeId`](crate::alloc::NodeId) it stands for.
+    DirtyId
+);
+entity_id!(DirtyId);
 
 /// What simplify and select read of one iteration's dirty graph.
 #[derive(Clone, Copy)]
@@ -11,7 +21,7 @@ pub(crate) struct Graph<'a> {
     /// The interference graph of the dirty nodes.
     pub g: &'a Interference,
     /// The dirty nodes.
-    pub nodes: &'a [Node],
+    pub nodes: &'a IdVec<DirtyId, Node>,
     /// Their initial budgets and worklists, with their costs.
     pub init: &'a Budgets<'a>,
     /// Banks the allocator may use.

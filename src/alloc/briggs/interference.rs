@@ -6,60 +6,72 @@
 //! resident), into adjacency lists in one flat vector (linear in the edge
 //! count, which pressure bounds).
 
+use super::graph::DirtyId;
 use crate::alloc::liveness::Node;
-use crate::alloc::support::{prefetch, refill, resize_to_overwrite};
-use crate::alloc::NodeId;
+use crate::alloc::support::{prefetch, resize_to_overwrite};
+use crate::entity::{IdMap, IdVec};
 
 /// The interference graph: adjacency lists, sliced out of one vector;
 /// empty by default, as the buffers [`Interference::build_in`] fills.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Interference {
-    offsets: Vec<u32>,
-    adj: Vec<NodeId>,
+    /// Where each node's list starts in `adj`; one entry more, past the
+    /// last node, where the last list ends.
+    offsets: IdMap<DirtyId, u32>,
+    adj: Vec<DirtyId>,
+}
+
+/// The node after `v`, whose list starts where `v`'s ends.
+#[inline]
+fn after(v: DirtyId) -> DirtyId {
+    DirtyId(v.0 + 1)
 }
 
 impl Interference {
     /// Builds the graph of `nodes`.
     #[cfg(test)]
-    pub(crate) fn build(nodes: &[Node]) -> Interference {
+    pub(crate) fn build(nodes: &IdVec<DirtyId, Node>) -> Interference {
         Self::build_in(nodes, Interference::default())
     }
 
     /// The graph of `nodes`, built in the buffers of `spare`, an earlier
     /// graph: an allocator iteration's graph is as large as the program,
     /// and fresh buffers would cost a page fault per 4 KiB every iteration.
-    pub(crate) fn build_in(nodes: &[Node], spare: Interference) -> Interference {
+    pub(crate) fn build_in(nodes: &IdVec<DirtyId, Node>, spare: Interference) -> Interference {
         let n = nodes.len();
         let sweep = Sweep::new(nodes);
         let Interference {
             mut offsets,
             mut adj,
         } = spare;
-        refill(&mut offsets, n + 1, 0);
+        offsets.reset(n + 1, 0);
         sweep.run(|u, v| {
-            offsets[u.index() + 1] += 1;
-            offsets[v.index() + 1] += 1;
+            offsets[after(u)] += 1;
+            offsets[after(v)] += 1;
         });
-        for i in 0..n {
-            offsets[i + 1] += offsets[i];
+        let mut sum = 0;
+        for o in offsets.values_mut() {
+            sum += *o;
+            *o = sum;
         }
-        resize_to_overwrite(&mut adj, offsets[n] as usize, NodeId(0));
+        resize_to_overwrite(&mut adj, sum as usize, DirtyId(0));
         // Each list's start is its fill cursor; once full, each holds the
         // next list's start, so the starts shift back.
         sweep.run(|u, v| {
-            adj[offsets[u.index()] as usize] = v;
-            offsets[u.index()] += 1;
-            adj[offsets[v.index()] as usize] = u;
-            offsets[v.index()] += 1;
+            adj[offsets[u] as usize] = v;
+            offsets[u] += 1;
+            adj[offsets[v] as usize] = u;
+            offsets[v] += 1;
         });
-        offsets.copy_within(0..n, 1);
-        offsets[0] = 0;
+        let starts = offsets.as_mut_slice();
+        starts.copy_within(0..n, 1);
+        starts[0] = 0;
         Interference { offsets, adj }
     }
 
     /// Calls `f` on every neighbor of `v` (in no particular order).
-    pub(crate) fn for_each_neighbor(&self, v: NodeId, mut f: impl FnMut(NodeId)) {
-        let r = self.offsets[v.index()] as usize..self.offsets[v.index() + 1] as usize;
+    pub(crate) fn for_each_neighbor(&self, v: DirtyId, mut f: impl FnMut(DirtyId)) {
+        let r = self.offsets[v] as usize..self.offsets[after(v)] as usize;
         for &u in &self.adj[r] {
             f(u);
         }
@@ -67,10 +79,10 @@ impl Interference {
 
     /// Hints the cache about `v`'s adjacency: `far`, where its list starts;
     /// otherwise (that entry should be cached by now) the list itself.
-    pub(crate) fn prefetch(&self, v: NodeId, far: bool) {
+    pub(crate) fn prefetch(&self, v: DirtyId, far: bool) {
         if far {
-            prefetch(&self.offsets, v.index());
-        } else if let Some(&o) = self.offsets.get(v.index()) {
+            prefetch(self.offsets.as_slice(), v.index());
+        } else if let Some(&o) = self.offsets.get(v) {
             prefetch(&self.adj, o as usize);
         }
     }
@@ -86,29 +98,29 @@ impl Interference {
 /// whole program). [`Interference::build_in`] sweeps twice, counting and
 /// then filling, over one order.
 struct Sweep<'a> {
-    nodes: &'a [Node],
+    nodes: &'a IdVec<DirtyId, Node>,
     /// The node ids in order of start, or empty when that is id order
     /// (always so without loops).
-    order: Vec<NodeId>,
+    order: Vec<DirtyId>,
 }
 
 impl Sweep<'_> {
-    fn new(nodes: &[Node]) -> Sweep<'_> {
-        let order = if nodes.is_sorted_by_key(|n| n.start) {
+    fn new(nodes: &IdVec<DirtyId, Node>) -> Sweep<'_> {
+        let order = if nodes.as_slice().is_sorted_by_key(|n| n.start) {
             Vec::new()
         } else {
-            let mut order: Vec<NodeId> = (0..nodes.len()).map(NodeId::new).collect();
-            order.sort_by_key(|v| nodes[v.index()].start);
+            let mut order: Vec<DirtyId> = nodes.keys().collect();
+            order.sort_by_key(|&v| nodes[v].start);
             order
         };
         Sweep { nodes, order }
     }
 
-    fn run(&self, mut edge: impl FnMut(NodeId, NodeId)) {
+    fn run(&self, mut edge: impl FnMut(DirtyId, DirtyId)) {
         // The residents, with their ends.
-        let mut live: Vec<(u32, NodeId)> = Vec::new();
-        let mut insert = |v: NodeId| {
-            let n = &self.nodes[v.index()];
+        let mut live: Vec<(u32, DirtyId)> = Vec::new();
+        let mut insert = |v: DirtyId| {
+            let n = &self.nodes[v];
             live.retain(|&(end, _)| end >= n.start);
             for &(_, u) in &live {
                 edge(u, v);
@@ -116,7 +128,7 @@ impl Sweep<'_> {
             live.push((n.end, v));
         };
         if self.order.is_empty() {
-            (0..self.nodes.len()).for_each(|i| insert(NodeId::new(i)));
+            self.nodes.keys().for_each(insert);
         } else {
             self.order.iter().for_each(|&v| insert(v));
         }
@@ -146,10 +158,10 @@ mod tests {
                 nodes.sort_by_key(|v| v.start);
             }
             unsorted += usize::from(!nodes.is_sorted_by_key(|v| v.start));
-            let g = Interference::build(&nodes);
+            let g = Interference::build(&IdVec::from(nodes.clone()));
             for (i, a) in nodes.iter().enumerate() {
                 let mut seen = Vec::new();
-                g.for_each_neighbor(NodeId::new(i), |u| seen.push(u.index()));
+                g.for_each_neighbor(DirtyId::new(i), |u| seen.push(u.index()));
                 seen.sort_unstable();
                 let want: Vec<usize> = (0..n)
                     .filter(|&j| j != i && a.start <= nodes[j].end && nodes[j].start <= a.end)

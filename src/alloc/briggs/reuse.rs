@@ -26,11 +26,12 @@
 //! node are never kept, so a reused component's spill set is spilled node
 //! by node, without its graph.
 
+use super::graph::DirtyId;
 use super::select::Selection;
 use crate::alloc::costs::Cost;
 use crate::alloc::liveness::Node;
 use crate::alloc::NodeId;
-use crate::entity::IdMap;
+use crate::entity::{IdMap, IdVec};
 use crate::ir::TensorId;
 use std::ops::Range;
 
@@ -91,8 +92,9 @@ pub(crate) struct Plan {
     /// component's hull), by its position in `dirty`; empty in the tests'
     /// `Plan::all`, which nothing is recorded from.
     pub comp: Vec<u32>,
-    /// The nodes best-of-n must run on, ascending.
-    pub dirty: Vec<NodeId>,
+    /// The nodes best-of-n must run on, ascending: the program's node
+    /// each node of the dirty graph stands for.
+    pub dirty: IdVec<DirtyId, NodeId>,
     /// Under H0..H3: the reused nodes of the spill set, ascending.
     pub unplaced: [Vec<NodeId>; 4],
     /// Under H0..H3: Σ cost of `unplaced` (all finite).
@@ -175,10 +177,11 @@ impl Reuse {
     /// `loops` every interval starts at its def, so the nodes come in order
     /// of start, and the next component begins right after a kept one:
     /// then its nodes are not even visited.
-    pub(crate) fn plan(&self, nodes: &[Node], num_points: usize, loops: bool) -> Plan {
+    pub(crate) fn plan(&self, nodes: &IdVec<NodeId, Node>, num_points: usize, loops: bool) -> Plan {
+        let nodes = nodes.as_slice();
         let mut plan = Plan {
             comp: Vec::new(),
-            dirty: Vec::new(),
+            dirty: IdVec::new(),
             unplaced: Default::default(),
             score: [0; 4],
         };
@@ -266,31 +269,31 @@ impl Reuse {
     /// stays recorded as it was, or is dropped whole.
     pub(crate) fn record(
         &mut self,
-        nodes: &[Node],
+        nodes: &IdVec<NodeId, Node>,
         plan: &Plan,
         sels: [&Selection; 4],
-        costs: &[Cost],
+        costs: &IdMap<DirtyId, Cost>,
         spilled: &[NodeId],
     ) {
-        let tensor = |l: usize| nodes[plan.dirty[l].index()].tensor;
-        let tensors = (0..plan.dirty.len()).map(|l| tensor(l).index() + 1).max();
+        let tensor = |l: DirtyId| nodes[plan.dirty[l]].tensor;
+        let tensors = (plan.dirty.keys()).map(|l| tensor(l).index() + 1).max();
         if let Some(tensors) = tensors.filter(|&t| self.comp.len() < t) {
             self.comp.resize(tensors, NONE);
             self.banks.resize(tensors, [UNPLACED; 4]);
             self.cost.resize(tensors, 0);
         }
         // Dirty nodes whose component is not kept.
-        let mut dropped = vec![false; plan.dirty.len()];
+        let mut dropped = IdMap::with_len(plan.dirty.len(), false);
         for sel in sels {
-            for v in (sel.unplaced.iter()).filter(|v| costs[v.index()] == Cost::Inf) {
-                dropped[v.index()] = true;
+            for &v in (sel.unplaced.iter()).filter(|&&v| costs[v] == Cost::Inf) {
+                dropped[v] = true;
             }
         }
-        for v in spilled {
-            match plan.dirty.binary_search(v) {
-                Ok(l) => dropped[l] = true,
+        for &v in spilled {
+            match plan.dirty.as_slice().binary_search(&v) {
+                Ok(l) => dropped[DirtyId::new(l)] = true,
                 Err(_) => {
-                    let k = self.comp[nodes[v.index()].tensor];
+                    let k = self.comp[nodes[v].tensor];
                     self.kept[k as usize].size = 0;
                 }
             }
@@ -299,8 +302,9 @@ impl Reuse {
         for comp in plan.comp.chunk_by(|a, b| a == b) {
             let run = first..first + comp.len();
             first = run.end;
-            if dropped[run.clone()].contains(&true) {
-                for l in run {
+            let ids = run.clone().map(DirtyId::new);
+            if ids.clone().any(|l| dropped[l]) {
+                for l in ids {
                     self.comp[tensor(l)] = NONE;
                 }
                 continue;
@@ -308,8 +312,8 @@ impl Reuse {
             let k = self.kept.len() as u32;
             let start = self.spills.len() as u32;
             let mut last = 0;
-            for l in run.clone() {
-                last = last.max(nodes[plan.dirty[l].index()].end);
+            for (offset, l) in ids.enumerate() {
+                last = last.max(nodes[plan.dirty[l]].end);
                 let t = tensor(l);
                 self.comp[t] = k;
                 self.cost[t] = costs[l].finite().unwrap_or(0);
@@ -317,13 +321,13 @@ impl Reuse {
                     let bank = sel.bank[l];
                     self.banks[t][h] = bank.unwrap_or(UNPLACED);
                     if bank.is_none() {
-                        self.spills.push(((l - run.start) as u32, h as u8));
+                        self.spills.push((offset as u32, h as u8));
                     }
                 }
             }
             self.kept.push(Kept {
                 size: run.len() as u32,
-                span: last - nodes[plan.dirty[run.start].index()].start,
+                span: last - nodes[plan.dirty[DirtyId::new(run.start)]].start,
                 spills: start..self.spills.len() as u32,
             });
         }
@@ -338,14 +342,12 @@ mod tests {
         Node::spanning(t, start, end, 1)
     }
 
-    fn sel(bank: &[Option<u32>], costs: &[Cost]) -> Selection {
-        let unplaced: Vec<NodeId> = (0..bank.len())
+    fn sel(bank: &[Option<u32>], costs: &IdMap<DirtyId, Cost>) -> Selection {
+        let unplaced: Vec<DirtyId> = (0..bank.len())
             .filter(|&i| bank[i].is_none())
-            .map(NodeId::new)
+            .map(DirtyId::new)
             .collect();
-        let score = unplaced
-            .iter()
-            .fold(Cost::ZERO, |s, v| s.plus(costs[v.index()]));
+        let score = unplaced.iter().fold(Cost::ZERO, |s, &v| s.plus(costs[v]));
         Selection {
             bank: bank.iter().map(|b| b.map(|b| b as u8)).collect(),
             unplaced,
@@ -391,9 +393,23 @@ mod tests {
 
     /// Components A = {0, 1} and B = {2, 3}; `b_h1` is node 3's outcome
     /// under H1 (the other heuristics place everything).
-    fn recorded(b_h1: Option<u32>, cost3: Cost, spilled: &[NodeId]) -> (Reuse, [Node; 4]) {
-        let nodes = [node(0, 0, 1), node(1, 1, 2), node(2, 4, 5), node(3, 5, 6)];
-        let costs = [Cost::Finite(3), Cost::Finite(4), Cost::Finite(5), cost3];
+    fn recorded(
+        b_h1: Option<u32>,
+        cost3: Cost,
+        spilled: &[NodeId],
+    ) -> (Reuse, IdVec<NodeId, Node>) {
+        let nodes = IdVec::from(vec![
+            node(0, 0, 1),
+            node(1, 1, 2),
+            node(2, 4, 5),
+            node(3, 5, 6),
+        ]);
+        let costs = IdMap::from(vec![
+            Cost::Finite(3),
+            Cost::Finite(4),
+            Cost::Finite(5),
+            cost3,
+        ]);
         let all = sel(&[Some(0), Some(1), Some(0), Some(1)], &costs);
         let h1 = sel(&[Some(1), Some(0), Some(0), b_h1], &costs);
         let mut reuse = Reuse::default();
@@ -418,7 +434,7 @@ mod tests {
         let (reuse, nodes) = recorded(None, Cost::Finite(6), &[]);
         let plan = reuse.plan(&nodes, 7, false);
         assert!(plan.dirty.is_empty());
-        assert_eq!(plan.unplaced[1], [NodeId::new(3)]);
+        assert_eq!(plan.unplaced[1], [NodeId(3)]);
         assert_eq!(plan.score, [0, 6, 0, 0]);
         assert_eq!(reuse.cost(TensorId::new(3)), 6);
     }
@@ -427,23 +443,23 @@ mod tests {
     fn an_unspillable_spill_set_is_not_kept() {
         let (reuse, nodes) = recorded(None, Cost::Inf, &[]);
         let plan = reuse.plan(&nodes, 7, false);
-        assert_eq!(plan.dirty, [NodeId::new(2), NodeId::new(3)]);
+        assert_eq!(plan.dirty.as_slice(), [NodeId(2), NodeId(3)]);
     }
 
     #[test]
     fn a_spilled_component_is_not_kept() {
-        let (reuse, nodes) = recorded(Some(1), Cost::Finite(6), &[NodeId::new(1)]);
+        let (reuse, nodes) = recorded(Some(1), Cost::Finite(6), &[NodeId(1)]);
         let plan = reuse.plan(&nodes, 7, false);
-        assert_eq!(plan.dirty, [NodeId::new(0), NodeId::new(1)]);
+        assert_eq!(plan.dirty.as_slice(), [NodeId(0), NodeId(1)]);
     }
 
     #[test]
     fn a_component_with_a_new_node_is_dirty() {
         let (reuse, nodes) = recorded(Some(1), Cost::Finite(6), &[]);
-        let mut grown = nodes.to_vec();
+        let mut grown = nodes.clone();
         grown.push(node(9, 6, 6));
         let plan = reuse.plan(&grown, 8, false);
-        assert_eq!(plan.dirty, [NodeId::new(2), NodeId::new(3), NodeId::new(4)]);
+        assert_eq!(plan.dirty.as_slice(), [NodeId(2), NodeId(3), NodeId(4)]);
     }
 
     /// A reused component one of whose nodes is spilled is dropped whole,
@@ -454,10 +470,10 @@ mod tests {
         let plan = reuse.plan(&nodes, 7, false);
         assert!(plan.dirty.is_empty());
         let none = Selection::new(0);
-        reuse.record(&nodes, &plan, [&none; 4], &[], &[NodeId::new(1)]);
+        reuse.record(&nodes, &plan, [&none; 4], &IdMap::default(), &[NodeId(1)]);
         let plan = reuse.plan(&nodes, 7, false);
-        assert_eq!(plan.dirty, [NodeId::new(0), NodeId::new(1)]);
-        assert_eq!(plan.unplaced[1], [NodeId::new(3)]);
+        assert_eq!(plan.dirty.as_slice(), [NodeId(0), NodeId(1)]);
+        assert_eq!(plan.unplaced[1], [NodeId(3)]);
         assert_eq!(plan.score, [0, 6, 0, 0]);
     }
 
@@ -468,7 +484,7 @@ mod tests {
     #[should_panic(expected = "a kept component comes back whole")]
     fn a_component_that_lost_a_node_is_caught() {
         let (reuse, mut nodes) = recorded(Some(1), Cost::Finite(6), &[]);
-        nodes[3].tensor = TensorId::new(9);
+        nodes[NodeId(3)].tensor = TensorId::new(9);
         reuse.plan(&nodes, 7, false);
     }
 }

@@ -7,23 +7,23 @@
 //! runs part by part (each part closed under adjacency) into one
 //! [`Selection`].
 
-use super::graph::Graph;
+use super::graph::{DirtyId, Graph};
 use crate::alloc::costs::Cost;
 use crate::alloc::support::prefetch;
-use crate::alloc::NodeId;
 use crate::arch::bank_alignment;
+use crate::entity::IdMap;
 use std::ops::Range;
 
 /// The outcome of one select.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Selection {
-    /// Base bank of each node (by [`NodeId`]); `None` for the spill set.
-    /// A byte, since banks number at most 64 (the held-bank mask): four
-    /// selections of two million nodes are kept at once.
-    pub bank: Vec<Option<u8>>,
+    /// Base bank of each node; `None` for the spill set. A byte, since
+    /// banks number at most 64 (the held-bank mask): four selections of
+    /// two million nodes are kept at once.
+    pub bank: IdMap<DirtyId, Option<u8>>,
     /// The spill set: in pop order within each part, the parts in the
     /// order they were selected.
-    pub unplaced: Vec<NodeId>,
+    pub unplaced: Vec<DirtyId>,
     /// Σ cost of the spill set (0 when empty, +∞ if any is unspillable).
     pub score: Cost,
 }
@@ -37,7 +37,7 @@ impl Selection {
     /// A selection of `n` nodes with nothing selected yet.
     pub(crate) fn new(n: usize) -> Selection {
         Selection {
-            bank: vec![None; n],
+            bank: IdMap::with_len(n, None),
             unplaced: Vec::new(),
             score: Cost::ZERO,
         }
@@ -50,13 +50,13 @@ impl Selection {
         &mut self,
         from: &Selection,
         part: Range<usize>,
-        take: impl Fn(usize) -> bool,
-        costs: &[Cost],
+        take: impl Fn(DirtyId) -> bool,
+        costs: &IdMap<DirtyId, Cost>,
     ) {
-        for u in part.filter(|&u| take(u)) {
+        for u in part.map(DirtyId::new).filter(|&u| take(u)) {
             self.bank[u] = from.bank[u];
             if from.bank[u].is_none() {
-                self.unplaced.push(NodeId::new(u));
+                self.unplaced.push(u);
                 self.score = self.score.plus(costs[u]);
             }
         }
@@ -68,7 +68,7 @@ impl Selection {
 /// buffer reused from part to part.
 pub(super) fn select(
     graph: &Graph,
-    stack: &[NodeId],
+    stack: &[DirtyId],
     part: Range<usize>,
     held: &mut Vec<u64>,
     sel: &mut Selection,
@@ -89,14 +89,14 @@ pub(super) fn select(
         if let Some(&far) = i.checked_sub(16).and_then(|j| stack.get(j)) {
             g.prefetch(far, true);
             prefetch(held, far.index() - base);
-            prefetch(nodes, far.index());
+            prefetch(nodes.as_slice(), far.index());
         }
         if let Some(&near) = i.checked_sub(8).and_then(|j| stack.get(j)) {
             g.prefetch(near, false);
         }
         let mut used = 0u64;
         g.for_each_neighbor(v, |u| used |= held[u.index() - base]);
-        let need = nodes[v.index()].banks;
+        let need = nodes[v].banks;
         let align = bank_alignment(need) as usize;
         let fit = (0..num_banks)
             .step_by(align)
@@ -105,12 +105,12 @@ pub(super) fn select(
         match fit {
             Some(b) => {
                 debug_assert!(b + need <= num_banks, "bad PSUM address during select");
-                sel.bank[v.index()] = Some(u8::try_from(b).expect("banks fit the 64-bit mask"));
+                sel.bank[v] = Some(u8::try_from(b).expect("banks fit the 64-bit mask"));
                 held[v.index() - base] = mask(b, need);
             }
             None => {
                 sel.unplaced.push(v);
-                sel.score = sel.score.plus(costs[v.index()]);
+                sel.score = sel.score.plus(costs[v]);
             }
         }
     }

@@ -2,6 +2,7 @@
 //! spill, their spill code, and the live ranges after it.
 
 use super::context::Context;
+use super::graph::DirtyId;
 use super::iteration::{Buffers, Iteration};
 use super::simplify::SlotBuffer;
 use crate::alloc::analysis::Analysis;
@@ -10,7 +11,7 @@ use crate::alloc::liveness;
 use crate::alloc::spill::{self, SpillShift};
 use crate::alloc::support::threads::{self, PARALLEL_MIN_NODES};
 use crate::alloc::{AllocError, NodeId};
-use crate::entity::IdMap;
+use crate::entity::{IdMap, IdVec};
 use std::ops::Range;
 
 /// An iteration hands its buffers on when its spill set is at least this
@@ -29,15 +30,15 @@ impl Context<'_> {
     /// finite.
     pub(crate) fn spill_set(&mut self, it: &Iteration) -> Result<Vec<NodeId>, AllocError> {
         let mut chosen = IdMap::with_len(it.plan.dirty.len(), false);
-        let mut stuck: Option<NodeId> = None;
+        let mut stuck: Option<DirtyId> = None;
         for &v in &it.sel().unplaced {
-            if it.costs[v.index()] != Cost::Inf {
+            if it.costs[v] != Cost::Inf {
                 chosen[v] = true;
                 continue;
             }
             let mut any = false;
             it.graph.for_each_neighbor(v, |u| {
-                if it.costs[u.index()] != Cost::Inf {
+                if it.costs[u] != Cost::Inf {
                     chosen[u] = true;
                     any = true;
                 }
@@ -47,7 +48,7 @@ impl Context<'_> {
             }
         }
         if let Some(v) = stuck {
-            let n = &self.program.live.nodes[it.plan.dirty[v.index()]];
+            let n = &self.program.live.nodes[it.plan.dirty[v]];
             let (pressure, point) = liveness::peak_in(
                 self.program.live.nodes.as_slice(),
                 self.program.lin.len(),
@@ -62,15 +63,15 @@ impl Context<'_> {
             });
         }
         let reused = &it.plan.unplaced[it.best.index() as usize];
-        let picked = || (chosen.iter()).filter(|&(_, &c)| c).map(|(v, _)| v.index());
-        let cycles = (picked().filter_map(|i| it.costs[i].finite()))
+        let picked = || (chosen.iter()).filter(|&(_, &c)| c).map(|(v, _)| v);
+        let cycles = (picked().filter_map(|v| it.costs[v].finite()))
             .chain(
                 reused
                     .iter()
                     .map(|v| self.reuse.cost(self.program.live.nodes[*v].tensor)),
             )
             .fold(0u64, u64::saturating_add);
-        let mut all: Vec<NodeId> = picked().map(|i| it.plan.dirty[i]).collect();
+        let mut all: Vec<NodeId> = picked().map(|v| it.plan.dirty[v]).collect();
         all.extend(reused);
         all.sort_unstable();
         self.log
@@ -92,7 +93,7 @@ impl Context<'_> {
         // to its largest.
         let keep = chosen.len() >= it.plan.dirty.len() / KEEP_BUFFERS_SPILL_SHARE;
         if !keep {
-            it.nodes = Vec::new();
+            it.nodes = IdVec::new();
             it.slots = SlotBuffer::default();
         }
         // Recording what to reuse and inserting the spill code touch
@@ -108,7 +109,7 @@ impl Context<'_> {
         let (reuse, namer) = (&mut self.reuse, &mut self.namer);
         let record = || {
             let sels = [0, 1, 2, 3].map(|h| &it.sels[h]);
-            reuse.record(live.nodes.as_slice(), &it.plan, sels, &it.costs, chosen);
+            reuse.record(&live.nodes, &it.plan, sels, &it.costs, chosen);
         };
         let insert = || {
             let plan = |ids: Range<usize>| costs::spill_plans(lin, live, &chosen[ids]);

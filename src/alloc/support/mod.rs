@@ -26,14 +26,6 @@ pub(crate) fn prefetch<T>(s: &[T], i: usize) {
     let _ = (s, i);
 }
 
-/// Sets `v` to `len` copies of `x`, keeping its buffer (grown to fit
-/// exactly: the allocator's buffers are large).
-pub(crate) fn refill<T: Clone>(v: &mut Vec<T>, len: usize, x: T) {
-    v.clear();
-    v.reserve_exact(len);
-    v.resize(len, x);
-}
-
 /// Makes `v` hold `len` items for a caller that overwrites every one of
 /// them: the items already there stay as they are, and only the growth
 /// (fitted exactly) is filled with `x`, so a reused buffer is not written

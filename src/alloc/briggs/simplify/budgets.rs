@@ -3,11 +3,12 @@
 //! (`lo`, `hi`, `inf`), shared by the four heuristics of one iteration.
 
 use super::heuristic::Heuristic;
+use crate::alloc::briggs::graph::DirtyId;
 use crate::alloc::briggs::interference::Interference;
 use crate::alloc::costs::Cost;
 use crate::alloc::liveness::Node;
 use crate::alloc::support::{resize_to_overwrite, threads};
-use crate::alloc::NodeId;
+use crate::entity::{IdMap, IdVec};
 
 /// Worklist membership of a node during simplify.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,8 +51,8 @@ impl Slot {
 /// iteration, with the spill costs they were sorted by.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Budgets<'a> {
-    pub(super) slots: Vec<Slot>,
-    pub(super) costs: &'a [Cost],
+    pub(super) slots: IdMap<DirtyId, Slot>,
+    pub(super) costs: &'a IdMap<DirtyId, Cost>,
     /// Initial size of `lo`.
     pub lo: usize,
     /// Initial size of `hi`.
@@ -71,8 +72,8 @@ impl<'a> Budgets<'a> {
     #[cfg(test)]
     pub(crate) fn new(
         g: &Interference,
-        nodes: &[Node],
-        costs: &'a [Cost],
+        nodes: &IdVec<DirtyId, Node>,
+        costs: &'a IdMap<DirtyId, Cost>,
         num_banks: u32,
         parallel: bool,
     ) -> Self {
@@ -85,8 +86,8 @@ impl<'a> Budgets<'a> {
     /// iteration.
     pub(crate) fn new_in(
         g: &Interference,
-        nodes: &[Node],
-        costs: &'a [Cost],
+        nodes: &IdVec<DirtyId, Node>,
+        costs: &'a IdMap<DirtyId, Cost>,
         num_banks: u32,
         parallel: bool,
         buffer: SlotBuffer,
@@ -98,7 +99,7 @@ impl<'a> Budgets<'a> {
         let (early, late) = threads::in_halves_mut(parallel, &mut slots, fill);
         let [lo, hi, inf] = [0, 1, 2].map(|i| early[i] + late[i]);
         Budgets {
-            slots,
+            slots: IdMap::from(slots),
             costs,
             lo,
             hi,
@@ -108,11 +109,11 @@ impl<'a> Budgets<'a> {
 
     /// The buffer, for [`Budgets::new_in`].
     pub(crate) fn into_buffer(self) -> SlotBuffer {
-        SlotBuffer(self.slots)
+        SlotBuffer(self.slots.into_vec())
     }
 
     /// The spill costs, by node.
-    pub(crate) fn costs(&self) -> &'a [Cost] {
+    pub(crate) fn costs(&self) -> &'a IdMap<DirtyId, Cost> {
         self.costs
     }
 
@@ -130,7 +131,7 @@ impl<'a> Budgets<'a> {
         let mut any = false;
         let mut start = 0;
         for run in comp.chunk_by(|a, b| a == b) {
-            let slots = &mut self.slots[start..start + run.len()];
+            let slots = &mut self.slots.as_mut_slice()[start..start + run.len()];
             start += run.len();
             let hi = slots.iter().filter(|s| s.list == List::Hi).take(2).count();
             let uniform = slots.iter().all(|s| s.banks == slots[0].banks);
@@ -149,7 +150,7 @@ impl<'a> Budgets<'a> {
     /// Whether node `u`'s component simplifies in H0's order under `h`
     /// (always, for H0 itself; never before [`Budgets::mark_agreement`]
     /// but for H0).
-    pub(crate) fn agrees(&self, u: usize, h: Heuristic) -> bool {
+    pub(crate) fn agrees(&self, u: DirtyId, h: Heuristic) -> bool {
         h == Heuristic::H0 || self.slots[u].agree & 1 << h.index() != 0
     }
 }
@@ -158,24 +159,24 @@ impl<'a> Budgets<'a> {
 /// of them start in `lo`, `hi` and `inf`.
 fn fill_slots(
     g: &Interference,
-    nodes: &[Node],
-    costs: &[Cost],
+    nodes: &IdVec<DirtyId, Node>,
+    costs: &IdMap<DirtyId, Cost>,
     num_banks: u32,
     base: usize,
     out: &mut [Slot],
 ) -> [usize; 3] {
     let mut counts = [0; 3];
-    for (i, slot) in (base..).zip(out) {
-        let n = &nodes[i];
+    for (v, slot) in (base..).map(DirtyId::new).zip(out) {
+        let n = &nodes[v];
         let mut budget = i64::from(num_banks) - i64::from(n.banks);
         let mut deg = 0;
-        g.for_each_neighbor(NodeId::new(i), |u| {
-            budget -= i64::from(nodes[u.index()].banks);
+        g.for_each_neighbor(v, |u| {
+            budget -= i64::from(nodes[u].banks);
             deg += 1;
         });
         let (list, count) = if budget >= 0 {
             (List::Lo, 0)
-        } else if costs[i] == Cost::Inf {
+        } else if costs[v] == Cost::Inf {
             (List::Inf, 2)
         } else {
             (List::Hi, 1)

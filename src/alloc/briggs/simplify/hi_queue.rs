@@ -5,9 +5,9 @@
 use super::budgets::List;
 use super::heuristic::Ratio;
 use super::State;
+use crate::alloc::briggs::graph::DirtyId;
 use crate::alloc::support::prefetch;
 use crate::alloc::support::sort::{radix_sort, RADIX_MIN};
-use crate::alloc::NodeId;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -76,10 +76,10 @@ impl HiQueue {
     /// The nodes `k` places further down the initial run and down the
     /// batch of re-keyed entries being served, if any: each front is read
     /// in order, so these are likely popped soon.
-    pub(super) fn ahead(&self, k: usize) -> [Option<NodeId>; 2] {
-        let first = self.first.get(self.next + k).map(|e| NodeId(e.node));
+    pub(super) fn ahead(&self, k: usize) -> [Option<DirtyId>; 2] {
+        let first = self.first.get(self.next + k).map(|e| DirtyId(e.node));
         let tied = &self.fresh.tied;
-        let batch = (tied.len().checked_sub(k + 1)).map(|i| NodeId(tied[i].node));
+        let batch = (tied.len().checked_sub(k + 1)).map(|i| DirtyId(tied[i].node));
         [first, batch]
     }
 

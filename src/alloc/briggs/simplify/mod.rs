@@ -30,11 +30,11 @@ pub(super) use heuristic::Heuristic;
 
 use super::graph::Graph;
 use super::interference::Interference;
+use crate::alloc::briggs::graph::DirtyId;
 use crate::alloc::costs::Cost;
 use crate::alloc::liveness::Node;
 use crate::alloc::support::idset::IdSet;
 use crate::alloc::support::prefetch;
-use crate::alloc::NodeId;
 use budgets::{List, Slot};
 use hi_queue::{pop_hi, Entry, HiQueue};
 use std::ops::Range;
@@ -47,22 +47,24 @@ pub(crate) struct Scratch {
     lo: IdSet,
     infs: Vec<usize>,
     hi: HiQueue,
-    stack: Vec<NodeId>,
+    stack: Vec<DirtyId>,
     /// The slots and stack where `lo` first ran dry, which every run of
     /// a part goes on from.
-    prefix: (Vec<Slot>, Vec<NodeId>),
+    prefix: (Vec<Slot>, Vec<DirtyId>),
 }
 
 impl Scratch {
     /// The stack of the last run, bottom first.
     #[cfg(test)]
-    pub(crate) fn stack(&self) -> &[NodeId] {
+    pub(crate) fn stack(&self) -> &[DirtyId] {
         &self.stack
     }
 }
 
 /// Working state of one simplify run over the part from node `base`.
 struct State<'a> {
+    /// The dirty nodes and their costs, by position (the index of their
+    /// [`DirtyId`]): a run works on the positions of its part.
     nodes: &'a [Node],
     costs: &'a [Cost],
     num_banks: u32,
@@ -76,8 +78,8 @@ impl<'a> State<'a> {
     /// The state of a run under `h` of the part from `base`, in `slots`.
     fn new(graph: &Graph<'a>, h: Heuristic, base: usize, slots: &'a mut [Slot]) -> Self {
         State {
-            nodes: graph.nodes,
-            costs: graph.init.costs,
+            nodes: graph.nodes.as_slice(),
+            costs: graph.init.costs.as_slice(),
             num_banks: graph.num_banks,
             h,
             base,
@@ -141,7 +143,7 @@ pub(in crate::alloc::briggs) fn simplify_each(
     part: Range<usize>,
     skip_agreeing: bool,
     scratch: &mut Scratch,
-    mut each: impl FnMut(usize, &[NodeId]),
+    mut each: impl FnMut(usize, &[DirtyId]),
 ) {
     let Graph { g, init, .. } = *graph;
     let Some(&first) = hs.first() else {
@@ -161,7 +163,7 @@ pub(in crate::alloc::briggs) fn simplify_each(
     let left_out = |agree: u8, bits: u8| skip_agreeing && agree & bits == bits;
     let from_budgets = |slots: &mut Vec<Slot>, bits: u8| {
         slots.clear();
-        slots.extend_from_slice(&init.slots[part.clone()]);
+        slots.extend_from_slice(&init.slots.as_slice()[part.clone()]);
         for s in slots.iter_mut().filter(|s| left_out(s.agree, bits)) {
             s.list = List::Removed;
         }
@@ -199,7 +201,7 @@ pub(in crate::alloc::briggs) fn simplify_each(
             any = true;
         }
         if any {
-            stack.retain(|v| !only_here(init.slots[v.index()].agree));
+            stack.retain(|&v| !only_here(init.slots[v].agree));
         }
         let mut st = State::new(graph, h, base, slots);
         let mut run = Run {
@@ -216,11 +218,11 @@ pub(in crate::alloc::briggs) fn simplify_each(
 
 /// Removes node `v`: onto the stack, its banks given back to its remaining
 /// neighbors, those that become trivially colorable into `lo` (less `base`).
-fn remove(g: &Interference, st: &mut State, v: usize, lo: &mut IdSet, stack: &mut Vec<NodeId>) {
+fn remove(g: &Interference, st: &mut State, v: usize, lo: &mut IdSet, stack: &mut Vec<DirtyId>) {
     *st.list_mut(v) = List::Removed;
-    stack.push(NodeId::new(v));
+    stack.push(DirtyId::new(v));
     let banks = u32::from(st.slot(v).banks);
-    g.for_each_neighbor(NodeId::new(v), |u| {
+    g.for_each_neighbor(DirtyId::new(v), |u| {
         let u = u.index();
         if st.slot(u).list != List::Removed && st.relieve(u, banks) {
             *st.list_mut(u) = List::Lo;
@@ -234,7 +236,7 @@ struct Run<'r> {
     g: &'r Interference,
     lo: &'r mut IdSet,
     hi: &'r mut HiQueue,
-    stack: &'r mut Vec<NodeId>,
+    stack: &'r mut Vec<DirtyId>,
     /// See [`Graph::split_min`].
     split_min: usize,
 }
@@ -335,7 +337,7 @@ fn closed_ranges(
         }
         count += 1;
         reach = reach.max(u);
-        g.for_each_neighbor(NodeId::new(u), |w| {
+        g.for_each_neighbor(DirtyId::new(u), |w| {
             if st.slot(w.index()).list != List::Removed {
                 reach = reach.max(w.index());
             }
