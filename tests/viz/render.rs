@@ -495,24 +495,6 @@ fn unbinned_program_draws_each_wide_bar() {
 }
 
 #[test]
-#[ignore = "timing report, run with --ignored --nocapture"]
-fn time_100k_tensors() {
-    let t = synthetic(100_000);
-    let start = std::time::Instant::now();
-    let s = svg(&t);
-    let svg_time = start.elapsed();
-    let start = std::time::Instant::now();
-    let h = html(&t);
-    println!(
-        "100k tensors: svg {} bytes in {:?}, html {} bytes in {:?}",
-        s.len(),
-        svg_time,
-        h.len(),
-        start.elapsed()
-    );
-}
-
-#[test]
 #[ignore = "writes the example pages to target/viz-examples for scripts/screenshot.sh"]
 fn write_example_pages() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/viz-examples");
