@@ -46,7 +46,7 @@ pub(crate) enum AllocatorKind {
 impl AllocFlags {
     /// The allocator settings; a usage error (exit 2) for `--reference`
     /// beside an allocator other than briggs.
-    pub(crate) fn options(&self) -> Result<AllocOptions, clap::Error> {
+    pub(crate) fn options(&self) -> Result<AllocOptions, Failure> {
         let allocator = match (self.allocator, self.reference) {
             (None | Some(AllocatorKind::Briggs), false) => Allocator::Briggs,
             (None | Some(AllocatorKind::Briggs | AllocatorKind::BriggsReference), true)
@@ -54,14 +54,15 @@ impl AllocFlags {
             (Some(AllocatorKind::Mincost), false) => Allocator::Mincost,
             (Some(AllocatorKind::Exact), false) => Allocator::Exact,
             (Some(other), true) => {
-                use clap::CommandFactory;
                 let name = other.to_possible_value().map(|v| v.get_name().to_string());
                 let msg = format!(
                     "the argument '--reference' cannot be used with '--allocator {}'",
                     name.unwrap_or_default()
                 );
-                let mut cmd = super::Cli::command();
-                return Err(cmd.error(clap::error::ErrorKind::ArgumentConflict, msg));
+                return Err(Failure::Usage(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    msg,
+                ));
             }
         };
         Ok(AllocOptions {

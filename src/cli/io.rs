@@ -1,7 +1,6 @@
 //! Reading inputs, writing outputs and rendering failures, shared by every
 //! command (SPEC §2.6, §6).
 
-use super::Cli;
 use crate::ir::Loc;
 use crate::pipeline::CompileError;
 use crate::source::{self, Loaded};
@@ -13,8 +12,9 @@ use std::path::Path;
 pub(crate) enum Failure {
     /// An input error: the full rendered text, printed on stderr, exit 1.
     Input(String),
-    /// A usage error, rendered by clap, exit 2.
-    Usage(clap::Error),
+    /// A usage error of this kind saying this, rendered by clap against
+    /// the whole command line (`cli::status`), exit 2.
+    Usage(clap::error::ErrorKind, String),
 }
 
 impl<E: std::fmt::Display> From<E> for Failure {
@@ -81,8 +81,7 @@ pub(crate) fn print_stdout(s: &str) -> Result<(), Failure> {
 
 /// A usage error (exit code 2) saying `msg`, as clap renders its own.
 pub(crate) fn usage_error(msg: &str) -> Failure {
-    use clap::CommandFactory;
-    Failure::Usage(Cli::command().error(clap::error::ErrorKind::ValueValidation, msg))
+    Failure::Usage(clap::error::ErrorKind::ValueValidation, msg.to_string())
 }
 
 /// Prints a clap error (or `--help`, `--version`) as clap does and returns

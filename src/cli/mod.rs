@@ -12,7 +12,7 @@ mod cmd;
 mod io;
 mod output;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use cmd::{
     alloc, arch, bound, compile, export, fmt, gen, import, legalize, lint, pass, trace, verify, viz,
 };
@@ -109,7 +109,7 @@ where
             eprintln!("{msg}");
             1
         }
-        Ok(Err(Failure::Usage(e))) => io::usage_exit(&e),
+        Ok(Err(Failure::Usage(kind, msg))) => io::usage_exit(&Cli::command().error(kind, msg)),
         Err(_) => {
             // The panic hook has printed the panic's message and place.
             eprintln!(

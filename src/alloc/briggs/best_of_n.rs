@@ -20,7 +20,7 @@ use super::reuse::Plan;
 use super::select::{self, Selection};
 use super::simplify::{self, Budgets, Heuristic};
 use crate::alloc::analysis::Analysis;
-use crate::alloc::briggs::graph::DirtyId;
+use crate::alloc::briggs::interference::DirtyId;
 use crate::alloc::costs::{self, Cost};
 use crate::alloc::support::threads::{self, PARALLEL_MIN_NODES};
 use std::ops::Range;

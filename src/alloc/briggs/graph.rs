@@ -1,19 +1,10 @@
 //! What simplify and select read of one iteration's dirty graph: the
 //! interference graph, its nodes and their initial budgets.
 
-use super::interference::Interference;
+use super::interference::{DirtyId, Interference};
 use super::simplify::budgets::Budgets;
 use crate::alloc::liveness::Node;
-use crate::entity::{entity_id, IdVec};
-use crate::ir::entity;
-
-entity!(
-    /// A node of one iteration's dirty graph: its position in
-    /// [`Plan::dirty`](super::reuse::Plan::dirty), which gives the
-    /// program's [`NodeId`](crate::alloc::NodeId) it stands for.
-    DirtyId
-);
-entity_id!(DirtyId);
+use crate::entity::IdVec;
 
 /// What simplify and select read of one iteration's dirty graph.
 #[derive(Clone, Copy)]

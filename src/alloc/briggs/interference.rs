@@ -6,10 +6,18 @@
 //! resident), into adjacency lists in one flat vector (linear in the edge
 //! count, which pressure bounds).
 
-use super::graph::DirtyId;
 use crate::alloc::liveness::Node;
 use crate::alloc::support::{prefetch, resize_to_overwrite};
-use crate::entity::{IdMap, IdVec};
+use crate::entity::{entity_id, IdMap, IdVec};
+use crate::ir::entity;
+
+entity!(
+    /// A node of one iteration's dirty graph: its position in
+    /// [`Plan::dirty`](super::reuse::Plan::dirty), which gives the
+    /// program's [`NodeId`](crate::alloc::NodeId) it stands for.
+    DirtyId
+);
+entity_id!(DirtyId);
 
 /// The interference graph: adjacency lists, sliced out of one vector;
 /// empty by default, as the buffers [`Interference::build_in`] fills.

@@ -1,7 +1,7 @@
 //! The state of one fixpoint iteration: best-of-n's outcome over the dirty
 //! nodes, and the buffers handed on to the next iteration.
 
-use super::graph::DirtyId;
+use super::interference::DirtyId;
 use super::interference::Interference;
 use super::reuse::{Plan, Reuse};
 use super::select::Selection;

@@ -26,7 +26,7 @@
 //! node are never kept, so a reused component's spill set is spilled node
 //! by node, without its graph.
 
-use super::graph::DirtyId;
+use super::interference::DirtyId;
 use super::select::Selection;
 use crate::alloc::costs::Cost;
 use crate::alloc::liveness::Node;

@@ -7,7 +7,8 @@
 //! runs part by part (each part closed under adjacency) into one
 //! [`Selection`].
 
-use super::graph::{DirtyId, Graph};
+use super::graph::Graph;
+use super::interference::DirtyId;
 use crate::alloc::costs::Cost;
 use crate::alloc::support::prefetch;
 use crate::arch::bank_alignment;

@@ -2,7 +2,7 @@
 //! spill, their spill code, and the live ranges after it.
 
 use super::context::Context;
-use super::graph::DirtyId;
+use super::interference::DirtyId;
 use super::iteration::{Buffers, Iteration};
 use super::simplify::SlotBuffer;
 use crate::alloc::analysis::Analysis;

@@ -23,7 +23,7 @@ pub(crate) struct AllocArgs {
 }
 
 pub(crate) fn run(a: AllocArgs) -> Result<(), Failure> {
-    let opts = a.flags.options().map_err(Failure::Usage)?;
+    let opts = a.flags.options()?;
     let report = a.report.as_ref().map(Report::json_file).transpose()?;
     let loaded = load(&a.file)?;
     let t0 = Instant::now();

@@ -67,7 +67,7 @@ pub(crate) fn run(a: CompileArgs) -> Result<(), Failure> {
             eprintln!("{l}");
         }
     }
-    let mut alloc = a.flags.options().map_err(Failure::Usage)?;
+    let mut alloc = a.flags.options()?;
     if a.keep_banks {
         alloc.allocator = Allocator::Kept;
     }

@@ -31,7 +31,7 @@ pub(crate) fn run(a: VizArgs) -> Result<(), Failure> {
     let loaded = load(&a.file)?;
     let m = &loaded.module;
     let opts = CompileOptions {
-        alloc: a.flags.options().map_err(Failure::Usage)?,
+        alloc: a.flags.options()?,
         rotate: a.rotation.rotation(),
         verify: false,
         ..CompileOptions::default()

@@ -2,11 +2,8 @@
 //! entries as one sorted run, the re-keyed ones in a radix heap; an entry
 //! whose key is out of date is pushed again with the current one.
 
-use super::budgets::List;
 use super::heuristic::Ratio;
-use super::State;
-use crate::alloc::briggs::graph::DirtyId;
-use crate::alloc::support::prefetch;
+use crate::alloc::briggs::interference::DirtyId;
 use crate::alloc::support::sort::{radix_sort, RADIX_MIN};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -69,6 +66,7 @@ impl HiQueue {
         self.coming = None;
     }
 
+    /// Adds a re-keyed entry.
     pub(super) fn push(&mut self, entry: Entry) {
         self.fresh.push(entry);
     }
@@ -83,8 +81,14 @@ impl HiQueue {
         [first, batch]
     }
 
+    /// The node [`COMING`] entries down the initial run after the last
+    /// pop from it, if that pop came from there.
+    pub(super) fn coming(&self) -> Option<u32> {
+        self.coming
+    }
+
     /// The smallest entry, if any.
-    fn peek(&mut self) -> Option<Entry> {
+    pub(super) fn peek(&mut self) -> Option<Entry> {
         let head = self.first.get(self.next).copied();
         match (head, self.fresh.peek()) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -93,7 +97,7 @@ impl HiQueue {
     }
 
     /// Removes and returns the smallest entry.
-    fn pop(&mut self) -> Option<Entry> {
+    pub(super) fn pop(&mut self) -> Option<Entry> {
         let head = self.first.get(self.next).copied();
         match (head, self.fresh.peek()) {
             (Some(a), fresh) if fresh.is_none_or(|b| a < b) => {
@@ -273,34 +277,6 @@ fn sort_descending(entries: &mut [Entry]) {
     } else {
         entries.sort_unstable_by(|a, b| b.cmp(a));
     }
-}
-
-/// Pops the `hi` node with the smallest current key (see [`Run::drain`]).
-/// An entry whose degree is current has its node's key; an outdated entry
-/// whose current key still comes before every other entry (each a lower
-/// bound of its node's key) is the minimum as it is.
-pub(super) fn pop_hi(hi: &mut HiQueue, st: &State) -> Option<usize> {
-    while let Some(old) = hi.pop() {
-        if let Some(c) = hi.coming {
-            prefetch(st.slots, c as usize - st.base);
-        }
-        let u = old.node as usize;
-        let slot = st.slot(u);
-        if slot.list != List::Hi {
-            continue;
-        }
-        if slot.deg == old.deg || !st.h.rekeys() {
-            return Some(u);
-        }
-        // Every metric's numerator is the cost.
-        let cur = st.key_at(u, old.key.num);
-        debug_assert!(old.key <= cur.key, "simplify metrics only grow");
-        if cur.key == old.key || hi.peek().is_none_or(|next| cur < next) {
-            return Some(u);
-        }
-        hi.push(cur);
-    }
-    None
 }
 
 #[cfg(test)]

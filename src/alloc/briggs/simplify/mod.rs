@@ -30,13 +30,13 @@ pub(super) use heuristic::Heuristic;
 
 use super::graph::Graph;
 use super::interference::Interference;
-use crate::alloc::briggs::graph::DirtyId;
+use crate::alloc::briggs::interference::DirtyId;
 use crate::alloc::costs::Cost;
 use crate::alloc::liveness::Node;
 use crate::alloc::support::idset::IdSet;
 use crate::alloc::support::prefetch;
 use budgets::{List, Slot};
-use hi_queue::{pop_hi, Entry, HiQueue};
+use hi_queue::{Entry, HiQueue};
 use std::ops::Range;
 
 /// Buffers that simplify runs reuse from part to part, so that many small
@@ -312,6 +312,34 @@ impl Run<'_> {
             remove(self.g, st, v, self.lo, self.stack);
         }
     }
+}
+
+/// Pops the `hi` node with the smallest current key (see [`Run::drain`]).
+/// An entry whose degree is current has its node's key; an outdated entry
+/// whose current key still comes before every other entry (each a lower
+/// bound of its node's key) is the minimum as it is.
+fn pop_hi(hi: &mut HiQueue, st: &State) -> Option<usize> {
+    while let Some(old) = hi.pop() {
+        if let Some(c) = hi.coming() {
+            prefetch(st.slots, c as usize - st.base);
+        }
+        let u = old.node as usize;
+        let slot = st.slot(u);
+        if slot.list != List::Hi {
+            continue;
+        }
+        if slot.deg == old.deg || !st.h.rekeys() {
+            return Some(u);
+        }
+        // Every metric's numerator is the cost.
+        let cur = st.key_at(u, old.key.num);
+        debug_assert!(old.key <= cur.key, "simplify metrics only grow");
+        if cur.key == old.key || hi.peek().is_none_or(|next| cur < next) {
+            return Some(u);
+        }
+        hi.push(cur);
+    }
+    None
 }
 
 /// A drain splits its part once this fraction (1/N) of its remaining
