@@ -1,8 +1,8 @@
 //! The rules every access obeys (SPEC §2.3): dtype alignment, constant
 //! non-empty extents, bounds for every iteration.
 
+use super::context::{Cx, Iteration};
 use super::error::{err, ValidateError, ValidateErrorKind};
-use super::{Cx, Iteration};
 use crate::ir::{Access, Bound, InstId, Loc};
 use crate::text::access_to_string;
 

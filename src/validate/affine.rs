@@ -1,7 +1,7 @@
 //! Extremes of affine bounds over every iteration, and the iterations
 //! that attain them: the witnesses errors name.
 
-use super::{Cx, Iteration};
+use super::context::{Cx, Iteration};
 use crate::arch::PSUM_BANK_SIZE;
 use crate::ir::{Access, Affine, Bound, VarId};
 

@@ -1,7 +1,7 @@
 //! Declarations, labels and loop ranges (SPEC §2.1, §2.2).
 
+use super::context::Cx;
 use super::error::{err, ValidateError, ValidateErrorKind};
-use super::Cx;
 use crate::arch::Arch;
 use crate::ir::{Attr, Loc, Mem, Module};
 use std::collections::HashMap;

@@ -1,7 +1,7 @@
 //! The shape rules of each instruction kind (SPEC §2.3).
 
+use super::context::Cx;
 use super::error::{err, ValidateError, ValidateErrorKind};
-use super::Cx;
 use crate::ir::{Access, Attr, DType, InstId, InstKind, Loc, Matmul, MatmulKind, Mem};
 use crate::text::access_to_string;
 

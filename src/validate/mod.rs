@@ -11,13 +11,15 @@
 //! found term by term instead of by enumerating iterations; the error then
 //! names a concrete iteration that attains the bad value.
 //!
-//! The files: `error` (the error vocabulary), `structure` (structural
+//! The files: `error` (the error vocabulary), `context` (what the checks
+//! of one module share), `structure` (structural
 //! soundness), `decls` (declarations, labels, loop ranges), `affine`
 //! (extremes and witnesses), `access` (the rules of every access), `inst`
 //! (the shape rules of each instruction kind), `psum` (the PSUM read rule).
 
 mod access;
 mod affine;
+mod context;
 mod decls;
 mod error;
 mod inst;
@@ -26,21 +28,16 @@ mod structure;
 
 pub use error::{ValidateError, ValidateErrorKind};
 pub use psum::MAX_READ_CHECK_STEPS;
+pub use structure::{MAX_AFFINE, MAX_LOOP_BOUND};
 
-use crate::arch::{self, Arch};
+use crate::arch;
 use crate::entity::IdMap;
-use crate::ir::{Attr, InstId, Loc, LoopId, Module, VarId};
-use crate::text::{InstNames, Tile};
+use crate::ir::{Attr, InstId, Loc, LoopId, Module};
+use crate::text::Tile;
+use context::Cx;
 use decls::declarations;
 use error::{err, malformed};
 use structure::structure;
-
-/// Largest magnitude of an affine coefficient or constant, so that every
-/// evaluation over valid loop ranges fits in `i64`.
-pub const MAX_AFFINE: i64 = 1 << 32;
-
-/// Largest magnitude of a loop bound.
-pub const MAX_LOOP_BOUND: i64 = 1 << 24;
 
 /// Checks a module (SPEC §2.1–2.4). On success every id is in range, every
 /// instruction and loop is placed at most once, and passes may rely on the
@@ -124,47 +121,4 @@ pub fn validate_structure(m: &Module) -> Result<(), ValidateError> {
         return malformed(Loc::Module, format!("{l} is never placed"));
     }
     Ok(())
-}
-
-/// Validation context over a structurally sound module.
-struct Cx<'m> {
-    m: &'m Module,
-    arch: Arch,
-    /// How instructions are named.
-    names: InstNames<'m>,
-    /// `[lo, hi)` of each variable's loop.
-    range: IdMap<VarId, (i64, i64)>,
-}
-
-/// An assignment of values to some loop variables.
-type Iteration = Vec<(VarId, i64)>;
-
-impl<'m> Cx<'m> {
-    fn new(m: &'m Module, arch: Arch, loop_of_var: &IdMap<VarId, Option<LoopId>>) -> Self {
-        let range = loop_of_var
-            .values()
-            .map(|l| l.map_or((0, 1), |l| (m.loop_(l).lo, m.loop_(l).hi)))
-            .collect();
-        Cx {
-            m,
-            arch,
-            names: InstNames::new(m),
-            range,
-        }
-    }
-
-    fn inst_name(&self, id: InstId) -> String {
-        self.names.describe(id, true)
-    }
-
-    fn iteration_text(&self, it: &Iteration) -> String {
-        if it.is_empty() {
-            return String::new();
-        }
-        let parts: Vec<_> = it
-            .iter()
-            .map(|(v, x)| format!("{}={x}", self.m.vars[*v].name))
-            .collect();
-        format!(" at {}", parts.join(", "))
-    }
 }

@@ -1,8 +1,8 @@
 //! The PSUM read rule (SPEC §2.4): no cell is read before an earlier
 //! instruction instance wrote it.
 
+use super::context::Cx;
 use super::error::{err, ValidateError, ValidateErrorKind};
-use super::Cx;
 use crate::entity::IdMap;
 use crate::ir::{Access, Bound, InstId, Loc, LoopId, Mem, Stmt, TensorId, VarId};
 use crate::verify::rects::{Rect, RectMap};

@@ -2,11 +2,17 @@
 //! can get wrong and one read from text cannot.
 
 use super::error::{err, malformed, ValidateError, ValidateErrorKind};
-use super::{MAX_AFFINE, MAX_LOOP_BOUND};
 use crate::entity::IdMap;
 use crate::ir::MAX_LOOP_DEPTH;
 use crate::ir::{Bound, InstId, InstKind, Loc, LoopId, Module, Stmt, VarId};
 use crate::text::lexer::{is_label, is_name};
+
+/// Largest magnitude of an affine coefficient or constant, so that every
+/// evaluation over valid loop ranges fits in `i64`.
+pub const MAX_AFFINE: i64 = 1 << 32;
+
+/// Largest magnitude of a loop bound.
+pub const MAX_LOOP_BOUND: i64 = 1 << 24;
 
 /// [`validate_structure`]; returns the loop that binds each variable.
 pub(super) fn structure(m: &Module) -> Result<IdMap<VarId, Option<LoopId>>, ValidateError> {
