@@ -9,34 +9,10 @@
 //! under each group head) and [`live_in_zones`] (backward liveness: does a
 //! `start` at a head wipe a value that is read later).
 
-use super::{flat_index, Trace};
+use super::lists::flat_index;
+use super::trace::{Rect, Trace};
 use crate::arch::PSUM_BANK_SIZE;
 use std::ops::Range;
-
-/// A physical PSUM rectangle: partitions `[p0, p1)` × bytes `[x0, x1)`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Rect {
-    /// First partition.
-    pub p0: i64,
-    /// One past the last partition.
-    pub p1: i64,
-    /// First physical byte (`bank·2048 + offset`).
-    pub x0: i64,
-    /// One past the last physical byte.
-    pub x1: i64,
-}
-
-impl Rect {
-    /// Whether every cell of `o` is in `self`.
-    pub(crate) fn contains(&self, o: &Rect) -> bool {
-        self.p0 <= o.p0 && o.p1 <= self.p1 && self.x0 <= o.x0 && o.x1 <= self.x1
-    }
-
-    /// Whether the two rectangles share at least one cell.
-    pub(crate) fn overlaps(&self, o: &Rect) -> bool {
-        self.p0 < o.p1 && o.p0 < self.p1 && self.x0 < o.x1 && o.x0 < self.x1
-    }
-}
 
 /// One axis of the grid: its cuts, ascending, and for a dense range of
 /// values the number of cuts below each (so a bound's position is one load).

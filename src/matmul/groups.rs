@@ -10,8 +10,10 @@
 //! [`PartitionMode`]), and their values overlap in time (interleaved index
 //! ranges, or the earlier group's result still read after the later head).
 
-use super::cells::{self, Forward, Grid, GroupCells, Rect, NONE};
-use super::{flat_index, Lists, MatmulError, PsumAccess, Trace};
+use super::cells::{self, Forward, Grid, GroupCells, NONE};
+use super::error::MatmulError;
+use super::lists::{flat_index, Lists};
+use super::trace::{PsumAccess, Rect, Trace};
 use crate::arch::{zero_region_bank_range, Arch, PSUM_BANK_SIZE};
 use crate::ir::{Module, Region, TensorId};
 

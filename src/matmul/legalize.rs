@@ -22,9 +22,9 @@
 //! position, and the §4.2 edges become `after=%L`.
 
 use super::cells::{live_in_zones, GroupCells, NONE};
+use super::error::MatmulError;
 use super::groups::{analyze, AccGroup, Analysis};
 use super::order::order_column_tiled_mms;
-use super::MatmulError;
 use crate::arch::Arch;
 use crate::entity::IdMap;
 use crate::ir::{Access, FlagSet, Flags, Inst, InstId, InstKind, Matmul, Module, Stmt};

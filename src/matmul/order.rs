@@ -8,7 +8,7 @@
 //! then re-examined as a new start) and at the block's end. Each group of two
 //! or more yields the ordered edges `group[i] → group[i−1]`.
 
-use super::MatmulError;
+use super::error::MatmulError;
 use crate::arch::Arch;
 use crate::ir::{InstId, Matmul, MatmulKind, Module, Stmt};
 
