@@ -31,30 +31,26 @@
 //! flags and kinds at random, so its programs validate and round-trip but
 //! need not compute what the flags say.
 
+mod live;
+mod operands;
 mod reads;
+mod shapes;
 mod syntax;
 mod writes;
 
 pub use crate::alloc::support::rng::Rng;
 
 use super::build::{in_range, Builder, GenError};
-use crate::arch::{self, PSUM_BANK_SIZE};
+use crate::arch;
 use crate::entity::IdMap;
-use crate::ir::{Access, Affine, Inst, InstKind, Module, TensorId, VarId};
-use reads::Reads;
-use writes::Operands;
+use crate::ir::{Access, Affine, Inst, InstKind, Module, VarId};
+use live::Reads;
+use operands::Operands;
+use shapes::{Psum, Unit, ACT_BANKS, BANK};
 
 /// One architecture per generation, as [`Arches::Generations`] picks them.
 pub const ARCHES: [&str; 4] = ["inf1", "trn1", "gen3", "core_v4"];
 
-/// Bytes per partition of one PSUM bank.
-const BANK: u32 = PSUM_BANK_SIZE;
-/// PE rows: the contraction (K) of the core's matmuls.
-const K_TILE: u32 = 128;
-/// Most PSUM banks one read `act` sums: every instruction's operands then
-/// fit PSUM on every generation (gen1 has four banks). Also the largest
-/// tensor.
-const ACT_BANKS: u32 = 4;
 /// Loop variable names by nesting depth.
 const LOOP_NAMES: [&str; 4] = ["k", "j", "i", "h"];
 
@@ -232,35 +228,6 @@ pub fn program(seed: u64, cfg: &RandomConfig) -> Result<Module, GenError> {
 /// The printed text of [`program`].
 pub fn program_text(seed: u64, cfg: &RandomConfig) -> Result<String, GenError> {
     program(seed, cfg).map(|m| crate::text::print(&m))
-}
-
-/// A PSUM tensor of the program and the life being written.
-#[derive(Clone, Copy, Debug)]
-struct Psum {
-    tensor: TensorId,
-    parts: u32,
-    bytes: u32,
-    /// Banks it spans.
-    banks: u32,
-    /// Banks it occupies (`aligned_bank_num`).
-    need: u32,
-    /// 0 for the first life, 1 for the second.
-    life: u8,
-}
-
-/// A statement not yet emitted. Its accesses name loops by nesting depth at
-/// emission, `VarId::new(d)` for the `d`-th enclosing loop (outermost 0),
-/// so that variables enter the arena in program order when it is emitted.
-enum Unit {
-    Inst(InstKind),
-    Loop { trips: u32, body: Vec<Unit> },
-}
-
-/// A loop the operands of a matmul stride over: its depth and trip count.
-#[derive(Clone, Copy, Debug)]
-struct Strided {
-    depth: usize,
-    trips: u32,
 }
 
 struct Gen<'c> {
@@ -464,7 +431,7 @@ fn bind(a: &mut Access, loops: &IdMap<VarId, (VarId, i64)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::Region;
+    use crate::ir::{Region, TensorId};
 
     /// With the rich knobs, no two matmul instances (after unrolling) read
     /// overlapping operand bytes, and every program validates.

@@ -2,101 +2,11 @@
 //! the SBUF sinks that sum them (`act sinkS <- sinkS, pA, pB, …`,
 //! consecutive reads into one sink batched into one `act`).
 
-use super::{Gen, Psum, Unit, ACT_BANKS, BANK};
-use crate::gen::build::{Builder, GenError};
-use crate::ir::{Access, DType, InstKind, TensorId};
-
-/// A PSUM tensor that still has reads to come.
-struct Live {
-    p: Psum,
-    reads_left: u8,
-}
-
-/// An SBUF sink `[M tile, bytes]` and the DRAM tensor it is stored to;
-/// reads of a `[parts, bytes]` tensor sum into its first `parts` partitions.
-#[derive(Clone, Copy)]
-struct Sink {
-    parts: u32,
-    bytes: u32,
-    tensor: TensorId,
-    out: Option<TensorId>,
-}
-
-/// The live tensors and the reads not yet emitted.
-#[derive(Default)]
-pub(super) struct Reads {
-    live: Vec<Live>,
-    /// Banks the live tensors occupy.
-    pub(super) live_banks: u32,
-    sinks: Vec<Sink>,
-    /// The sink of the pending batch.
-    sink: Option<usize>,
-    batch: Vec<Access>,
-    batch_banks: u32,
-}
-
-impl Reads {
-    /// Whether no tensor is live.
-    pub(super) fn none_live(&self) -> bool {
-        self.live.is_empty()
-    }
-
-    /// The sink of `[parts, bytes]` tensors: the sink of `bytes` (`sinkS`
-    /// for S banks, `sink_B` below a bank, declared with its DRAM output
-    /// `out…` unless `later`) read at partitions `0..parts`.
-    pub(super) fn sink(
-        &mut self,
-        b: &mut Builder,
-        parts: u32,
-        bytes: u32,
-        later: bool,
-    ) -> Result<usize, GenError> {
-        let same = |s: &Sink| s.bytes == bytes;
-        if let Some(i) = self.sinks.iter().position(|s| same(s) && s.parts == parts) {
-            return Ok(i);
-        }
-        let (tensor, out) = match self.sinks.iter().find(|s| same(s)) {
-            Some(s) => (s.tensor, None),
-            None => {
-                let suffix = match bytes % BANK {
-                    0 => (bytes / BANK).to_string(),
-                    _ => format!("_{bytes}"),
-                };
-                let mt = b.m_tile();
-                let tensor = b.sbuf(&format!("sink{suffix}"), mt, bytes.into(), DType::F32)?;
-                let out = match later {
-                    true => None,
-                    false => Some(b.dram(&format!("out{suffix}"), mt, bytes.into(), DType::F32)?),
-                };
-                (tensor, out)
-            }
-        };
-        self.sinks.push(Sink {
-            parts,
-            bytes,
-            tensor,
-            out,
-        });
-        Ok(self.sinks.len() - 1)
-    }
-
-    /// Declares the DRAM outputs of the sinks declared without one.
-    pub(super) fn declare_outs(&mut self, b: &mut Builder) -> Result<(), GenError> {
-        for s in self.sinks.iter_mut().filter(|s| s.out.is_none()) {
-            let name = b.module.tensor(s.tensor).name.replacen("sink", "out", 1);
-            s.out = Some(b.dram(&name, s.parts, s.bytes.into(), DType::F32)?);
-        }
-        Ok(())
-    }
-
-    /// `(sink, out)` of every sink, in declaration order.
-    pub(super) fn stores(&self) -> Vec<(TensorId, TensorId)> {
-        self.sinks
-            .iter()
-            .filter_map(|s| Some((s.tensor, s.out?)))
-            .collect()
-    }
-}
+use super::live::{Live, Sink};
+use super::shapes::{Psum, Unit, ACT_BANKS};
+use super::Gen;
+use crate::gen::build::GenError;
+use crate::ir::{Access, InstKind};
 
 impl Gen<'_> {
     /// Makes `p` live with 1–3 reads to come.
