@@ -444,7 +444,7 @@ mod tests {
             for (v, c) in pieces.cost.iter() {
                 let reloads = pieces.groups_of(v).map(|g| pieces.reload_cost[g]);
                 let parts = Cost::Finite(pieces.save_cost[v] + reloads.sum::<u64>());
-                assert!(*c == Cost::Inf || *c == parts, "seed {seed}, node {v}");
+                assert!(*c == Cost::Inf || *c == parts, "seed {seed}, node {v:?}");
             }
             assert!(pieces.cost.values().filter(|c| **c != Cost::Inf).count() > 20);
         }
