@@ -19,35 +19,59 @@ use super::liveness::{self, Liveness, Node};
 use super::spill::SpillPlans;
 use super::support::threads;
 use super::NodeId;
-use crate::entity::IdMap;
-use crate::ir::TensorId;
+use crate::entity::{entity_id, IdMap, IdVec};
+use crate::ir::{entity, TensorId};
+use serde::{Deserialize, Serialize};
+
+entity!(
+    /// A read group of [`Pieces`]: index into [`Pieces::groups`], the
+    /// groups of each node in order, node after node.
+    GroupId
+);
+entity_id!(GroupId);
+
+impl GroupId {
+    /// The group after this one.
+    #[inline]
+    pub(super) fn next(self) -> GroupId {
+        GroupId(self.0 + 1)
+    }
+
+    /// The group before this one (`None` for the first).
+    #[inline]
+    pub(super) fn prev(self) -> Option<GroupId> {
+        self.0.checked_sub(1).map(GroupId)
+    }
+}
 
 /// What each node of one iteration holds when it is spilled, and its cost.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Pieces {
     /// Spill cost of each node (SPEC §3.5): its save and a reload per read
     /// group.
-    pub cost: Vec<Cost>,
+    pub cost: IdVec<NodeId, Cost>,
     /// What each spillable node's save costs (0 for the others).
-    pub save_cost: Vec<u64>,
+    pub save_cost: IdVec<NodeId, u64>,
     /// The point each spillable node's save goes right after (SPEC §3.8).
-    pub save_after: Vec<u32>,
+    pub save_after: IdVec<NodeId, u32>,
     /// The last point of each spillable node's head (its interval from its
     /// start to its save, loop extension included).
-    pub head_end: Vec<u32>,
-    /// Node `v`'s read groups are `groups[first[v]..first[v + 1]]`.
-    pub first: Vec<u32>,
+    pub head_end: IdVec<NodeId, u32>,
+    /// Node `v`'s first read group; one more entry, past the last node,
+    /// holds the number of groups, so that `v`'s groups run up to the next
+    /// entry ([`Pieces::group_range`]).
+    first: IdVec<NodeId, GroupId>,
     /// Read groups, closed point ranges, each node's in order.
-    pub groups: Vec<(u32, u32)>,
+    pub groups: IdVec<GroupId, (u32, u32)>,
     /// What a reload right before each read group costs.
-    pub reload_cost: Vec<u64>,
+    pub reload_cost: IdVec<GroupId, u64>,
     /// The last point of a node's own tensor when it keeps its read groups
     /// up to this one (loop extension included).
-    pub kept_end: Vec<u32>,
+    pub kept_end: IdVec<GroupId, u32>,
     /// The last read group a reload right before this one can serve: the
     /// run of the node's groups from here whose innermost loop is this
     /// group's, so that the reload's live range is the run's span.
-    pub reach: Vec<u32>,
+    pub reach: IdVec<GroupId, GroupId>,
 }
 
 impl Pieces {
@@ -68,7 +92,8 @@ impl Pieces {
         pieces
     }
 
-    /// The pieces of the nodes `nodes` (their groups numbered from 0).
+    /// The pieces of the nodes `nodes`, numbered from 0 as their groups
+    /// are.
     fn of_nodes(
         lin: &Linear,
         live: &Liveness,
@@ -78,49 +103,58 @@ impl Pieces {
     ) -> Pieces {
         let n = nodes.len();
         let mut pieces = Pieces {
-            cost: vec![Cost::Inf; n],
-            save_cost: vec![0; n],
-            save_after: vec![0; n],
-            head_end: vec![0; n],
-            first: Vec::with_capacity(n + 1),
-            groups: Vec::new(),
-            reload_cost: Vec::new(),
-            kept_end: Vec::new(),
-            reach: Vec::new(),
+            cost: IdVec::with_capacity(n),
+            save_cost: IdVec::with_capacity(n),
+            save_after: IdVec::with_capacity(n),
+            head_end: IdVec::with_capacity(n),
+            first: IdVec::with_capacity(n + 1),
+            groups: IdVec::new(),
+            reload_cost: IdVec::new(),
+            kept_end: IdVec::new(),
+            reach: IdVec::new(),
         };
-        pieces.first.push(0);
-        for (i, node) in live.nodes.as_slice()[nodes.clone()].iter().enumerate() {
-            let v = NodeId::new(nodes.start + i);
+        pieces.first.push(GroupId(0));
+        for v in nodes.map(NodeId::new) {
+            let node = &live.nodes[v];
             let plan = (!pinned[node.tensor])
                 .then(|| spill_plan(lin, live, v))
                 .flatten();
-            if let Some(plan) = plan {
-                let per = u64::from(node.banks).saturating_mul(latency);
-                let mut weight = lin.weight(plan.save_after);
-                pieces.save_cost[i] = per.saturating_mul(weight);
-                pieces.save_after[i] = plan.save_after;
-                pieces.head_end[i] = liveness::extend(lin, node.def, plan.save_after).1;
-                let from = pieces.groups.len();
-                (pieces.groups).extend(plan.groups(live.events_of(v, lin)));
-                for &(lo, hi) in &pieces.groups[from..] {
-                    weight = weight.saturating_add(lin.weight(lo));
-                    (pieces.reload_cost).push(per.saturating_mul(lin.weight(lo)));
-                    (pieces.kept_end).push(liveness::extend(lin, node.def, hi).1);
-                }
-                // §3.5's cost, as `costs::find_costs` works it out.
-                pieces.cost[i] = Cost::Finite(per.saturating_mul(weight));
-                let to = pieces.groups.len();
-                let innermost = |g: usize| lin.points[pieces.groups[g].0 as usize].innermost();
-                let mut last = to.saturating_sub(1);
-                for g in (from..to).rev() {
-                    if g + 1 < to && innermost(g) != innermost(g + 1) {
-                        last = g;
-                    }
-                    pieces.reach.push(last as u32);
-                }
-                pieces.reach[from..].reverse();
+            let Some(plan) = plan else {
+                pieces.cost.push(Cost::Inf);
+                pieces.save_cost.push(0);
+                pieces.save_after.push(0);
+                pieces.head_end.push(0);
+                pieces.first.push(GroupId::new(pieces.groups.len()));
+                continue;
+            };
+            let per = u64::from(node.banks).saturating_mul(latency);
+            let mut weight = lin.weight(plan.save_after);
+            pieces.save_cost.push(per.saturating_mul(weight));
+            pieces.save_after.push(plan.save_after);
+            (pieces.head_end).push(liveness::extend(lin, node.def, plan.save_after).1);
+            let from = pieces.groups.len();
+            (pieces.groups).extend(plan.groups(live.events_of(v, lin)));
+            for &(lo, hi) in &pieces.groups.as_slice()[from..] {
+                weight = weight.saturating_add(lin.weight(lo));
+                (pieces.reload_cost).push(per.saturating_mul(lin.weight(lo)));
+                (pieces.kept_end).push(liveness::extend(lin, node.def, hi).1);
             }
-            pieces.first.push(pieces.groups.len() as u32);
+            // §3.5's cost, as `costs::find_costs` works it out.
+            pieces.cost.push(Cost::Finite(per.saturating_mul(weight)));
+            let to = GroupId::new(pieces.groups.len());
+            let innermost = |g: GroupId| lin.points[pieces.groups[g].0 as usize].innermost();
+            // Each run of groups in the same innermost loop reaches its last.
+            let mut g = GroupId::new(from);
+            while g < to {
+                let mut last = g;
+                while last.next() < to && innermost(last) == innermost(last.next()) {
+                    last = last.next();
+                }
+                let run = (last.0 - g.0 + 1) as usize;
+                pieces.reach.extend(std::iter::repeat_n(last, run));
+                g = last.next();
+            }
+            pieces.first.push(to);
         }
         pieces
     }
@@ -130,7 +164,7 @@ impl Pieces {
     /// even when spilled (the whole interval when it cannot spill), its
     /// idle ranges, each with the reload before the group after it, and
     /// its save.
-    pub(crate) fn split_spans(&self, v: usize, node: &Node) -> SplitSpans {
+    pub(crate) fn split_spans(&self, v: NodeId, node: &Node) -> SplitSpans {
         let mut spans = SplitSpans {
             held: Vec::new(),
             idle: Vec::new(),
@@ -153,7 +187,7 @@ impl Pieces {
     /// when it cannot spill).
     pub(crate) fn stretches<'a>(
         &'a self,
-        v: usize,
+        v: NodeId,
         node: &Node,
     ) -> impl Iterator<Item = Stretch> + use<'a> {
         let spillable = self.cost[v] != Cost::Inf;
@@ -190,54 +224,66 @@ impl Pieces {
     /// group of its node, so a spilled node holds PSUM exactly over its
     /// held [`Stretch`]es and the idle ranges it keeps.
     pub(crate) fn unextended(&self) -> bool {
-        (0..self.first.len() - 1).all(|v| {
+        self.cost.keys().all(|v| {
             let groups = self.groups_of(v);
-            let last = groups.end.saturating_sub(1) as u32;
-            groups
-                .into_iter()
-                .all(|g| self.kept_end[g] == self.groups[g].1 && self.reach[g] == last)
+            let last = groups.clone().next_back();
+            (groups.into_iter())
+                .all(|g| self.kept_end[g] == self.groups[g].1 && Some(self.reach[g]) == last)
         })
     }
 
     /// Appends the pieces of the nodes after these (`late`, whose groups
     /// are numbered from 0).
-    fn append(&mut self, late: Pieces) {
+    fn append(&mut self, mut late: Pieces) {
         let g = self.groups.len() as u32;
-        self.cost.extend(late.cost);
-        self.save_cost.extend(late.save_cost);
-        self.save_after.extend(late.save_after);
-        self.head_end.extend(late.head_end);
-        self.first.extend(late.first[1..].iter().map(|&f| f + g));
-        self.groups.extend(late.groups);
-        self.reload_cost.extend(late.reload_cost);
-        self.kept_end.extend(late.kept_end);
-        self.reach.extend(late.reach.iter().map(|&r| r + g));
+        self.cost.append(&mut late.cost);
+        self.save_cost.append(&mut late.save_cost);
+        self.save_after.append(&mut late.save_after);
+        self.head_end.append(&mut late.head_end);
+        let after = |f: &GroupId| GroupId(f.0 + g);
+        self.first.extend(late.first.values().skip(1).map(after));
+        self.groups.append(&mut late.groups);
+        self.reload_cost.append(&mut late.reload_cost);
+        self.kept_end.append(&mut late.kept_end);
+        self.reach.extend(late.reach.values().map(after));
     }
 
     /// The pieces of `n` nodes none of which can spill.
     pub(crate) fn unspillable(n: usize) -> Pieces {
         Pieces {
-            cost: vec![Cost::Inf; n],
-            save_cost: vec![0; n],
-            save_after: vec![0; n],
-            head_end: vec![0; n],
-            first: vec![0; n + 1],
-            groups: Vec::new(),
-            reload_cost: Vec::new(),
-            kept_end: Vec::new(),
-            reach: Vec::new(),
+            cost: IdVec::from(vec![Cost::Inf; n]),
+            save_cost: IdVec::from(vec![0; n]),
+            save_after: IdVec::from(vec![0; n]),
+            head_end: IdVec::from(vec![0; n]),
+            first: IdVec::from(vec![GroupId(0); n + 1]),
+            groups: IdVec::new(),
+            reload_cost: IdVec::new(),
+            kept_end: IdVec::new(),
+            reach: IdVec::new(),
         }
     }
 
     /// The most copies the spill code of any of these nodes can take: a
     /// save for each spillable node and a reload before each read group.
     pub(crate) fn copies_at_most(&self) -> usize {
-        self.cost.iter().filter(|c| **c != Cost::Inf).count() + self.groups.len()
+        self.cost.values().filter(|c| **c != Cost::Inf).count() + self.groups.len()
     }
 
-    /// Where node `v`'s read groups are in `groups`.
-    pub(crate) fn groups_of(&self, v: usize) -> std::ops::Range<usize> {
-        self.first[v] as usize..self.first[v + 1] as usize
+    /// Node `v`'s read groups: the ids from the range's start up to its
+    /// end (exclusive).
+    #[inline]
+    pub(crate) fn group_range(&self, v: NodeId) -> std::ops::Range<GroupId> {
+        self.first[v]..self.first[NodeId::new(v.index() + 1)]
+    }
+
+    /// Node `v`'s read groups, in order.
+    #[inline]
+    pub(crate) fn groups_of(
+        &self,
+        v: NodeId,
+    ) -> impl DoubleEndedIterator<Item = GroupId> + ExactSizeIterator + Clone + use<> {
+        let range = self.group_range(v);
+        (range.start.index()..range.end.index()).map(GroupId::new)
     }
 
     /// The closed point ranges where spillable node `v` (`node`) would
@@ -245,7 +291,7 @@ impl Pieces {
     /// its end.
     pub(crate) fn idle<'a>(
         &'a self,
-        v: usize,
+        v: NodeId,
         node: &Node,
     ) -> impl Iterator<Item = (u32, u32)> + use<'a> {
         self.idle_ranges(v, node).map(|(span, _)| span)
@@ -255,9 +301,9 @@ impl Pieces {
     /// (`None`: the range after the last).
     fn idle_ranges<'a>(
         &'a self,
-        v: usize,
+        v: NodeId,
         node: &Node,
-    ) -> impl Iterator<Item = ((u32, u32), Option<usize>)> + use<'a> {
+    ) -> impl Iterator<Item = ((u32, u32), Option<GroupId>)> + use<'a> {
         let groups = self.groups_of(v);
         let ends =
             (groups.map(|g| (self.groups[g], Some(g)))).chain([((node.end + 1, node.end), None)]);
@@ -271,9 +317,14 @@ impl Pieces {
 
     /// The banks in use at each of `points` points when the nodes that
     /// `spilled` flags hold PSUM only over their heads and read groups.
-    pub(crate) fn load(&self, nodes: &[Node], spilled: &[bool], points: usize) -> Vec<i64> {
+    pub(crate) fn load(
+        &self,
+        nodes: &IdVec<NodeId, Node>,
+        spilled: &IdMap<NodeId, bool>,
+        points: usize,
+    ) -> Vec<i64> {
         let mut delta = vec![0i64; points + 1];
-        for (v, n) in nodes.iter().enumerate() {
+        for (v, n) in nodes.iter() {
             let b = i64::from(n.banks);
             delta[n.start as usize] += b;
             delta[n.end as usize + 1] -= b;
@@ -302,7 +353,7 @@ pub(super) enum Stretch {
     Held((u32, u32)),
     /// Idle once spilled, with the read group right after it (`None`:
     /// after its last).
-    Idle((u32, u32), Option<usize>),
+    Idle((u32, u32), Option<GroupId>),
 }
 
 /// One node's spans for the split-spilling cost bound (`psum bound`'s
@@ -325,7 +376,7 @@ pub struct SplitSpans {
 pub(super) fn split_spans(first: &Analysis, latency: u64) -> (Vec<SplitSpans>, bool) {
     let pinned = IdMap::with_len(first.module.tensors.len(), false);
     let pieces = Pieces::of(&first.lin, &first.live, &pinned, latency, false);
-    let spans = (first.live.nodes.values().enumerate())
+    let spans = (first.live.nodes.iter())
         .map(|(v, n)| pieces.split_spans(v, n))
         .collect();
     (spans, pieces.unextended())
@@ -339,21 +390,21 @@ pub(super) struct Placement {
     pub spilled: Vec<NodeId>,
     /// Base bank of each node (over its whole interval, or up to where it
     /// goes when spilled).
-    pub bank: Vec<u8>,
+    pub bank: IdMap<NodeId, u8>,
     /// Per read group of [`Pieces::groups`], whether a reload goes right
     /// before it.
-    pub reload: Vec<bool>,
+    pub reload: IdMap<GroupId, bool>,
     /// Base bank of the reload before each read group (meaningful where
     /// `reload` is set).
-    pub group_bank: Vec<u8>,
+    pub group_bank: IdMap<GroupId, u8>,
 }
 
 /// The cycles the spill code of `placed` costs: a save per spilled node
 /// and a reload per reloaded group.
 pub(super) fn cost_of(pieces: &Pieces, placed: &Placement) -> u64 {
-    let saves = placed.spilled.iter().map(|v| pieces.save_cost[v.index()]);
-    let reloads =
-        (pieces.reload_cost.iter().zip(&placed.reload)).filter_map(|(&c, &r)| r.then_some(c));
+    let saves = placed.spilled.iter().map(|&v| pieces.save_cost[v]);
+    let reloads = (pieces.reload_cost.values().zip(placed.reload.values()))
+        .filter_map(|(&c, &r)| r.then_some(c));
     saves.chain(reloads).fold(0, u64::saturating_add)
 }
 
@@ -363,9 +414,8 @@ pub(super) fn cost_of(pieces: &Pieces, placed: &Placement) -> u64 {
 pub(super) fn spill_plans(live: &Liveness, pieces: &Pieces, placed: &Placement) -> SpillPlans {
     let mut plans = SpillPlans::default();
     for &v in &placed.spilled {
-        let groups = pieces.groups_of(v.index());
-        let reloads = groups.map(|g| (pieces.groups[g], placed.reload[g]));
-        plans.push_split(live.nodes[v].tensor, pieces.save_after[v.index()], reloads);
+        let reloads = (pieces.groups_of(v)).map(|g| (pieces.groups[g], placed.reload[g]));
+        plans.push_split(live.nodes[v].tensor, pieces.save_after[v], reloads);
     }
     plans
 }
@@ -390,13 +440,13 @@ mod tests {
                 "seed {seed}"
             );
             let want = crate::alloc::costs::find_costs(&a.lin, &a.live, &pinned, 64);
-            assert_eq!(pieces.cost, want, "seed {seed}");
-            for (v, c) in pieces.cost.iter().enumerate() {
+            assert_eq!(pieces.cost.as_slice(), want, "seed {seed}");
+            for (v, c) in pieces.cost.iter() {
                 let reloads = pieces.groups_of(v).map(|g| pieces.reload_cost[g]);
                 let parts = Cost::Finite(pieces.save_cost[v] + reloads.sum::<u64>());
-                assert!(*c == Cost::Inf || *c == parts, "seed {seed}, node {v}");
+                assert!(*c == Cost::Inf || *c == parts, "seed {seed}, node {v:?}");
             }
-            assert!(pieces.cost.iter().filter(|c| **c != Cost::Inf).count() > 20);
+            assert!(pieces.cost.values().filter(|c| **c != Cost::Inf).count() > 20);
         }
     }
 }

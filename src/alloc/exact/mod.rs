@@ -68,10 +68,10 @@ fn realize(first: &Analysis, pieces: &Pieces, spills: &[Spill]) -> Option<Realiz
         let (lin, live) = (&first.lin, &first.live);
         let mut plans = SpillPlans::default();
         for (v, reload) in spills {
-            let groups = pieces.groups_of(v.index()).map(|g| pieces.groups[g]);
+            let groups = pieces.groups_of(*v).map(|g| pieces.groups[g]);
             plans.push_split(
                 live.nodes[*v].tensor,
-                pieces.save_after[v.index()],
+                pieces.save_after[*v],
                 groups.zip(reload.iter().copied()),
             );
         }
@@ -99,14 +99,10 @@ pub fn candidates(m: &Module, opts: &AllocOptions) -> Result<Vec<SpillCandidate>
     let first = Start::of(m.clone(), opts)?.analysis;
     let pinned = IdMap::with_len(first.module.tensors.len(), false);
     let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
-    Ok((0..first.live.nodes.len())
-        .filter(|&v| pieces.cost[v] != Cost::Inf)
-        .map(|v| {
-            let name = first
-                .module
-                .tensor(first.live.nodes[NodeId::new(v)].tensor)
-                .name
-                .clone();
+    Ok((first.live.nodes.iter())
+        .filter(|&(v, _)| pieces.cost[v] != Cost::Inf)
+        .map(|(v, node)| {
+            let name = first.module.tensor(node.tensor).name.clone();
             let reloads = pieces.groups_of(v).map(|g| pieces.reload_cost[g]).collect();
             (name, pieces.save_cost[v], reloads)
         })
@@ -128,11 +124,8 @@ pub fn with_spills(
     let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
     let mut spills: Vec<Spill> = Vec::new();
     let mut cost = 0u64;
-    for v in 0..first.live.nodes.len() {
-        let name = &first
-            .module
-            .tensor(first.live.nodes[NodeId::new(v)].tensor)
-            .name;
+    for (v, node) in first.live.nodes.iter() {
+        let name = &first.module.tensor(node.tensor).name;
         let Some((_, reload)) = spill.iter().find(|s| &s.0 == name) else {
             continue;
         };
@@ -148,7 +141,7 @@ pub fn with_spills(
             cost.saturating_add(pieces.save_cost[v]),
             u64::saturating_add,
         );
-        spills.push((NodeId::new(v), reload.clone()));
+        spills.push((v, reload.clone()));
     }
     if spills.len() != spill.len() {
         return Ok(None);
@@ -214,19 +207,11 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
     let (search, low, high) = Search::new(first, &pieces);
     // The mincost sweep's placement, where it realizes, is the best found
     // to begin with: it cuts most of the search at once.
-    let mut best = mincost::best_placement(nodes, &pieces, num_banks, points)
+    let mut best = mincost::best_placement(&first.live.nodes, &pieces, num_banks, points)
         .ok()
         .and_then(|placed| {
             let spills: Vec<Spill> = (placed.spilled.iter())
-                .map(|&v| {
-                    (
-                        v,
-                        pieces
-                            .groups_of(v.index())
-                            .map(|g| placed.reload[g])
-                            .collect(),
-                    )
-                })
+                .map(|&v| (v, pieces.groups_of(v).map(|g| placed.reload[g]).collect()))
                 .collect();
             let realized = realize(first, &pieces, &spills)?;
             let cost = cost_of(&pieces, &placed);

@@ -8,7 +8,7 @@ use super::{realize, Best, Spill};
 use crate::alloc::analysis::Analysis;
 use crate::alloc::costs::Cost;
 use crate::alloc::liveness::Node;
-use crate::alloc::split_cost::Pieces;
+use crate::alloc::split_cost::{GroupId, Pieces};
 use crate::alloc::NodeId;
 use crate::arch;
 
@@ -16,7 +16,7 @@ use crate::arch;
 /// group `group` (into [`Pieces::groups`]) of candidate `cand`.
 struct Decision {
     cand: usize,
-    group: usize,
+    group: GroupId,
     /// The idle points right before the group (after the previous group
     /// or the head): free with a reload there, held without one.
     points: Vec<u32>,
@@ -102,18 +102,14 @@ impl<'a> Search<'a> {
     /// the loads it starts from: with every undecided idle point free
     /// (`low`) and held (`high`).
     pub(super) fn new(first: &'a Analysis, pieces: &'a Pieces) -> (Self, Vec<i64>, Vec<i64>) {
-        let (nodes, num_banks, points) = (
-            first.live.nodes.as_slice(),
-            first.num_banks,
-            first.lin.len(),
-        );
-        let measures = Measures::new(nodes, num_banks);
+        let (nodes, num_banks, points) = (&first.live.nodes, first.num_banks, first.lin.len());
+        let measures = Measures::new(nodes.as_slice(), num_banks);
         let width = measures.cap.len();
         let mut cand = Vec::new();
         let mut decisions = Vec::new();
         let mut low = vec![0i64; points * width];
         let mut high = vec![0i64; points * width];
-        for (v, node) in nodes.iter().enumerate() {
+        for (v, node) in nodes.iter() {
             let span: Vec<u32> = (node.start..=node.end).collect();
             let weight = measures.weight(node.banks);
             hold(&mut high, &span, &weight, 1);
@@ -128,12 +124,12 @@ impl<'a> Search<'a> {
                 .filter(|p| mine.binary_search(p).is_err())
                 .collect();
             hold(&mut low, &busy, &weight, 1);
-            let groups = pieces.groups_of(v);
+            let groups = pieces.group_range(v);
             let mut from = 0;
-            for g in groups.clone() {
+            for g in pieces.groups_of(v) {
                 let lo = pieces.groups[g].0;
                 let before = mine.partition_point(|&p| p < lo);
-                let own_end = match g.checked_sub(1).filter(|&q| q >= groups.start) {
+                let own_end = match g.prev().filter(|&q| q >= groups.start) {
                     Some(q) => pieces.kept_end[q],
                     None => pieces.head_end[v],
                 };
@@ -144,12 +140,12 @@ impl<'a> Search<'a> {
                     group: g,
                     points,
                     own,
-                    last: g + 1 == groups.end,
+                    last: g.next() == groups.end,
                 });
                 from = before;
             }
             cand.push(Candidate {
-                node: NodeId::new(v),
+                node: v,
                 weight,
                 save: pieces.save_cost[v],
                 trailing: mine[from..].to_vec(),

@@ -32,8 +32,8 @@ use super::setup::{Finish, Start};
 use super::spill;
 use super::split_cost::{cost_of, spill_plans, Pieces, Placement};
 use super::support::threads::{self, PARALLEL_MIN_NODES};
-use super::{AllocError, AllocOptions, AllocOutcome};
-use crate::entity::IdMap;
+use super::{AllocError, AllocOptions, AllocOutcome, NodeId};
+use crate::entity::{IdMap, IdVec};
 use crate::ir::{InstKind, Module, Stmt, TensorId};
 use sweep::{Let, Problem};
 
@@ -77,14 +77,14 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, F
     let mut spill_cost = 0u64;
     let placed_all = 'rounds: {
         if peak <= u64::from(num_banks) {
-            if let Some(bank) = place_as_is(a.live.nodes.as_slice(), num_banks) {
+            if let Some(bank) = place_as_is(&a.live.nodes, num_banks) {
                 break 'rounds Some((bank, 1));
             }
         }
         for iteration in 1..=opts.max_iterations {
             let (lin, live) = (&a.lin, &a.live);
             let pieces = Pieces::of(lin, live, &pinned, opts.spill_latency, parallel);
-            let place = || best_placement(live.nodes.as_slice(), &pieces, num_banks, lin.len());
+            let place = || best_placement(&live.nodes, &pieces, num_banks, lin.len());
             // A large program over the banks spills: while the sweep
             // chooses what, the other thread grows the module for the
             // spill code and makes the namer, which would otherwise each
@@ -117,7 +117,7 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, F
             };
             if placed.spilled.is_empty() {
                 let bank: Vec<Option<u32>> =
-                    placed.bank.iter().map(|&b| Some(u32::from(b))).collect();
+                    placed.bank.values().map(|&b| Some(u32::from(b))).collect();
                 break 'rounds Some((bank, iteration));
             }
             let cycles = cost_of(&pieces, &placed);
@@ -171,11 +171,12 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, F
 /// The banks of a sweep that spills nothing, when one places every node
 /// of `nodes` (it is the plain sweep of [`best_placement`] then, found
 /// without the spill costs); `None` when aligned blocks run out.
-fn place_as_is(nodes: &[Node], num_banks: u32) -> Option<Vec<Option<u32>>> {
+fn place_as_is(nodes: &IdVec<NodeId, Node>, num_banks: u32) -> Option<Vec<Option<u32>>> {
     let pieces = Pieces::unspillable(nodes.len());
     let problem = Problem::new(nodes, &pieces, num_banks);
-    let placed = problem.sweep(&vec![Let::Never; nodes.len()], &[]).ok()?;
-    Some(placed.bank.iter().map(|&b| Some(u32::from(b))).collect())
+    let never = IdMap::with_len(nodes.len(), Let::Never);
+    let placed = problem.sweep(&never, &IdMap::default()).ok()?;
+    Some(placed.bank.values().map(|&b| Some(u32::from(b))).collect())
 }
 
 /// The base banks of the program after spilling `placed.spilled` in one
@@ -190,10 +191,10 @@ fn banks_by_tensor(
     shift: &spill::SpillShift,
 ) -> IdMap<TensorId, Option<u32>> {
     let mut by = IdMap::with_len(tensors, None);
-    for (n, &b) in live.nodes.values().zip(&placed.bank) {
+    for (n, &b) in live.nodes.values().zip(placed.bank.values()) {
         by[n.tensor] = Some(u32::from(b));
     }
-    let groups = (placed.spilled.iter()).flat_map(|v| pieces.groups_of(v.index()));
+    let groups = (placed.spilled.iter()).flat_map(|&v| pieces.groups_of(v));
     for (g, r) in groups.filter(|&g| placed.reload[g]).zip(&shift.reloads) {
         by[r.tensor] = Some(u32::from(placed.group_bank[g]));
     }

@@ -20,7 +20,7 @@
 use crate::alloc::liveness::Node;
 use crate::alloc::split_cost::{cost_of, Pieces, Placement, Stretch};
 use crate::alloc::NodeId;
-use crate::entity::IdMap;
+use crate::entity::{IdMap, IdVec};
 use crate::flow::{self, Weight};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -29,12 +29,12 @@ use std::collections::BinaryHeap;
 /// (see the module doc); `placed` as it is on programs with a node of
 /// more than one bank or spill code that depends on loops.
 pub(super) fn reflow(
-    nodes: &[Node],
+    nodes: &IdVec<NodeId, Node>,
     pieces: &Pieces,
     num_banks: u32,
     placed: Placement,
 ) -> Placement {
-    if placed.spilled.is_empty() || nodes.iter().any(|n| n.banks != 1) || !pieces.unextended() {
+    if placed.spilled.is_empty() || nodes.values().any(|n| n.banks != 1) || !pieces.unextended() {
         return placed;
     }
     let mut paid = IdMap::with_len(nodes.len(), false);
@@ -43,17 +43,13 @@ pub(super) fn reflow(
     }
     let mut spans = Vec::new();
     let mut weights = Vec::new();
-    for (v, node) in nodes.iter().enumerate() {
+    for (v, node) in nodes.iter() {
         for stretch in pieces.stretches(v, node) {
             let (span, weight) = match stretch {
                 Stretch::Held(span) => (span, Weight::Forced),
                 Stretch::Idle(span, next) => {
                     let reload = next.map_or(0, |g| pieces.reload_cost[g]);
-                    let save = if paid[NodeId::new(v)] {
-                        0
-                    } else {
-                        pieces.save_cost[v] / 2
-                    };
+                    let save = if paid[v] { 0 } else { pieces.save_cost[v] / 2 };
                     (span, Weight::Finite(reload.saturating_add(save)))
                 }
             };
@@ -80,15 +76,20 @@ type Segment = (u32, u32, usize);
 /// [`Pieces::stretches`] over the nodes, held stretches included), banks
 /// coloured in order of start, the highest free bank first; `None` when
 /// some point has no bank left (the flow's sets always fit).
-fn place(nodes: &[Node], pieces: &Pieces, num_banks: u32, kept: &[bool]) -> Option<Placement> {
+fn place(
+    nodes: &IdVec<NodeId, Node>,
+    pieces: &Pieces,
+    num_banks: u32,
+    kept: &[bool],
+) -> Option<Placement> {
     let n = nodes.len();
-    let mut spilled = vec![false; n];
-    let mut reload = vec![false; pieces.groups.len()];
+    let mut spilled = IdMap::with_len(n, false);
+    let mut reload = IdMap::with_len(pieces.groups.len(), false);
     let mut segments: Vec<Segment> = Vec::with_capacity(n);
     let mut flags = kept.iter();
-    for (v, node) in nodes.iter().enumerate() {
+    for (v, node) in nodes.iter() {
         // The segment being held, from where it starts.
-        let mut open = Some((node.start, v));
+        let mut open = Some((node.start, v.index()));
         for stretch in pieces.stretches(v, node) {
             let kept = *flags.next().expect("a flag per stretch");
             let Stretch::Idle((lo, _), next) = stretch else {
@@ -103,7 +104,7 @@ fn place(nodes: &[Node], pieces: &Pieces, num_banks: u32, kept: &[bool]) -> Opti
             }
             if let Some(g) = next {
                 reload[g] = true;
-                open = Some((pieces.groups[g].0, n + g));
+                open = Some((pieces.groups[g].0, n + g.index()));
             }
         }
         if let Some((start, seg)) = open {
@@ -136,10 +137,14 @@ fn place(nodes: &[Node], pieces: &Pieces, num_banks: u32, kept: &[bool]) -> Opti
         busy.push(Reverse((end, bank)));
         base[seg] = bank as u8;
     }
-    let group_bank = base.split_off(n);
+    // The segments' banks, split into the nodes' and the reloads' tables
+    // in their own buffers.
+    let group_bank = base.split_off(n).into_iter().collect();
     Some(Placement {
-        spilled: (0..n).filter(|&v| spilled[v]).map(NodeId::new).collect(),
-        bank: base,
+        spilled: (spilled.iter())
+            .filter_map(|(v, &s)| s.then_some(v))
+            .collect(),
+        bank: base.into_iter().collect(),
         reload,
         group_bank,
     })
@@ -171,13 +176,14 @@ mod tests {
             let m = program(seed, &cfg).unwrap();
             let first = Start::of(m.clone(), &opts).unwrap().analysis;
             let num_banks = first.num_banks;
-            let pinned = crate::entity::IdMap::with_len(first.module.tensors.len(), false);
+            let pinned = IdMap::with_len(first.module.tensors.len(), false);
             let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
             assert!(pieces.unextended(), "seed {seed}");
-            let problem = Problem::new(first.live.nodes.as_slice(), &pieces, num_banks);
-            let plain = (problem.sweep(&vec![Let::AtPrice; first.live.nodes.len()], &[])).unwrap();
+            let problem = Problem::new(&first.live.nodes, &pieces, num_banks);
+            let chosen = IdMap::with_len(first.live.nodes.len(), Let::AtPrice);
+            let plain = problem.sweep(&chosen, &IdMap::default()).unwrap();
             let given = cost_of(&pieces, &plain);
-            let found = reflow(first.live.nodes.as_slice(), &pieces, num_banks, plain);
+            let found = reflow(&first.live.nodes, &pieces, num_banks, plain);
             let cost = cost_of(&pieces, &found);
             assert!(cost <= given, "seed {seed}: {cost} > {given}");
             cheaper += usize::from(cost < given);

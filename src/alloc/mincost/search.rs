@@ -11,7 +11,9 @@ use crate::alloc::liveness::Node;
 use crate::alloc::split_cost::{cost_of, Pieces, Placement};
 use crate::alloc::support::max_add_tree::MaxAddTree;
 use crate::alloc::support::rng::Rng;
+use crate::alloc::NodeId;
 use crate::arch::bank_alignment;
+use crate::entity::{IdMap, IdVec};
 use std::cmp::Reverse;
 
 /// The best placement of one iteration. The starts are the plain sweep's
@@ -23,26 +25,26 @@ use std::cmp::Reverse;
 /// flow. A plain sweep that spills nothing cannot be beaten and is kept
 /// at once.
 pub(in crate::alloc) fn best_placement(
-    nodes: &[Node],
+    nodes: &IdVec<NodeId, Node>,
     pieces: &Pieces,
     num_banks: u32,
     points: usize,
 ) -> Result<Placement, Stuck> {
     let n = nodes.len();
     let problem = Problem::new(nodes, pieces, num_banks);
-    let plain = problem.sweep(&vec![Let::AtPrice; n], &[])?;
+    let plain = problem.sweep(&IdMap::with_len(n, Let::AtPrice), &IdMap::default())?;
     if plain.spilled.is_empty() {
         return Ok(plain);
     }
-    let mut own = vec![false; n];
-    for v in &plain.spilled {
-        own[v.index()] = true;
+    let mut own = IdMap::with_len(n, false);
+    for &v in &plain.spilled {
+        own[v] = true;
     }
     let mut starts = vec![(cost_of(pieces, &plain), plain)];
     // The plain sweep's own set, none of it taken back, would only be
     // swept again.
     if n <= THIN_NODES && keep_back(nodes, pieces, &mut own, num_banks, points) {
-        if let Ok(placed) = problem.sweep(&first(&own), &[]) {
+        if let Ok(placed) = problem.sweep(&first(&own), &IdMap::default()) {
             if (&placed.spilled, &placed.reload) != (&starts[0].1.spilled, &starts[0].1.reload) {
                 starts.push((cost_of(pieces, &placed), placed));
             }
@@ -80,7 +82,9 @@ const PERTURB_ROUNDS: usize = 128;
 /// Deterministic: the random choices are seeded by the program's size.
 fn perturb(problem: &Problem, mut best: (u64, Placement), sweeps: &mut usize) -> (u64, Placement) {
     let (n, pieces) = (problem.nodes.len(), problem.pieces);
-    let spillable: Vec<usize> = (0..n).filter(|&v| pieces.cost[v] != Cost::Inf).collect();
+    let spillable: Vec<NodeId> = (pieces.cost.iter())
+        .filter_map(|(v, &c)| (c != Cost::Inf).then_some(v))
+        .collect();
     if n > PERTURB_NODES || best.0 == 0 || spillable.is_empty() {
         return best;
     }
@@ -91,15 +95,15 @@ fn perturb(problem: &Problem, mut best: (u64, Placement), sweeps: &mut usize) ->
             break;
         }
         *sweeps -= 1;
-        let mut chosen = vec![Let::AtPrice; n];
-        for v in &best.1.spilled {
-            chosen[v.index()] = Let::First;
+        let mut chosen = IdMap::with_len(n, Let::AtPrice);
+        for &v in &best.1.spilled {
+            chosen[v] = Let::First;
         }
         for _ in 0..2 {
             let v = spillable[rng.index(spillable.len())];
             chosen[v] = lets[rng.index(lets.len())];
         }
-        let Ok(placed) = problem.sweep(&chosen, &[]) else {
+        let Ok(placed) = problem.sweep(&chosen, &IdMap::default()) else {
             continue;
         };
         let found = improve(problem, (cost_of(pieces, &placed), placed), sweeps);
@@ -118,7 +122,12 @@ const SEARCH_NODES: usize = 512;
 const SEARCH_WORK: usize = 1 << 18;
 
 /// Sets how node `v` is let go and, where flips are kept, whether it is flipped.
-fn take(chosen: &mut [Let], flipped: &mut [bool], v: usize, (go, flip): (Let, Option<bool>)) {
+fn take(
+    chosen: &mut IdMap<NodeId, Let>,
+    flipped: &mut IdMap<NodeId, bool>,
+    v: NodeId,
+    (go, flip): (Let, Option<bool>),
+) {
     chosen[v] = go;
     if let Some(f) = flip {
         flipped[v] = f;
@@ -139,17 +148,17 @@ fn improve(problem: &Problem, mut best: (u64, Placement), sweeps: &mut usize) ->
     if n > SEARCH_NODES || best.0 == 0 {
         return best;
     }
-    let mut chosen = vec![Let::AtPrice; n];
-    for v in &best.1.spilled {
-        chosen[v.index()] = Let::First;
+    let mut chosen = IdMap::with_len(n, Let::AtPrice);
+    for &v in &best.1.spilled {
+        chosen[v] = Let::First;
     }
-    let multi_bank = problem.nodes.iter().any(|v| v.banks > 1);
-    let mut flipped = vec![false; if multi_bank { n } else { 0 }];
+    let multi_bank = problem.nodes.values().any(|v| v.banks > 1);
+    let mut flipped = IdMap::with_len(if multi_bank { n } else { 0 }, false);
     let phases: &[bool] = if multi_bank { &[false, true] } else { &[false] };
     for &flips in phases {
         loop {
             let mut changed = false;
-            for v in 0..n {
+            for v in problem.nodes.keys() {
                 let was = (chosen[v], flipped.get(v).copied());
                 let lets = [Let::AtPrice, Let::First, Let::Never];
                 let spillable = pieces.cost[v] != Cost::Inf;
@@ -195,15 +204,15 @@ fn improve(problem: &Problem, mut best: (u64, Placement), sweeps: &mut usize) ->
 fn try_bases(
     problem: &Problem,
     mut best: (u64, Placement),
-    chosen: &[Let],
-    flipped: &[bool],
+    chosen: &IdMap<NodeId, Let>,
+    flipped: &IdMap<NodeId, bool>,
     sweeps: &mut usize,
 ) -> (u64, Placement) {
     let nodes = problem.nodes;
-    let mut prefer = vec![0u8; nodes.len()];
+    let mut prefer = IdMap::with_len(nodes.len(), 0u8);
     loop {
         let mut changed = false;
-        for v in 0..nodes.len() {
+        for v in nodes.keys() {
             let b = nodes[v].banks;
             let bases =
                 (0..=problem.num_banks.saturating_sub(b)).step_by(bank_alignment(b) as usize);
@@ -236,23 +245,23 @@ fn try_bases(
 /// ranges as well, the costliest first (each taken back holds its banks
 /// for the rest); returns whether it took any back.
 fn keep_back(
-    nodes: &[Node],
+    nodes: &IdVec<NodeId, Node>,
     pieces: &Pieces,
-    spilled: &mut [bool],
+    spilled: &mut IdMap<NodeId, bool>,
     num_banks: u32,
     points: usize,
 ) -> bool {
     let load = pieces.load(nodes, spilled, points);
-    let limit = |v: usize| i64::from(num_banks) - i64::from(nodes[v].banks);
+    let limit = |v: NodeId| i64::from(num_banks) - i64::from(nodes[v].banks);
     // Loads only grow, so a node without room now never has it.
-    let room_now = |v: usize| {
+    let room_now = |v: NodeId| {
         (pieces.idle(v, &nodes[v])).all(|(lo, hi)| {
             load[lo as usize..=hi as usize]
                 .iter()
                 .all(|&l| l <= limit(v))
         })
     };
-    let mut order: Vec<usize> = (0..nodes.len())
+    let mut order: Vec<NodeId> = (nodes.keys())
         .filter(|&v| spilled[v] && room_now(v))
         .collect();
     if order.is_empty() {
@@ -311,11 +320,14 @@ mod tests {
             let first = Start::of(program(seed, &cfg).unwrap(), &opts)
                 .unwrap()
                 .analysis;
-            let pinned = crate::entity::IdMap::with_len(first.module.tensors.len(), false);
+            let pinned = IdMap::with_len(first.module.tensors.len(), false);
             let pieces = Pieces::of(&first.lin, &first.live, &pinned, opts.spill_latency, false);
-            let problem = Problem::new(first.live.nodes.as_slice(), &pieces, first.num_banks);
+            let problem = Problem::new(&first.live.nodes, &pieces, first.num_banks);
             let plain = problem
-                .sweep(&vec![Let::AtPrice; problem.nodes.len()], &[])
+                .sweep(
+                    &IdMap::with_len(problem.nodes.len(), Let::AtPrice),
+                    &IdMap::default(),
+                )
                 .unwrap();
             let given = cost_of(&pieces, &plain);
             let mut sweeps = SEARCH_WORK / problem.nodes.len();

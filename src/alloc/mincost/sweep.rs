@@ -11,9 +11,10 @@ mod moves;
 use crate::alloc::blocks::{block, free_block};
 use crate::alloc::costs::Cost;
 use crate::alloc::liveness::Node;
-use crate::alloc::split_cost::{Pieces, Placement};
+use crate::alloc::split_cost::{GroupId, Pieces, Placement};
 use crate::alloc::NodeId;
 use crate::arch::bank_alignment;
+use crate::entity::{IdMap, IdVec};
 use moves::Move;
 use std::cell::{Cell, OnceCell, RefCell};
 use std::cmp::Reverse;
@@ -42,20 +43,21 @@ const UNKNOWN: u8 = u8::MAX - 1;
 /// No free block, in the table.
 const NO_BLOCK: u8 = u8::MAX;
 
-/// The state of one sweep. Segment `v < n` is node `v`'s own tensor (its
-/// interval, cut where it goes when spilled); segment `n + g` is the
-/// reload right before read group `g`, which holds its node's value from
-/// there over the groups it serves until it goes in turn.
+/// The state of one sweep. Its pieces are segments, numbered: segment
+/// `v < n` is node `v`'s own tensor (its interval, cut where it goes when
+/// spilled); segment `n + g` is the reload right before read group `g`,
+/// which holds its node's value from there over the groups it serves
+/// until it goes in turn.
 struct Sweep<'a> {
     problem: &'a Problem<'a>,
     /// How each node may be let go.
-    chosen: &'a [Let],
+    chosen: &'a IdMap<NodeId, Let>,
     /// The nodes whose pieces take the other end among equal blocks (none
     /// when empty).
-    flipped: &'a [bool],
+    flipped: &'a IdMap<NodeId, bool>,
     /// Per node, the base bank its own tensor takes when that block is
     /// free, plus 1 (0: none; none at all when empty).
-    prefer: &'a [u8],
+    prefer: &'a IdMap<NodeId, u8>,
     /// The segment holding each bank.
     owner: Vec<u32>,
     /// The banks held, bit `x` for bank `x`.
@@ -69,11 +71,11 @@ struct Sweep<'a> {
     /// Each segment's base bank and current last point.
     base: Vec<u8>,
     end: Vec<u32>,
-    spilled: Vec<bool>,
+    spilled: IdMap<NodeId, bool>,
     /// Per read group, whether a reload goes right before it.
-    reload: Vec<bool>,
+    reload: IdMap<GroupId, bool>,
     /// Per node, its first read group not yet behind the sweep.
-    cursor: Vec<u32>,
+    cursor: IdMap<NodeId, GroupId>,
     /// Per point, the first of a list (through `link`) of the segments
     /// placed to end there; a node spilled since is skipped.
     ending: Vec<u32>,
@@ -86,7 +88,7 @@ struct Sweep<'a> {
 
 /// What every sweep of one iteration shares.
 pub(super) struct Problem<'a> {
-    pub(super) nodes: &'a [Node],
+    pub(super) nodes: &'a IdVec<NodeId, Node>,
     pub(super) pieces: &'a Pieces,
     pub(super) num_banks: u32,
     /// Points of the program: one past the last end.
@@ -96,9 +98,9 @@ pub(super) struct Problem<'a> {
     /// (a sweep that frees no block never asks).
     over: OnceCell<Vec<u32>>,
     /// The nodes by start (ties: by id).
-    order: Vec<u32>,
+    order: Vec<NodeId>,
     /// The node of each read group.
-    group_node: Vec<u32>,
+    group_node: IdMap<GroupId, NodeId>,
     /// [`free_block`]'s answers on at most [`TABLE_BANKS`] banks, filled
     /// as they are asked for: entry `((banks - 1) * 2 + high) << num_banks
     /// | busy`.
@@ -113,15 +115,20 @@ pub(super) struct Problem<'a> {
 
 impl<'a> Problem<'a> {
     /// The sweeps of `nodes`, with `pieces`, on `num_banks` banks (at most 64).
-    pub(crate) fn new(nodes: &'a [Node], pieces: &'a Pieces, num_banks: u32) -> Self {
+    pub(crate) fn new(nodes: &'a IdVec<NodeId, Node>, pieces: &'a Pieces, num_banks: u32) -> Self {
         assert!(num_banks <= 64, "a sweep holds at most 64 banks");
-        let n = nodes.len();
-        let points = nodes.iter().map(|v| v.end as usize + 1).max().unwrap_or(0);
-        let mut order: Vec<u32> = (0..n as u32).collect();
-        order.sort_by_key(|&v| (nodes[v as usize].start, v));
-        let mut group_node = Vec::with_capacity(pieces.groups.len());
-        for v in 0..n {
-            group_node.extend(pieces.groups_of(v).map(|_| v as u32));
+        let points = nodes
+            .values()
+            .map(|v| v.end as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let mut order: Vec<NodeId> = nodes.keys().collect();
+        order.sort_by_key(|&v| (nodes[v].start, v));
+        let mut group_node = IdMap::with_len(pieces.groups.len(), NodeId(0));
+        for v in nodes.keys() {
+            for g in pieces.groups_of(v) {
+                group_node[g] = v;
+            }
         }
         let table = if num_banks <= TABLE_BANKS {
             (2 * num_banks as usize) << num_banks
@@ -137,7 +144,7 @@ impl<'a> Problem<'a> {
             order,
             group_node,
             blocks: vec![Cell::new(UNKNOWN); table],
-            multi_bank: nodes.iter().any(|v| v.banks > 1),
+            multi_bank: nodes.values().any(|v| v.banks > 1),
             histories: RefCell::new(vec![Vec::new(); num_banks as usize]),
         }
     }
@@ -145,7 +152,8 @@ impl<'a> Problem<'a> {
     /// The field `over`, worked out on first use.
     fn over(&self) -> &[u32] {
         self.over.get_or_init(|| {
-            let load = (self.pieces).load(self.nodes, &vec![false; self.nodes.len()], self.points);
+            let none = IdMap::with_len(self.nodes.len(), false);
+            let load = self.pieces.load(self.nodes, &none, self.points);
             let mut over = Vec::with_capacity(self.points + 1);
             over.push(0);
             for &l in &load {
@@ -173,17 +181,21 @@ impl<'a> Problem<'a> {
     /// Sweeps the nodes, letting them go as `chosen` says; the pieces of
     /// the nodes `flipped` flags (none when it is empty) take the other
     /// end among equally good blocks.
-    pub(crate) fn sweep(&self, chosen: &[Let], flipped: &[bool]) -> Result<Placement, Stuck> {
-        Sweep::new(self, chosen, flipped, &[]).run()
+    pub(crate) fn sweep(
+        &self,
+        chosen: &IdMap<NodeId, Let>,
+        flipped: &IdMap<NodeId, bool>,
+    ) -> Result<Placement, Stuck> {
+        Sweep::new(self, chosen, flipped, &IdMap::default()).run()
     }
 
     /// [`Problem::sweep`], each node's own tensor taking the base bank
     /// `prefer` gives it (plus 1; 0: none) when that block is free.
     pub(super) fn sweep_preferring(
         &self,
-        chosen: &[Let],
-        flipped: &[bool],
-        prefer: &[u8],
+        chosen: &IdMap<NodeId, Let>,
+        flipped: &IdMap<NodeId, bool>,
+        prefer: &IdMap<NodeId, u8>,
     ) -> Result<Placement, Stuck> {
         Sweep::new(self, chosen, flipped, prefer).run()
     }
@@ -192,18 +204,18 @@ impl<'a> Problem<'a> {
 impl<'a> Sweep<'a> {
     fn new(
         problem: &'a Problem<'a>,
-        chosen: &'a [Let],
-        flipped: &'a [bool],
-        prefer: &'a [u8],
+        chosen: &'a IdMap<NodeId, Let>,
+        flipped: &'a IdMap<NodeId, bool>,
+        prefer: &'a IdMap<NodeId, u8>,
     ) -> Self {
         let Problem { nodes, pieces, .. } = *problem;
         let n = nodes.len();
         let segs = n + pieces.groups.len();
-        let mut end: Vec<u32> = nodes.iter().map(|v| v.end).collect();
+        let mut end: Vec<u32> = nodes.values().map(|v| v.end).collect();
         // The histories a stuck sweep kept are made afresh.
         let mut history = problem.histories.take();
         history.resize(problem.num_banks as usize, Vec::new());
-        end.extend(pieces.reach.iter().map(|&r| pieces.groups[r as usize].1));
+        end.extend(pieces.reach.values().map(|&r| pieces.groups[r].1));
         Sweep {
             problem,
             chosen,
@@ -215,9 +227,9 @@ impl<'a> Sweep<'a> {
             moves: [Vec::new(), Vec::new()],
             base: vec![0; segs],
             end,
-            spilled: vec![false; n],
-            reload: vec![false; pieces.groups.len()],
-            cursor: pieces.first[..n].to_vec(),
+            spilled: IdMap::with_len(n, false),
+            reload: IdMap::with_len(pieces.groups.len(), false),
+            cursor: nodes.keys().map(|v| pieces.group_range(v).start).collect(),
             ending: vec![NONE; problem.points],
             pending: vec![NONE; problem.points],
             link: vec![NONE; segs],
@@ -229,13 +241,22 @@ impl<'a> Sweep<'a> {
     }
 
     /// The node of segment `seg`.
-    fn node_of(&self, seg: usize) -> usize {
-        let n = self.problem.nodes.len();
-        if seg < n {
-            seg
-        } else {
-            self.problem.group_node[seg - n] as usize
+    fn node_of(&self, seg: usize) -> NodeId {
+        match self.group_of(seg) {
+            None => NodeId::new(seg),
+            Some(g) => self.problem.group_node[g],
         }
+    }
+
+    /// The read group segment `seg` reloads before (`None`: it is a
+    /// node's own tensor).
+    fn group_of(&self, seg: usize) -> Option<GroupId> {
+        seg.checked_sub(self.problem.nodes.len()).map(GroupId::new)
+    }
+
+    /// The segment of the reload right before read group `g`.
+    fn reload_seg(&self, g: GroupId) -> usize {
+        self.problem.nodes.len() + g.index()
     }
 
     /// Runs the sweep: every piece placed, or the first that cannot be.
@@ -250,10 +271,10 @@ impl<'a> Sweep<'a> {
             }
             starting.clear();
             while let Some(&&v) = next.peek() {
-                if nodes[v as usize].start != p {
+                if nodes[v].start != p {
                     break;
                 }
-                starting.push((nodes[v as usize].banks, v));
+                starting.push((nodes[v].banks, v.0));
                 next.next();
             }
             let mut seg = std::mem::replace(&mut self.pending[p as usize], NONE);
@@ -273,14 +294,15 @@ impl<'a> Sweep<'a> {
         self.problem
             .histories
             .replace(std::mem::take(&mut self.history));
-        let spilled: Vec<NodeId> = (0..n)
-            .filter(|&v| self.spilled[v])
-            .map(NodeId::new)
+        let spilled: Vec<NodeId> = (self.spilled.iter())
+            .filter_map(|(v, &s)| s.then_some(v))
             .collect();
-        let group_bank = self.base.split_off(n);
+        // The segments' banks, split into the nodes' and the reloads'
+        // tables in their own buffers.
+        let group_bank = self.base.split_off(n).into_iter().collect();
         Ok(Placement {
             spilled,
-            bank: self.base,
+            bank: self.base.into_iter().collect(),
             reload: self.reload,
             group_bank,
         })
@@ -290,16 +312,15 @@ impl<'a> Sweep<'a> {
     /// ends short of its node's last group, because the next group is in
     /// another loop, is followed by a reload before that group.
     fn release_at(&mut self, q: u32) {
-        let n = self.problem.nodes.len();
         let mut seg = std::mem::replace(&mut self.ending[q as usize], NONE);
         while seg != NONE {
             let next = self.link[seg as usize];
             if self.end[seg as usize] == q {
                 self.free(seg as usize);
-                if let Some(g) = (seg as usize).checked_sub(n) {
-                    let u = self.problem.group_node[g] as usize;
-                    let r = self.problem.pieces.reach[g] as usize + 1;
-                    if r < self.problem.pieces.first[u + 1] as usize {
+                if let Some(g) = self.group_of(seg as usize) {
+                    let u = self.problem.group_node[g];
+                    let r = self.problem.pieces.reach[g].next();
+                    if r < self.problem.pieces.group_range(u).end {
                         self.reload_at(r);
                     }
                 }
@@ -310,9 +331,9 @@ impl<'a> Sweep<'a> {
 
     /// Puts a reload right before read group `g`, to be placed where the
     /// group starts.
-    fn reload_at(&mut self, g: usize) {
+    fn reload_at(&mut self, g: GroupId) {
         let lo = self.problem.pieces.groups[g].0 as usize;
-        let seg = self.problem.nodes.len() + g;
+        let seg = self.reload_seg(g);
         self.reload[g] = true;
         self.link[seg] = std::mem::replace(&mut self.pending[lo], seg as u32);
     }
@@ -348,9 +369,8 @@ impl<'a> Sweep<'a> {
     /// The point segment `seg` was placed at: its node's start, or its
     /// read group's for a reload.
     fn start_of(&self, seg: usize) -> u32 {
-        let n = self.problem.nodes.len();
-        match seg.checked_sub(n) {
-            None => self.problem.nodes[seg].start,
+        match self.group_of(seg) {
+            None => self.problem.nodes[NodeId::new(seg)].start,
             Some(g) => self.problem.pieces.groups[g].0,
         }
     }
@@ -365,38 +385,38 @@ impl<'a> Sweep<'a> {
         if pieces.cost[u] == Cost::Inf || p <= pieces.head_end[u] {
             return false;
         }
-        let end = pieces.first[u + 1];
+        let end = pieces.group_range(u).end;
         let mut c = self.cursor[u];
-        while c < end && pieces.groups[c as usize].1 < p {
-            c += 1;
+        while c < end && pieces.groups[c].1 < p {
+            c = c.next();
         }
         self.cursor[u] = c;
-        if c < end && pieces.groups[c as usize].0 <= p {
+        if c < end && pieces.groups[c].0 <= p {
             return false;
         }
-        seg.checked_sub(self.problem.nodes.len())
-            .is_none_or(|g| c as usize > g)
+        self.group_of(seg).is_none_or(|g| c > g)
     }
 
-    /// How many of idle node `u`'s read groups behind `p` its own tensor
-    /// can keep when it goes at `p`: the most whose loop extension ends
-    /// before `p`. The groups after those take reloads as well.
-    fn kept_at(&self, u: usize, p: u32) -> usize {
+    /// The first of idle node `u`'s read groups behind `p` that its own
+    /// tensor cannot keep when it goes at `p`: it keeps the most whose loop
+    /// extension ends before `p`. The groups from there take reloads as
+    /// well.
+    fn kept_at(&self, u: NodeId, p: u32) -> GroupId {
         let pieces = self.problem.pieces;
-        let first = pieces.first[u] as usize;
-        let mut j = self.cursor[u] as usize;
-        while j > first && pieces.kept_end[j - 1] >= p {
-            j -= 1;
+        let first = pieces.group_range(u).start;
+        let mut j = self.cursor[u];
+        while let Some(i) = j.prev().filter(|&i| i >= first && pieces.kept_end[i] >= p) {
+            j = i;
         }
         j
     }
 
     /// The read groups from `from` up to `to` (exclusive) that take a
     /// reload when each reload serves the groups it can reach.
-    fn reloads_over(&self, from: usize, to: usize) -> impl Iterator<Item = usize> + '_ {
+    fn reloads_over(&self, from: GroupId, to: GroupId) -> impl Iterator<Item = GroupId> + '_ {
         let reach = &self.problem.pieces.reach;
         std::iter::successors((from < to).then_some(from), move |&g| {
-            Some(reach[g] as usize + 1).filter(|&r| r < to)
+            Some(reach[g].next()).filter(|&r| r < to)
         })
     }
 
@@ -408,7 +428,7 @@ impl<'a> Sweep<'a> {
     fn price(&self, seg: usize, p: u32) -> (u64, u64) {
         let pieces = self.problem.pieces;
         let u = self.node_of(seg);
-        let c = self.cursor[u] as usize;
+        let c = self.cursor[u];
         let mut save = if self.spilled[u] {
             0
         } else {
@@ -420,7 +440,7 @@ impl<'a> Sweep<'a> {
                 .map(|g| pieces.reload_cost[g])
                 .fold(save, u64::saturating_add);
         }
-        let (reload, until) = if c < pieces.first[u + 1] as usize {
+        let (reload, until) = if c < pieces.group_range(u).end {
             (pieces.reload_cost[c], pieces.groups[c].0 - 1)
         } else {
             (0, self.problem.nodes[u].end)
@@ -441,7 +461,8 @@ impl<'a> Sweep<'a> {
         // Ties: one-bank pieces from the top, larger ones from the bottom,
         // so that small pieces do not split large blocks.
         let high = (banks == 1) != (!self.flipped.is_empty() && self.flipped[self.node_of(seg)]);
-        let preferred = (self.prefer.get(seg).copied())
+        let own = self.group_of(seg).is_none().then(|| NodeId::new(seg));
+        let preferred = (own.and_then(|v| self.prefer.get(v)).copied())
             .and_then(|b| b.checked_sub(1))
             .map(u32::from)
             .filter(|&b| b + banks <= self.problem.num_banks && self.busy & block(b, banks) == 0);
@@ -451,7 +472,7 @@ impl<'a> Sweep<'a> {
                 let last = self.problem.num_banks.saturating_sub(banks);
                 let bases = (0..=last).step_by(bank_alignment(banks) as usize);
                 self.free_cheapest(bases, banks, p).ok_or_else(|| Stuck {
-                    node: NodeId::new(self.node_of(seg)),
+                    node: self.node_of(seg),
                     point: p,
                 })?
             }
@@ -539,28 +560,32 @@ impl<'a> Sweep<'a> {
         let pieces = self.problem.pieces;
         let u = self.node_of(seg);
         self.spilled[u] = true;
-        let c = self.cursor[u] as usize;
-        let n = self.problem.nodes.len();
-        self.end[seg] = if seg < n {
-            let kept = self.kept_at(u, p);
-            let behind: Vec<usize> = self.reloads_over(kept, c).collect();
-            for &g in &behind {
-                self.reload[g] = true;
-                self.base[n + g] = self.base[seg];
-                let last = (pieces.reach[g] as usize).min(c - 1);
-                self.end[n + g] = pieces.groups[last].1;
-                self.record(n + g);
+        let c = self.cursor[u];
+        let range = pieces.group_range(u);
+        // Where this is called, the cursor is past a group of `u`.
+        let behind_cursor = || c.prev().expect("the cursor is past a group");
+        self.end[seg] = match self.group_of(seg) {
+            None => {
+                let kept = self.kept_at(u, p);
+                let behind: Vec<GroupId> = self.reloads_over(kept, c).collect();
+                for &g in &behind {
+                    self.reload[g] = true;
+                    let r = self.reload_seg(g);
+                    self.base[r] = self.base[seg];
+                    let last = pieces.reach[g].min(behind_cursor());
+                    self.end[r] = pieces.groups[last].1;
+                    self.record(r);
+                }
+                match kept.prev() {
+                    Some(j) if j >= range.start => pieces.kept_end[j],
+                    _ => pieces.head_end[u],
+                }
             }
-            match kept.checked_sub(1) {
-                Some(j) if j >= pieces.first[u] as usize => pieces.kept_end[j],
-                _ => pieces.head_end[u],
-            }
-        } else {
-            pieces.groups[c - 1].1
+            Some(_) => pieces.groups[behind_cursor()].1,
         };
         debug_assert!(self.end[seg] < p, "a segment goes only where it has ended");
         self.free(seg);
-        if c < pieces.first[u + 1] as usize {
+        if c < range.end {
             self.reload_at(c);
         }
     }
@@ -578,8 +603,8 @@ pub(super) enum Let {
 }
 
 /// [`Let::First`] for the nodes `spilled` flags, [`Let::AtPrice`] for the others.
-pub(super) fn first(spilled: &[bool]) -> Vec<Let> {
-    (spilled.iter())
+pub(super) fn first(spilled: &IdMap<NodeId, bool>) -> IdMap<NodeId, Let> {
+    (spilled.values())
         .map(|&s| if s { Let::First } else { Let::AtPrice })
         .collect()
 }

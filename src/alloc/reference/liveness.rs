@@ -8,6 +8,7 @@
 use crate::alloc::linear::{Linear, PointKind};
 use crate::alloc::AllocError;
 use crate::arch::Arch;
+use crate::entity::IdMap;
 use crate::ir::{InstId, LoopId, Mem, Module, TensorId};
 
 /// One instruction's access to one PSUM tensor.
@@ -25,8 +26,8 @@ pub(crate) struct Access {
 
 /// The accesses of every tensor (by [`TensorId`]; empty for a non-PSUM
 /// tensor), each list in point order.
-pub(crate) fn accesses(m: &Module, lin: &Linear) -> Vec<Vec<Access>> {
-    let mut by_tensor = vec![Vec::new(); m.tensors.len()];
+pub(crate) fn accesses(m: &Module, lin: &Linear) -> IdMap<TensorId, Vec<Access>> {
+    let mut by_tensor = IdMap::with_len(m.tensors.len(), Vec::new());
     for (p, point) in lin.points.iter().enumerate() {
         let PointKind::Inst(inst) = point.kind() else {
             continue;
@@ -36,7 +37,7 @@ pub(crate) fn accesses(m: &Module, lin: &Linear) -> Vec<Vec<Access>> {
             if m.tensor(t).mem != Mem::Psum {
                 return;
             }
-            let list: &mut Vec<Access> = &mut by_tensor[t.index()];
+            let list: &mut Vec<Access> = &mut by_tensor[t];
             match list.last_mut().filter(|a| a.inst == inst) {
                 Some(a) => {
                     a.read |= read;
@@ -78,7 +79,7 @@ pub(crate) struct Liveness {
     /// The PSUM tensors with no access, in declaration order.
     pub unused: Vec<TensorId>,
     /// The accesses of every tensor (see [`accesses`]).
-    pub accesses: Vec<Vec<Access>>,
+    pub accesses: IdMap<TensorId, Vec<Access>>,
 }
 
 /// The nodes of `m` (points `lin`) on `num_banks` banks. Errors, checked
@@ -93,9 +94,8 @@ pub(crate) fn live_ranges(
     let accesses = accesses(m, lin);
     let mut nodes = Vec::new();
     let mut unused = Vec::new();
-    for (i, t) in m.tensors.values().enumerate() {
-        let tensor = TensorId::new(i);
-        let acc = &accesses[i];
+    for (tensor, t) in m.tensors.iter() {
+        let acc = &accesses[tensor];
         if t.mem != Mem::Psum {
             continue;
         }

@@ -25,6 +25,7 @@ use super::log::{hundredths, pct_text, Log};
 use super::spill::{self, Namer, SpillPlans};
 use super::{AllocError, AllocOptions, AllocOutcome, AllocReport, TensorReport};
 use crate::arch::{self, Arch};
+use crate::entity::IdMap;
 use crate::ir::{Mem, Module, TensorId};
 use graph::BitMatrix;
 use liveness::Liveness;
@@ -43,7 +44,7 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
     }
     let mut namer = Namer::new(&work);
     // By tensor: spill temporaries and tensors spilled already.
-    let mut pinned = vec![false; work.tensors.len()];
+    let mut pinned = IdMap::with_len(work.tensors.len(), false);
     let mut spilled: Vec<TensorId> = Vec::new();
     let mut spill_cost = 0u64;
     // Iteration 1's points and nodes; each spill gives the next ones.
@@ -61,7 +62,7 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
         let g = BitMatrix::build(nodes);
         let costs: Vec<Option<u64>> = (nodes.iter())
             .map(|n| {
-                let (acc, pinned) = (&live.accesses[n.tensor.index()], pinned[n.tensor.index()]);
+                let (acc, pinned) = (&live.accesses[n.tensor], pinned[n.tensor]);
                 costs::cost(&lin, n, acc, pinned, opts.spill_latency)
             })
             .collect();
@@ -112,11 +113,11 @@ pub(super) fn allocate(m: Module, opts: &AllocOptions) -> Result<AllocOutcome, A
         let mut plans = SpillPlans::default();
         for &v in &chosen {
             let n = &nodes[v];
-            let acc = &live.accesses[n.tensor.index()];
+            let acc = &live.accesses[n.tensor];
             let code = costs::spill_code(&lin, n, acc).expect("a finite cost has spill code");
             plans.push(n.tensor, code.save_after, code.groups);
             spilled.push(n.tensor);
-            pinned[n.tensor.index()] = true;
+            pinned[n.tensor] = true;
         }
         spill::insert_spill_code(&mut work, &lin, &[plans], &mut namer, false);
         pinned.resize(work.tensors.len(), true);
@@ -217,15 +218,15 @@ fn tensor_rows(
     live: &Liveness,
     spilled: &[TensorId],
 ) -> Vec<TensorReport> {
-    let mut interval = vec![None; work.tensors.len()];
+    let mut interval = IdMap::with_len(work.tensors.len(), None);
     for n in &live.nodes {
-        interval[n.tensor.index()] = Some([n.start, n.end]);
+        interval[n.tensor] = Some([n.start, n.end]);
     }
-    let mut was_spilled = vec![false; work.tensors.len()];
-    for t in spilled {
-        was_spilled[t.index()] = true;
+    let mut was_spilled = IdMap::with_len(work.tensors.len(), false);
+    for &t in spilled {
+        was_spilled[t] = true;
     }
-    (work.tensors.values().enumerate())
+    (work.tensors.iter())
         .filter(|(_, t)| t.mem == Mem::Psum)
         .map(|(i, t)| TensorReport {
             name: t.name.clone(),

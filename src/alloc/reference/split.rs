@@ -23,7 +23,7 @@ pub(crate) fn memloc_split(mut m: Module) -> (Module, InputTensors) {
     }
     let cuts: IdMap<TensorId, Vec<u32>> = (m.tensors.iter())
         .map(|(i, t)| match t.mem {
-            Mem::Psum => cut_points(&m, &lin, i, &accesses[i.index()], &last_value),
+            Mem::Psum => cut_points(&m, &lin, i, &accesses[i], &last_value),
             _ => Vec::new(),
         })
         .collect();
