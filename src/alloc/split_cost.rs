@@ -21,7 +21,6 @@ use super::support::threads;
 use super::NodeId;
 use crate::entity::{entity_id, IdMap, IdVec};
 use crate::ir::{entity, TensorId};
-use serde::{Deserialize, Serialize};
 
 entity!(
     /// A read group of [`Pieces`]: index into [`Pieces::groups`], the
