@@ -15,9 +15,18 @@ use crate::alloc::split_cost::{GroupId, Pieces, Placement};
 use crate::alloc::NodeId;
 use crate::arch::bank_alignment;
 use crate::entity::{IdMap, IdVec};
-use moves::Move;
 use std::cell::{Cell, OnceCell, RefCell};
 use std::cmp::Reverse;
+
+/// Two blocks of `size` banks, from banks `from` and `to`, that swap the
+/// pieces placed in them from point `at` on.
+#[derive(Clone, Copy, Debug)]
+struct Move {
+    from: u32,
+    to: u32,
+    size: u32,
+    at: u32,
+}
 
 /// A free bank in [`Sweep`]'s bank table.
 const FREE: u32 = u32::MAX;

@@ -4,7 +4,7 @@
 //! pieces placed in them from some point on, as if the banks had been
 //! chosen so from the start.
 
-use super::{Sweep, FREE};
+use super::{Move, Sweep, FREE};
 use crate::alloc::blocks::block;
 use crate::arch::bank_alignment;
 
@@ -23,16 +23,6 @@ fn recent_from(h: &[(u32, u32)], at: u32) -> Option<usize> {
         Some(i) => Some(lo + i + 1),
         None => (lo == 0).then_some(0),
     }
-}
-
-/// Two blocks of `size` banks, from banks `from` and `to`, that swap the
-/// pieces placed in them from point `at` on.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Move {
-    pub(super) from: u32,
-    pub(super) to: u32,
-    pub(super) size: u32,
-    pub(super) at: u32,
 }
 
 impl Sweep<'_> {
