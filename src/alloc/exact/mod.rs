@@ -21,72 +21,22 @@
 //! range in order of start (SPEC §3.7's bases, any of them, not only the
 //! first). Programs of more than [`MAX_NODES`] nodes are refused.
 
+mod realize;
 mod search;
 
-use super::analysis::Analysis;
 use super::costs::Cost;
-use super::linear::Linear;
-use super::liveness::{self, Liveness, Node};
+use super::liveness::{self, Node};
 use super::mincost;
 use super::setup::{Finish, Start};
-use super::spill::{self, SpillPlans};
 use super::split_cost::{cost_of, Pieces};
-use super::{blocks, AllocError, AllocOptions, AllocOutcome, NodeId};
+use super::{AllocError, AllocOptions, AllocOutcome};
 use crate::entity::IdMap;
 use crate::ir::{Module, TensorId};
+use realize::{realize, Best, Realized, Spill};
 use search::Search;
 
 /// The most PSUM nodes (after the memloc split) the exact search takes.
 pub const MAX_NODES: usize = 24;
-
-/// A program with one round of spill code and a placement of all of it.
-struct Realized {
-    module: Module,
-    lin: Linear,
-    live: Liveness,
-    bank: Vec<Option<u32>>,
-}
-
-/// How one spilled node is spilled: per read group of it, whether a
-/// reload goes right before it.
-pub(super) type Spill = (NodeId, Vec<bool>);
-
-/// The cheapest allocation found so far.
-struct Best {
-    cost: u64,
-    spills: Vec<Spill>,
-    realized: Realized,
-}
-
-/// Spills `spills` in a copy of the first iteration's program in one
-/// round and places every live range of the result, if it can be.
-fn realize(first: &Analysis, pieces: &Pieces, spills: &[Spill]) -> Option<Realized> {
-    let (arch, num_banks) = (&first.arch, first.num_banks);
-    let mut module = first.module.clone();
-    if !spills.is_empty() {
-        let mut namer = spill::Namer::new(&module);
-        let (lin, live) = (&first.lin, &first.live);
-        let mut plans = SpillPlans::default();
-        for (v, reload) in spills {
-            let groups = pieces.groups_of(*v).map(|g| pieces.groups[g]);
-            plans.push_split(
-                live.nodes[*v].tensor,
-                pieces.save_after[*v],
-                groups.zip(reload.iter().copied()),
-            );
-        }
-        spill::insert_spill_code(&mut module, lin, &[plans], &mut namer, false);
-    }
-    let lin = Linear::new(&module);
-    let live = liveness::live_ranges(&module, &lin, arch, num_banks).ok()?;
-    let bank = blocks::place_all(live.nodes.as_slice(), num_banks)?;
-    Some(Realized {
-        module,
-        lin,
-        live,
-        bank,
-    })
-}
 
 /// A spillable node of a validated module's first iteration (SPEC §3.5):
 /// its tensor's name, what its save costs and what a reload before each of

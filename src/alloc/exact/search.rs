@@ -4,7 +4,7 @@
 //! when some point cannot come down to the banks there are, counted in
 //! banks and aligned blocks ([`Measures`]).
 
-use super::{realize, Best, Spill};
+use super::realize::{realize, Best, Spill};
 use crate::alloc::analysis::Analysis;
 use crate::alloc::costs::Cost;
 use crate::alloc::liveness::Node;
