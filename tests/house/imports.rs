@@ -219,13 +219,16 @@ fn graph(modules: &BTreeMap<ModPath, Code>) -> BTreeMap<ModPath, BTreeSet<ModPat
     edges
 }
 
-/// The `crate::…` and `super::…` paths written in code outside `use` items.
+/// The `crate::…` and `super::…` paths written in code outside `use` items
+/// and visibilities.
 fn inline_paths(code: &str) -> Vec<Vec<String>> {
     let ident = |c: char| c.is_alphanumeric() || c == '_' || c == ':';
     let mut out = Vec::new();
     for start in ["crate::", "super::"] {
         for (i, _) in code.match_indices(start) {
-            if code[..i].chars().last().is_some_and(ident) {
+            let before = code[..i].trim_end();
+            // A visibility, `pub(in crate::…)`, names no item.
+            if code[..i].chars().last().is_some_and(ident) || before.ends_with("(in") {
                 continue;
             }
             let end = code[i..]
@@ -302,7 +305,8 @@ fn the_library_has_no_import_circle() {
 
 /// What the graph counts: a child named by its parent, a sibling through
 /// the parent's re-export or a `super::` path in code, a parent's own item
-/// named by its child; and what it does not: a facade's re-export, comments.
+/// named by its child; and what it does not: a facade's re-export, a
+/// visibility path, comments.
 #[test]
 fn edges_follow_reexports_and_skip_facades() {
     let path = |s: &str| -> ModPath {
@@ -326,7 +330,7 @@ fn edges_follow_reexports_and_skip_facades() {
         ("a::b", "use crate::Tool as T;\n// use super::c::x;\n"),
         (
             "a::c",
-            "pub(super) use super::Tool;\nfn f() { super::b::go(); }\n",
+            "pub(super) use super::Tool;\npub(in crate::a) fn f() { super::b::go(); }\n",
         ),
     ];
     let edges = graph(&crate_of(&files));
