@@ -14,13 +14,12 @@
 
 use super::context::Context;
 use super::graph::Graph;
-use super::interference::Interference;
+use super::interference::{DirtyId, Interference};
 use super::iteration::{Buffers, Iteration};
 use super::reuse::Plan;
 use super::select::{self, Selection};
 use super::simplify::{self, Budgets, Heuristic};
 use crate::alloc::analysis::Analysis;
-use crate::alloc::briggs::interference::DirtyId;
 use crate::alloc::costs::{self, Cost};
 use crate::alloc::support::threads::{self, PARALLEL_MIN_NODES};
 use std::ops::Range;

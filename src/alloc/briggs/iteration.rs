@@ -1,8 +1,7 @@
 //! The state of one fixpoint iteration: best-of-n's outcome over the dirty
 //! nodes, and the buffers handed on to the next iteration.
 
-use super::interference::DirtyId;
-use super::interference::Interference;
+use super::interference::{DirtyId, Interference};
 use super::reuse::{Plan, Reuse};
 use super::select::Selection;
 use super::simplify::{Heuristic, SlotBuffer};

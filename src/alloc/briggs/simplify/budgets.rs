@@ -3,8 +3,7 @@
 //! (`lo`, `hi`, `inf`), shared by the four heuristics of one iteration.
 
 use super::heuristic::Heuristic;
-use crate::alloc::briggs::interference::DirtyId;
-use crate::alloc::briggs::interference::Interference;
+use crate::alloc::briggs::interference::{DirtyId, Interference};
 use crate::alloc::costs::Cost;
 use crate::alloc::liveness::Node;
 use crate::alloc::support::{resize_to_overwrite, threads};

@@ -29,8 +29,7 @@ pub(super) use budgets::{Budgets, SlotBuffer};
 pub(super) use heuristic::Heuristic;
 
 use super::graph::Graph;
-use super::interference::Interference;
-use crate::alloc::briggs::interference::DirtyId;
+use super::interference::{DirtyId, Interference};
 use crate::alloc::costs::Cost;
 use crate::alloc::liveness::Node;
 use crate::alloc::support::idset::IdSet;
