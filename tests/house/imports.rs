@@ -1,31 +1,147 @@
-//! No import circle among the library's modules: the modules of `src/`,
-//! with an edge from a module to every module whose items it names in a
-//! `use` item or in a `crate::…`/`super::…` path, form no cycle.
+//! No import circle among the library's modules. The sources are parsed
+//! with `syn`; a module depends on every module whose items it names, in a
+//! `use` item, in a path of its code or in a macro call's tokens, and the
+//! graph of those dependencies has no cycle.
 //!
 //! A name is followed through `pub use` re-exports to the module that
-//! defines it, so a parent that re-exports a child's items (a facade) does
-//! not depend on the child by that alone, and a child that reaches a
-//! sibling's item through the parent depends on the sibling. A child that
-//! implements a type of its parent (`impl Parent { … }`) depends on the
-//! parent; the parent calls those methods without naming the child, as
-//! regalloc2's `ion` does.
+//! defines it, so a child that reaches a sibling's item through the
+//! parent's re-export depends on the sibling. A module's own submodules
+//! are what it is made of, so naming them is no dependency: a parent that
+//! defines the types its children share and drives them (as regalloc2's
+//! `lib.rs` runs `ion`, which names `crate::Function`) makes no circle,
+//! while two siblings, or two modules of different parents, that name one
+//! another do. Unit tests (`#[cfg(test)]` modules) and visibilities
+//! (`pub(in crate::…)`) name nothing.
 
+use proc_macro2::{TokenStream, TokenTree};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use syn::visit::{self, Visit};
 
 /// A module's path from the crate root (`["alloc", "briggs", "select"]`).
 type ModPath = Vec<String>;
 
-/// A module's code: its `use` items (whether each is public, and the paths
-/// it names) and the rest of its code.
-struct Code {
+/// What a module names: its `use` paths (whether each is public) and the
+/// other paths of its code.
+#[derive(Default)]
+struct Names {
     uses: Vec<(bool, Vec<String>)>,
-    rest: String,
+    paths: Vec<Vec<String>>,
 }
 
-/// Every module of the library under `src/` and its code (`main.rs`, the
-/// binary's crate, is not one).
-fn modules(src: &Path) -> BTreeMap<ModPath, Code> {
+impl Names {
+    /// The names in the source text of a module.
+    fn of(text: &str) -> Names {
+        let file = syn::parse_file(text).expect("the library parses");
+        let mut names = Names::default();
+        names.visit_file(&file);
+        names
+    }
+}
+
+impl<'ast> Visit<'ast> for Names {
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        let public = !matches!(u.vis, syn::Visibility::Inherited);
+        let mut paths = Vec::new();
+        use_paths(&u.tree, &mut Vec::new(), &mut paths);
+        self.uses.extend(paths.into_iter().map(|p| (public, p)));
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !m.attrs.iter().any(is_cfg_test) {
+            visit::visit_item_mod(self, m);
+        }
+    }
+
+    fn visit_visibility(&mut self, _: &'ast syn::Visibility) {}
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        // One segment names a local item or a variable, not a module's.
+        if p.segments.len() > 1 {
+            self.paths
+                .push(p.segments.iter().map(|s| s.ident.to_string()).collect());
+        }
+        visit::visit_path(self, p);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        macro_paths(m.tokens.clone(), &mut self.paths);
+        visit::visit_macro(self, m);
+    }
+}
+
+/// Whether an attribute is `#[cfg(test)]`.
+fn is_cfg_test(a: &syn::Attribute) -> bool {
+    a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test")
+}
+
+/// The paths a `use` tree names, each after `prefix`: `a::{b, c::{d, e as
+/// f}}` gives `a::b`, `a::c::d` and `a::c::e`.
+fn use_paths(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    let with = |prefix: &[String], name: &syn::Ident| {
+        let mut p = prefix.to_vec();
+        if name != "self" {
+            p.push(name.to_string());
+        }
+        p
+    };
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            use_paths(&p.tree, prefix, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(n) => out.push(with(prefix, &n.ident)),
+        syn::UseTree::Rename(r) => out.push(with(prefix, &r.ident)),
+        syn::UseTree::Glob(_) => out.push(prefix.clone()),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                use_paths(t, prefix, out);
+            }
+        }
+    }
+}
+
+/// The `a::b::c` paths in a macro call's tokens (an `assert!` or a
+/// `format!` argument), which `syn` leaves unparsed.
+fn macro_paths(tokens: TokenStream, out: &mut Vec<Vec<String>>) {
+    /// Ends the path being read.
+    fn end(path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        if path.len() > 1 {
+            out.push(path.clone());
+        }
+        path.clear();
+    }
+    let (mut path, mut colons) = (Vec::new(), 0);
+    for t in tokens {
+        match t {
+            TokenTree::Ident(i) => {
+                if colons != 2 {
+                    end(&mut path, out);
+                }
+                path.push(i.to_string());
+                colons = 0;
+            }
+            TokenTree::Punct(p) if p.as_char() == ':' && !path.is_empty() && colons < 2 => {
+                colons += 1;
+            }
+            TokenTree::Group(g) => {
+                end(&mut path, out);
+                colons = 0;
+                macro_paths(g.stream(), out);
+            }
+            TokenTree::Punct(_) | TokenTree::Literal(_) => {
+                end(&mut path, out);
+                colons = 0;
+            }
+        }
+    }
+    end(&mut path, out);
+}
+
+/// Every module of the library under `src/` and what it names (`main.rs`,
+/// the binary's crate, is not one).
+fn modules(src: &Path) -> BTreeMap<ModPath, Names> {
     let mut out = BTreeMap::new();
     let mut dirs = vec![src.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -41,101 +157,8 @@ fn modules(src: &Path) -> BTreeMap<ModPath, Code> {
                 if matches!(m.last().map(String::as_str), Some("mod" | "lib")) {
                     m.pop();
                 }
-                out.insert(m, code_of(&std::fs::read_to_string(&path).unwrap()));
+                out.insert(m, Names::of(&std::fs::read_to_string(&path).unwrap()));
             }
-        }
-    }
-    out
-}
-
-/// The code of a source file, less its comments and its unit tests.
-fn code_of(text: &str) -> Code {
-    let text = match text.find("#[cfg(test)]\nmod tests") {
-        Some(i) => &text[..i],
-        None => text,
-    };
-    let code: String = text
-        .lines()
-        .map(|l| match l.find("//") {
-            Some(i) if !l[..i].contains('"') => &l[..i],
-            _ => l,
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let (mut uses, mut rest) = (Vec::new(), String::new());
-    let mut tail = code.as_str();
-    while let Some(i) = use_keyword(tail) {
-        let Some(end) = tail[i..].find(';').map(|e| i + e) else {
-            break;
-        };
-        let line_start = tail[..i].rfind(['\n', ';', '{', '}']).map_or(0, |s| s + 1);
-        let public = tail[line_start..i].trim_start().starts_with("pub");
-        let tree = tail[i + 3..end]
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        uses.extend(expand(&tree).into_iter().map(|p| (public, p)));
-        rest.push_str(&tail[..line_start]);
-        tail = &tail[end + 1..];
-    }
-    rest.push_str(tail);
-    Code { uses, rest }
-}
-
-/// Where the next `use` keyword starts: the word `use`, at the start of a
-/// line after whitespace, visibility or an attribute.
-fn use_keyword(s: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(i) = s[from..].find("use ").map(|i| i + from) {
-        from = i + 4;
-        let line = &s[s[..i].rfind('\n').map_or(0, |n| n + 1)..i];
-        let head = line.trim();
-        if head.is_empty() || head.starts_with("pub") && head.ends_with(['b', ')']) {
-            return Some(i);
-        }
-    }
-    None
-}
-
-/// The paths a `use` tree names: `a::{b, c::{d, e as f}}` gives `a::b`,
-/// `a::c::d` and `a::c::e`.
-fn expand(tree: &str) -> Vec<Vec<String>> {
-    let segments = |p: &str| -> Vec<String> {
-        (p.split("::").map(str::trim))
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
-    let tree = tree.trim();
-    let Some(open) = tree.find('{') else {
-        return vec![segments(tree.split(" as ").next().unwrap_or(tree))];
-    };
-    let prefix = segments(&tree[..open]);
-    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0, 0);
-    for (i, c) in inner.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(&inner[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&inner[start..]);
-    let mut out = Vec::new();
-    for part in parts.into_iter().map(str::trim).filter(|p| !p.is_empty()) {
-        if part == "self" {
-            out.push(prefix.clone());
-        } else {
-            out.extend(
-                expand(part)
-                    .into_iter()
-                    .map(|t| [prefix.clone(), t].concat()),
-            );
         }
     }
     out
@@ -143,7 +166,7 @@ fn expand(tree: &str) -> Vec<Vec<String>> {
 
 /// The crate-absolute form of `path` as written in module `m`, if it names
 /// something of this crate.
-fn absolute(modules: &BTreeMap<ModPath, Code>, m: &ModPath, path: &[String]) -> Option<ModPath> {
+fn absolute(modules: &BTreeMap<ModPath, Names>, m: &ModPath, path: &[String]) -> Option<ModPath> {
     let first = path.first()?;
     match first.as_str() {
         "crate" => Some(path[1..].to_vec()),
@@ -166,7 +189,7 @@ type Reexports = BTreeMap<ModPath, BTreeMap<String, ModPath>>;
 /// The module that defines what the absolute `path` names: its longest
 /// module prefix, followed through that module's re-export of the next
 /// segment.
-fn resolve(modules: &BTreeMap<ModPath, Code>, re: &Reexports, path: &[String]) -> Option<ModPath> {
+fn resolve(modules: &BTreeMap<ModPath, Names>, re: &Reexports, path: &[String]) -> Option<ModPath> {
     let mut path = path.to_vec();
     for _ in 0..16 {
         let k = (0..=path.len())
@@ -183,7 +206,7 @@ fn resolve(modules: &BTreeMap<ModPath, Code>, re: &Reexports, path: &[String]) -
 }
 
 /// The import graph: the modules each module depends on.
-fn graph(modules: &BTreeMap<ModPath, Code>) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
+fn graph(modules: &BTreeMap<ModPath, Names>) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
     let absolute_uses = |m: &ModPath| -> Vec<(bool, ModPath)> {
         (modules[m].uses.iter())
             .filter_map(|(public, p)| Some((*public, absolute(modules, m, p)?)))
@@ -199,51 +222,17 @@ fn graph(modules: &BTreeMap<ModPath, Code>) -> BTreeMap<ModPath, BTreeSet<ModPat
         })
         .collect();
     let mut edges = BTreeMap::new();
-    for (m, code) in modules {
+    for (m, names) in modules {
         let mut out = BTreeSet::new();
-        for (public, p) in absolute_uses(m) {
-            let Some(r) = resolve(modules, &re, &p) else {
-                continue;
-            };
-            let facade = public && r.len() > m.len() && r.starts_with(m);
-            if r != *m && !facade {
-                out.insert(r);
-            }
-        }
-        for p in inline_paths(&code.rest) {
-            let found = absolute(modules, m, &p).and_then(|a| resolve(modules, &re, &a));
-            out.extend(found.filter(|r| r != m));
+        let named = (absolute_uses(m).into_iter().map(|(_, p)| p))
+            .chain(names.paths.iter().filter_map(|p| absolute(modules, m, p)));
+        for p in named {
+            // The module itself and its submodules are no dependency.
+            out.extend(resolve(modules, &re, &p).filter(|r| !r.starts_with(m)));
         }
         edges.insert(m.clone(), out);
     }
     edges
-}
-
-/// The `crate::…` and `super::…` paths written in code outside `use` items
-/// and visibilities.
-fn inline_paths(code: &str) -> Vec<Vec<String>> {
-    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == ':';
-    let mut out = Vec::new();
-    for start in ["crate::", "super::"] {
-        for (i, _) in code.match_indices(start) {
-            let before = code[..i].trim_end();
-            // A visibility, `pub(in crate::…)`, names no item.
-            if code[..i].chars().last().is_some_and(ident) || before.ends_with("(in") {
-                continue;
-            }
-            let end = code[i..]
-                .find(|c: char| !ident(c))
-                .map_or(code.len(), |e| i + e);
-            out.push(
-                code[i..end]
-                    .split("::")
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .collect(),
-            );
-        }
-    }
-    out
 }
 
 /// A cycle of `edges`, if there is one: the modules along it, the first
@@ -303,22 +292,21 @@ fn the_library_has_no_import_circle() {
     assert_eq!(found, None);
 }
 
-/// What the graph counts: a child named by its parent, a sibling through
-/// the parent's re-export or a `super::` path in code, a parent's own item
-/// named by its child; and what it does not: a facade's re-export, a
-/// visibility path, comments.
+/// What the graph counts: a sibling named directly, through the parent's
+/// re-export, in code or in a macro call, and the parent's own items named
+/// by a child; and what it does not: the parent naming its children, a
+/// visibility path, comments, unit tests.
 #[test]
-fn edges_follow_reexports_and_skip_facades() {
+fn edges_follow_reexports_and_skip_submodules() {
     let path = |s: &str| -> ModPath {
         s.split("::")
             .filter(|x| !x.is_empty())
             .map(str::to_string)
             .collect()
     };
-    let crate_of = |files: &[(&str, &str)]| -> BTreeMap<ModPath, Code> {
-        files
-            .iter()
-            .map(|(m, text)| (path(m), code_of(text)))
+    let crate_of = |files: &[(&str, &str)]| -> BTreeMap<ModPath, Names> {
+        (files.iter())
+            .map(|(m, text)| (path(m), Names::of(text)))
             .collect()
     };
     let names = |edges: &BTreeMap<ModPath, BTreeSet<ModPath>>, m: &str| -> Vec<String> {
@@ -326,25 +314,35 @@ fn edges_follow_reexports_and_skip_facades() {
     };
     let mut files = vec![
         ("", "mod a;\npub use a::Tool;\n"),
-        ("a", "mod b;\nmod c;\npub use b::Tool;\nuse c::helper;\n"),
-        ("a::b", "use crate::Tool as T;\n// use super::c::x;\n"),
+        (
+            "a",
+            "mod b;\nmod c;\nmod d;\npub use b::Tool;\npub use c::Helper;\n\
+             pub struct Local;\nfn run() { c::helper(); }\n\
+             #[cfg(test)]\nmod tests {\n    use crate::x::y;\n}\n",
+        ),
+        (
+            "a::b",
+            "use crate::Tool as T;\nuse super::Local;\n// use super::c::x;\n",
+        ),
         (
             "a::c",
             "pub(super) use super::Tool;\npub(in crate::a) fn f() { super::b::go(); }\n",
         ),
+        ("a::d", "fn g() { assert!(super::c::f() == 1); }\n"),
     ];
     let edges = graph(&crate_of(&files));
     assert_eq!(names(&edges, ""), Vec::<String>::new());
-    assert_eq!(names(&edges, "a"), ["a::c"]);
-    assert_eq!(names(&edges, "a::b"), Vec::<String>::new());
-    assert_eq!(names(&edges, "a::c"), ["a::b"]);
-    assert_eq!(cycle(&edges), None);
-    files[2].1 = "use super::Local;\n";
-    let edges = graph(&crate_of(&files));
+    assert_eq!(names(&edges, "a"), Vec::<String>::new());
     assert_eq!(names(&edges, "a::b"), ["a"]);
+    assert_eq!(names(&edges, "a::c"), ["a::b"]);
+    assert_eq!(names(&edges, "a::d"), ["a::c"]);
+    assert_eq!(cycle(&edges), None);
+    files[2].1 = "use super::Helper;\n";
+    let edges = graph(&crate_of(&files));
+    assert_eq!(names(&edges, "a::b"), ["a::c"]);
     let found = cycle(&edges).map(|c| c.iter().map(name).collect::<Vec<_>>());
     assert_eq!(
         found,
-        Some(vec!["a".into(), "a::c".into(), "a::b".into(), "a".into()])
+        Some(vec!["a::b".into(), "a::c".into(), "a::b".into()])
     );
 }
