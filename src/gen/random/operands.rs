@@ -46,7 +46,7 @@ impl Side {
 /// A pool of fresh slices of one dtype, `[128, size]`: a slice of `k`
 /// partitions starts at a multiple of `k`, above every byte handed out in
 /// its partitions.
-pub(super) struct Pool {
+struct Pool {
     tensor: TensorId,
     side: Side,
     dtype: DType,
